@@ -1,0 +1,52 @@
+"""The PyTorch recipe's vector add: two inputs, one output."""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+from harness.case import Case
+
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def launch(kernel, x, y, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+
+
+CASE = Case(
+    id="add",
+    kernel=add_kernel,
+    launch=launch,
+    reference=torch.add,
+    make_inputs=make_inputs,
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    arg_names=("x", "y"),
+    sizes=(3001, 1000, 5003),
+    meta={"BLOCK_SIZE": 256, "EVEN": False},
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    key=["n_elements"],
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},
+)

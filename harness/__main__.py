@@ -1,0 +1,71 @@
+"""Command line: ``python -m harness run|list|report`` (see README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from harness.errors import EXIT_BAD_INPUT, InputError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
+    run.add_argument("--matrix", default="matrix.toml")
+    run.add_argument("--report-dir", default="reports")
+    listing = commands.add_parser("list", help="print every cell id, one per line")
+    listing.add_argument("--matrix", default="matrix.toml")
+    report = commands.add_parser("report", help="redraw the chart from a results file")
+    report.add_argument("--results", default="reports/results.json")
+    report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "run":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    try:
+        return COMMANDS[args.command](args, rest)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
+    """Exit 0 when every selected cell got a record (non-pass cells are measurements, not failures of the
+    run; gate them with ``gate``), 2 for bad input, pytest's own code when the run itself broke."""
+    import pytest
+
+    from harness.config import load_matrix
+    from harness.records import read_results
+
+    load_matrix(args.matrix)  # bad input: one line and exit 2, before pytest starts
+    code = pytest.main([args.matrix, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+    if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        results = Path(args.report_dir) / "results.json"
+        if results.exists() and read_results(results)["environment"].get("complete"):
+            return 0
+        print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)
+        return 1
+    return int(code)
+
+
+def list_cells(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.config import load_matrix
+
+    print("\n".join(load_matrix(args.matrix).cell_ids()))
+    return 0
+
+
+def report(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.report import write_chart
+
+    out = Path(args.out) if args.out else Path(args.results).with_name("matrix.md")
+    write_chart(args.results, out)
+    print(f"chart: {out}")
+    return 0
+
+
+COMMANDS = {"run": run_matrix, "list": list_cells, "report": report}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""The case API: one Triton kernel, how to launch it, and the PyTorch truth it is measured against."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+Tensor = torch.Tensor
+Inputs = tuple[Tensor, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    """A kernel and everything the harness needs to wrap it in every style and check it on every path.
+
+    - ``kernel``: the ``@triton.jit`` function. Constexprs that autotune picks come from ``configs``;
+      the ones ``heuristics`` computes are passed explicitly (``meta``) by the styles without heuristics.
+    - ``launch(kernel, *inputs, **meta)``: allocates the output, launches ``kernel[grid](...)`` and
+      returns it (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
+    - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
+    - ``make_inputs(size, device, seed)``: the op's input tensors; sizes are not block multiples.
+    - ``backward(inputs, output, grad)``: gradients of the op's inputs, in PyTorch ops; an input named
+      in ``mutates`` arrives as ``None`` (it was overwritten).
+    - ``flops(*shapes)``: the op's flop count from its inputs' shapes, as ``FlopCounterMode`` should report.
+    - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
+    - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
+    """
+
+    id: str
+    kernel: Any
+    launch: Callable[..., Tensor | None]
+    reference: Callable[..., Tensor | None]
+    make_inputs: Callable[[int, str, int], Inputs]
+    backward: Callable[[Inputs, Tensor | None, Tensor], tuple[Tensor | None, ...]]
+    flops: Callable[..., int]
+    arg_names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    meta: Mapping[str, Any]
+    configs: Sequence[Any]
+    key: Sequence[str]
+    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]]
+    dtype: torch.dtype = torch.float32
+    mutates: tuple[str, ...] = ()
+    autotune_options: Mapping[str, Any] = field(default_factory=dict)
+    module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
+    description: str = field(default="", compare=False)
+
+    def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
+        """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
+        torch.manual_seed(0)
+        if self.module is not None:
+            return self.module(op)
+        return OpModule(op, self.mutates_index)
+
+    @property
+    def mutates_index(self) -> tuple[int, ...]:
+        return tuple(self.arg_names.index(name) for name in self.mutates)
+
+
+class OpModule(torch.nn.Module):
+    """Calls the op; an in-place op runs on a copy of its mutated input, which it returns."""
+
+    def __init__(self, op: Callable[..., Any], mutated: tuple[int, ...] = ()) -> None:
+        super().__init__()
+        self.op = op
+        self.mutated = mutated
+
+    def forward(self, *inputs: Tensor) -> Tensor:
+        if not self.mutated:
+            return self.op(*inputs)
+        args = list(inputs)
+        for index in self.mutated:
+            args[index] = args[index].clone()
+        self.op(*args)
+        return args[self.mutated[0]]
+
+
+def load_case(module_name: str) -> Case:
+    """Import a case module and return its ``CASE``."""
+    module = importlib.import_module(module_name)
+    case = getattr(module, "CASE", None)
+    if not isinstance(case, Case):
+        raise TypeError(f"{module_name} defines no CASE of type harness.case.Case")
+    return case

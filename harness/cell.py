@@ -1,0 +1,187 @@
+"""One cell: build a style for a case, send it down a path, compare, and classify the outcome."""
+
+from __future__ import annotations
+
+import functools
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.case import Case, Inputs
+from harness.compare import Mismatch, Tolerance, assert_match, tolerance_for
+from harness.styles import STYLES, Wrapped
+
+STAGES = ("build", "trace", "compile", "run", "compare")
+CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
+
+
+class CellSkip(Exception):
+    """The cell cannot run on this machine (status ``skip``); the message is the reason."""
+
+
+class CellCrash(Exception):
+    """A process the cell started died by a signal (status ``crash``)."""
+
+
+@dataclass
+class Cell:
+    """What a path works with: the case, the built style, where to run, and what it has seen so far."""
+
+    case: Case
+    style: str
+    device: str
+    tolerance: Tolerance
+    workdir: Path
+    wrapped: Wrapped | None = None
+    stage: str = "build"
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.case.id}-{self.style}"
+
+    def inputs(self, size: int | None = None, seed: int = 0, requires_grad: bool = False) -> Inputs:
+        tensors = self.case.make_inputs(self.case.sizes[0] if size is None else size, self.device, seed)
+        if requires_grad:
+            return tuple(t.detach().requires_grad_(t.is_floating_point()) for t in tensors)
+        return tensors
+
+    def model(self, train: bool = False) -> torch.nn.Module:
+        assert self.wrapped is not None
+        op = self.wrapped.trainable() if train else self.wrapped.op
+        return self.case.build_module(op).to(self.device)
+
+    def reference_model(self) -> torch.nn.Module:
+        return self.case.build_module(self.case.reference).to(self.device)
+
+    def expected(self, inputs: Inputs) -> torch.Tensor:
+        with torch.no_grad():
+            return self.reference_model()(*(t.detach().clone() for t in inputs))
+
+    def compare(self, what: str, actual: object, expected: torch.Tensor) -> None:
+        self.stage = "compare"
+        assert_match(what, actual, expected, self.tolerance)
+
+    @contextmanager
+    def timed(self, key: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.diagnostics[key] = round(self.diagnostics.get(key, 0.0) + time.perf_counter() - start, 3)
+
+    def backend(self, **config_patches: Any) -> Callable[..., Any]:
+        """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
+        tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
+        from torch._inductor.compile_fx import compile_fx
+
+        def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+            self.stage = "compile"
+            self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
+            self.record_graph(gm)
+            compiled = compile_fx(gm, example_inputs, config_patches=config_patches or None)
+
+            @functools.wraps(compiled)
+            def run(*args: Any, **kwargs: Any) -> Any:
+                self.stage = "run"
+                return compiled(*args, **kwargs)
+
+            self.stage = "trace"
+            return run
+
+        return inductor
+
+    def record_graph(self, gm: torch.fx.GraphModule) -> None:
+        """Keep the graph's user-kernel wrappers and harness ops (or nothing: the kernel was not captured)."""
+        captured = set(self.diagnostics.get("captured", []))
+        for node in gm.graph.nodes:
+            if node.op != "call_function":
+                continue
+            name = getattr(node.target, "__name__", str(node.target))
+            qualified = str(node.target)
+            if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
+                captured.add(qualified if qualified.startswith("harness.") else name)
+        self.diagnostics["captured"] = sorted(captured)
+
+
+def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
+    """Build a style once per process (torch.library ops can be registered only once)."""
+    key = (case.id, style)
+    if key not in cache:
+        cache[key] = STYLES[style](case)
+    return cache[key]
+
+
+def run_cell(
+    case: Case,
+    style: str,
+    path: str,
+    device: str,
+    tolerances: Mapping[str, Tolerance],
+    workdir: Path,
+    cache: dict[tuple[str, str], Wrapped],
+) -> dict[str, Any]:
+    """Run one cell in this process and return its record (never raises for the cell's own failures)."""
+    from harness.paths import PATHS
+
+    cell = Cell(case=case, style=style, device=device, tolerance=tolerance_for(case.dtype, tolerances), workdir=workdir)
+    record: dict[str, Any] = {"status": "pass", "error_type": None, "error": None, "stage": None, "reason": None}
+    start = time.perf_counter()
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    torch.manual_seed(0)
+    try:
+        if device == "cuda" and not torch.cuda.is_available():
+            raise CellSkip("no CUDA device")
+        cell.wrapped = build(case, style, cache)
+        cell.stage = "trace"
+        PATHS[path](cell)
+    except CellSkip as skip:
+        record.update(status="skip", reason=str(skip))
+    except Exception as error:  # the cell's own failure is the measurement
+        record.update(classify(error, cell.stage))
+    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    if breaks:
+        cell.diagnostics["graph_breaks"] = breaks
+    record["diagnostics"] = cell.diagnostics
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    return record
+
+
+def classify(error: BaseException, stage: str) -> dict[str, Any]:
+    """The status and error fields of a failed cell."""
+    message = str(error).strip() or repr(error)
+    if isinstance(error, Mismatch):
+        status = "wrong"
+    elif isinstance(error, CellCrash):
+        status = "crash"
+    else:
+        status = "error"
+        stage = _refine_stage(error, stage)
+    record = {"status": status, "error_type": type(error).__name__, "error": message, "stage": stage}
+    if status == "error":
+        record["traceback"] = "".join(traceback.format_exception(error)[-6:])
+    if any(marker in message for marker in CUDA_FAULT_MARKERS) or isinstance(error, torch.cuda.OutOfMemoryError):
+        record["cuda_fault"] = True
+    return record
+
+
+def _refine_stage(error: BaseException, stage: str) -> str:
+    import torch._dynamo.exc as dynamo_exc
+
+    if isinstance(error, dynamo_exc.BackendCompilerFailed):
+        return "compile"
+    if isinstance(error, dynamo_exc.TorchDynamoException | dynamo_exc.UserError):
+        return "trace" if stage in ("trace", "compile") else stage
+    return stage
+
+
+def device_name() -> str:
+    """The GPU's name, or "cpu" where there is no CUDA device."""
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"

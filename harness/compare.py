@@ -1,0 +1,39 @@
+"""Comparison against the PyTorch reference, with per-dtype tolerances."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+
+
+class Mismatch(AssertionError):
+    """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+def assert_match(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
+    """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance."""
+    if not isinstance(actual, torch.Tensor):
+        raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
+    try:
+        torch.testing.assert_close(
+            actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
+        )
+    except AssertionError as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        raise Mismatch(f"{what}: " + "; ".join(lines)) from None
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def tolerance_for(dtype: torch.dtype, tolerances: Mapping[str, Tolerance]) -> Tolerance:
+    return tolerances[dtype_name(dtype)]

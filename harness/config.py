@@ -1,0 +1,152 @@
+"""matrix.toml: the axes of the matrix, validated on load into a frozen ``Matrix``."""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.case import load_case
+from harness.compare import Tolerance, dtype_name
+from harness.errors import InputError
+
+DEVICES = ("cuda", "cpu")
+TOP_KEYS = {"cases", "styles", "paths", "tolerances"}
+PATH_KEYS = {"device", "timeout"}
+TOLERANCE_KEYS = {"atol", "rtol"}
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
+
+
+@dataclass(frozen=True)
+class PathSpec:
+    id: str
+    device: str
+    timeout: float
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The declared axes, in chart order."""
+
+    file: Path
+    cases: tuple[str, ...]
+    styles: tuple[str, ...]
+    paths: tuple[PathSpec, ...]
+    tolerances: dict[str, Tolerance]
+
+    def path(self, path_id: str) -> PathSpec:
+        return next(spec for spec in self.paths if spec.id == path_id)
+
+    def cell_ids(self) -> list[str]:
+        return [cell_id(c, s, p.id) for c in self.cases for s in self.styles for p in self.paths]
+
+
+def cell_id(case: str, style: str, path: str) -> str:
+    return f"{case}-{style}-{path}"
+
+
+def case_module(case: str) -> str:
+    """A built-in case id names a module of ``cases/``; a dotted id is a user's module path."""
+    return case if "." in case else f"cases.{case}"
+
+
+def load_matrix(file: Path | str) -> Matrix:
+    """Read and validate ``file``; raise ``InputError`` on the first problem found."""
+    from harness.paths import PATHS
+    from harness.styles import STYLES
+
+    file = Path(file)
+    try:
+        data = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise InputError(file, "(file)", "no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(syntax)", str(error)) from None
+    _no_unknown(file, "", data, TOP_KEYS)
+    cases = _ids(file, "cases", data, None)
+    styles = _ids(file, "styles", data, STYLES)
+    path_table = _table(file, "paths", data.get("paths"))
+    _ids(file, "paths", {"paths": list(path_table)}, PATHS)
+    paths = tuple(_path_spec(file, path_id, spec) for path_id, spec in path_table.items())
+    tolerances = {
+        dtype: _tolerance(file, dtype, spec)
+        for dtype, spec in _table(file, "tolerances", data.get("tolerances")).items()
+    }
+    for index, case_id in enumerate(cases):
+        _check_case(file, index, case_id, tolerances)
+    return Matrix(file=file, cases=cases, styles=styles, paths=paths, tolerances=tolerances)
+
+
+def _check_case(file: Path, index: int, case_id: str, tolerances: dict[str, Tolerance]) -> None:
+    key = f"cases[{index}]"
+    try:
+        case = load_case(case_module(case_id))
+    except ModuleNotFoundError as error:
+        raise InputError(file, key, f"unknown case {case_id!r}: {error}") from None
+    except Exception as error:  # a broken user module: say so in one line
+        raise InputError(file, key, f"case {case_id!r} does not load: {type(error).__name__}: {error}") from None
+    if case.id != case_id.rpartition(".")[2]:
+        raise InputError(file, key, f"module {case_module(case_id)} defines case {case.id!r}, not {case_id!r}")
+    dtype = dtype_name(case.dtype)
+    if dtype not in tolerances:
+        raise InputError(file, f"tolerances.{dtype}", f"missing (case {case_id!r} runs in {dtype})")
+
+
+def _no_unknown(file: Path, prefix: str, table: dict[str, Any], allowed: set[str]) -> None:
+    for key in table:
+        if key not in allowed:
+            raise InputError(file, f"{prefix}{key}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+    for key in sorted(allowed - table.keys()):
+        raise InputError(file, f"{prefix}{key}", "missing")
+
+
+def _table(file: Path, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not value:
+        raise InputError(file, key, "expected a non-empty table")
+    return value
+
+
+def _ids(file: Path, key: str, data: dict[str, Any], known: dict[str, Any] | None) -> tuple[str, ...]:
+    value = data.get(key)
+    if not isinstance(value, list) or not value:
+        raise InputError(file, key, "expected a non-empty list of ids")
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise InputError(file, f"{key}[{index}]", f"expected an id string, got {item!r}")
+        if not ID_PATTERN.fullmatch(item):
+            raise InputError(file, f"{key}[{index}]", f"bad id {item!r}: use letters, digits, '_' and '.'")
+        if item in seen:
+            raise InputError(file, f"{key}[{index}]", f"duplicate id {item!r}")
+        if known is not None and item not in known:
+            raise InputError(file, f"{key}[{index}]", f"unknown id {item!r} (known: {', '.join(known)})")
+        seen.add(item)
+    return tuple(value)
+
+
+def _number(file: Path, key: str, value: Any, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
+        raise InputError(file, key, f"expected a number >= {minimum}, got {value!r}")
+    return float(value)
+
+
+def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
+    prefix = f"paths.{path_id}"
+    spec = _table(file, prefix, spec)
+    _no_unknown(file, prefix + ".", spec, PATH_KEYS)
+    if spec["device"] not in DEVICES:
+        raise InputError(file, f"{prefix}.device", f"expected one of {', '.join(DEVICES)}, got {spec['device']!r}")
+    timeout = _number(file, f"{prefix}.timeout", spec["timeout"], 1)
+    return PathSpec(id=path_id, device=spec["device"], timeout=timeout)
+
+
+def _tolerance(file: Path, dtype: str, spec: Any) -> Tolerance:
+    prefix = f"tolerances.{dtype}"
+    spec = _table(file, prefix, spec)
+    _no_unknown(file, prefix + ".", spec, TOLERANCE_KEYS)
+    return Tolerance(
+        atol=_number(file, f"{prefix}.atol", spec["atol"], 0), rtol=_number(file, f"{prefix}.rtol", spec["rtol"], 0)
+    )

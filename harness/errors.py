@@ -1,0 +1,14 @@
+"""The one error type for unusable input: a message naming the file and the key, exit status 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+EXIT_BAD_INPUT = 2
+
+
+class InputError(Exception):
+    """Unusable input (matrix.toml, a results or baseline file): one line naming the file and the key."""
+
+    def __init__(self, file: Path | str, key: str, problem: str) -> None:
+        super().__init__(f"{file}: {key}: {problem}")

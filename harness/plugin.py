@@ -1,0 +1,213 @@
+"""The pytest plugin: collects matrix.toml as one test item per cell, runs each in the cell process,
+and (on the controller) writes every record to results.json as it arrives, then draws the chart."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.config import Matrix, PathSpec, cell_id, load_matrix
+from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.records import FAILURES, environment, new_record, write_results
+
+RECORD_PROPERTY = "harness_record"
+matrix_key = pytest.StashKey[Matrix]()
+process_key = pytest.StashKey[Any]()
+writer_key = pytest.StashKey["ResultsWriter"]()
+PROGRESS_EVERY = 25
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("harness", "Triton/PyTorch compatibility matrix")
+    group.addoption("--matrix", default="matrix.toml", help="the matrix file to collect (default: matrix.toml)")
+    group.addoption("--report-dir", default="reports", help="where results.json and matrix.md go (default: reports)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
+    if not hasattr(config, "workerinput"):
+        writer = ResultsWriter(config)
+        config.stash[writer_key] = writer
+        config.pluginmanager.register(writer, "harness-results")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    process = config.stash.get(process_key, None)
+    if process is not None:
+        process.stop()
+
+
+def _matrix(config: pytest.Config) -> Matrix:
+    if matrix_key not in config.stash:
+        try:
+            config.stash[matrix_key] = load_matrix(Path(config.getoption("matrix")))
+        except InputError as error:
+            pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
+    return config.stash[matrix_key]
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.resolve() == Path(parent.config.getoption("matrix")).resolve():
+        return MatrixFile.from_parent(parent, path=file_path)
+    return None
+
+
+class MatrixFile(pytest.File):
+    def collect(self) -> Generator[CellItem, None, None]:
+        matrix = _matrix(self.config)
+        for case in matrix.cases:
+            for style in matrix.styles:
+                for spec in matrix.paths:
+                    item = CellItem.from_parent(
+                        self, name=cell_id(case, style, spec.id), case=case, style=style, spec=spec
+                    )
+                    item.add_marker(pytest.mark.cell)
+                    yield item
+
+
+class CellFailed(Exception):
+    """A cell whose status is not pass or skip; the record says why."""
+
+
+class CellItem(pytest.Item):
+    def __init__(self, *, case: str, style: str, spec: PathSpec, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case, self.style, self.spec = case, style, spec
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        from harness.worker import CellProcess
+
+        if process_key not in self.config.stash:
+            report_dir = Path(self.config.getoption("report_dir"))
+            worker = getattr(self.config, "workerinput", {}).get("workerid", "main")
+            self.config.stash[process_key] = CellProcess(
+                self.config.stash[matrix_key].file, report_dir / "logs" / f"{worker}.log"
+            )
+        process = self.config.stash[process_key]
+        outcome = process.run(self.case, self.style, self.spec)
+        self.record = new_record(self.case, self.style, self.spec.id, **outcome)
+        self.user_properties.append(("harness_device", process.device))
+        if self.record["status"] == "skip":
+            pytest.skip(self.record["reason"])
+        if self.record["status"] != "pass":
+            raise CellFailed(summary(self.record))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CellFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def summary(record: dict[str, Any]) -> str:
+    """One line: status, stage and the error's first line."""
+    first = (record.get("error") or "").strip().splitlines()
+    stage = f" at {record['stage']}" if record.get("stage") else ""
+    return f"{record['status']}{stage}: {record.get('error_type') or ''}: {first[0] if first else ''}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    if isinstance(item, CellItem) and call.when == "call" and item.record is not None:
+        report.user_properties.append((RECORD_PROPERTY, item.record))
+    return report
+
+
+def record_of(report: pytest.TestReport) -> dict[str, Any] | None:
+    return next((value for name, value in report.user_properties if name == RECORD_PROPERTY), None)
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    record = record_of(report) if report.when == "call" else None
+    if record is not None and record["status"] in FAILURES:
+        status = record["status"]
+        return status, {"wrong": "W", "error": "E", "crash": "C", "timeout": "T"}[status], status.upper()
+    return None
+
+
+class ResultsWriter:
+    """On the controller: every record to results.json as it arrives; the chart at the end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        report_dir = Path(config.getoption("report_dir"))
+        self.results_file = report_dir / "results.json"
+        self.chart_file = report_dir / "matrix.md"
+        self.cells: dict[str, dict[str, Any]] = {}
+        self.expected: list[str] = []
+        self.env: dict[str, Any] | None = None
+        self.start = time.perf_counter()
+
+    def _environment(self, device: str | None) -> dict[str, Any]:
+        if self.env is None:
+            option = self.config.option
+            workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
+            self.env = environment(device or "unknown", workers, str(self.config.getoption("matrix")))
+        return self.env
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.expected = [item.name for item in session.items if isinstance(item, CellItem)]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.expected:
+            matrix_name = Path(self.config.getoption("matrix")).name
+            self.expected = [
+                nodeid.rpartition("::")[2] for nodeid in ids if nodeid.split("::")[0].endswith(matrix_name)
+            ]
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_of(report) or self._lost(report)
+        if record is None:
+            return
+        device = next((value for name, value in report.user_properties if name == "harness_device"), None)
+        env = self._environment(device)
+        if env["device"] == "unknown" and device:
+            env["device"] = device
+        self.cells[record["id"]] = record
+        self._write(complete=False)
+        done = len(self.cells)
+        if done % PROGRESS_EVERY == 0 or done == len(self.expected):
+            failing = sum(1 for r in self.cells.values() if r["status"] in FAILURES)
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"[harness] {done}/{len(self.expected)} cells recorded, {failing} not passing")
+
+    def _lost(self, report: pytest.TestReport) -> dict[str, Any] | None:
+        """A cell whose pytest process itself died: xdist reports it failed, with no record."""
+        name = report.nodeid.rpartition("::")[2]
+        if not report.failed or name not in self.expected:
+            return None
+        case, style, path = name.split("-")
+        return new_record(
+            case, style, path, status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:]
+        )
+
+    def _write(self, complete: bool) -> None:
+        env = dict(self._environment(None))
+        env["wall_seconds"] = round(time.perf_counter() - self.start, 1)
+        env["complete"] = complete and all(cell in self.cells for cell in self.expected)
+        env["expected_cells"] = self.expected
+        order = {cell: index for index, cell in enumerate(self.expected)}
+        cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
+        write_results(self.results_file, env, cells)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.expected:
+            return
+        from harness.report import write_chart
+
+        self._write(complete=True)
+        write_chart(self.results_file, self.chart_file)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.expected:
+            terminalreporter.write_line(f"[harness] records: {self.results_file}  chart: {self.chart_file}")

@@ -1,0 +1,119 @@
+"""The record format: one JSON file per run, an environment stamp and one record per cell."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+
+SCHEMA = 1
+STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
+FAILURES = ("wrong", "error", "crash", "timeout")
+RECORD_KEYS = (
+    "id",
+    "case",
+    "style",
+    "path",
+    "status",
+    "error_type",
+    "error",
+    "stage",
+    "reason",
+    "diagnostics",
+    "seconds",
+)
+
+
+def new_record(case: str, style: str, path: str, **fields: Any) -> dict[str, Any]:
+    """A full record with every key present (missing ones ``None``, diagnostics ``{}``)."""
+    record: dict[str, Any] = dict.fromkeys(RECORD_KEYS)
+    record.update(id=f"{case}-{style}-{path}", case=case, style=style, path=path, diagnostics={}, seconds=0.0)
+    record.update(fields)
+    return record
+
+
+def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
+    """What was measured: versions, machine, the harness's commit, how the run was made."""
+    import torch
+    import triton
+
+    return {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "device": device,
+        "python": platform.python_version(),
+        "host": platform.node(),
+        "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "commit": _git_commit(),
+        "workers": workers,
+        "ld_preload": os.environ.get("LD_PRELOAD") or None,
+        "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1",
+        "matrix": matrix_file,
+        "argv": sys.argv[1:],
+    }
+
+
+def _git_commit() -> str | None:
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
+
+
+def write_results(file: Path, env: dict[str, Any], cells: list[dict[str, Any]]) -> None:
+    """Write atomically: a reader (or a killed run) sees the old file or the new one, never half of one."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    tmp.write_text(json.dumps({"schema": SCHEMA, "environment": env, "cells": cells}, indent=1, default=repr) + "\n")
+    os.replace(tmp, file)
+
+
+def read_results(file: Path | str) -> dict[str, Any]:
+    """Load and validate a results file; ``InputError`` names the file and the key that is wrong."""
+    file = Path(file)
+    try:
+        data = json.loads(Path(file).read_text())
+    except FileNotFoundError:
+        raise InputError(file, "(file)", "no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(json)", f"not valid JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise InputError(file, "(top)", "expected an object with 'environment' and 'cells'")
+    if data.get("schema") != SCHEMA:
+        raise InputError(file, "schema", f"expected {SCHEMA}, got {data.get('schema')!r}")
+    if not isinstance(data.get("environment"), dict):
+        raise InputError(file, "environment", "expected an object")
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        raise InputError(file, "cells", "expected a list of records")
+    seen = set()
+    for index, cell in enumerate(cells):
+        key = f"cells[{index}]"
+        if not isinstance(cell, dict):
+            raise InputError(file, key, "expected a record object")
+        for name in ("id", "case", "style", "path", "status"):
+            if not isinstance(cell.get(name), str):
+                raise InputError(file, f"{key}.{name}", "missing or not a string")
+        if cell["status"] not in STATUSES:
+            raise InputError(file, f"{key}.status", f"unknown status {cell['status']!r}")
+        if cell["id"] in seen:
+            raise InputError(file, f"{key}.id", f"duplicate cell {cell['id']!r}")
+        seen.add(cell["id"])
+    return data

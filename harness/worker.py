@@ -1,0 +1,135 @@
+"""The cell process: a long-lived child that imports torch once and runs cells one by one. Its parent
+(a pytest process) survives the child's crashes, hangs and CUDA faults, records them, and starts a new one."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from harness.config import PathSpec
+
+START_TIMEOUT = 300.0
+STDERR_TAIL_LINES = 8
+
+
+class CellProcess:
+    """Runs cells in a child process; one instance per pytest process (the controller or an xdist worker)."""
+
+    def __init__(self, matrix_file: Path, log_file: Path) -> None:
+        self.matrix_file = matrix_file
+        self.log_file = log_file
+        self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
+        self.process: multiprocessing.process.BaseProcess | None = None
+        self.conn: Connection | None = None
+        self.device: str | None = None
+
+    def run(self, case: str, style: str, path: PathSpec) -> dict[str, Any]:
+        """The cell's record: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails."""
+        try:
+            self._start()
+        except ChildFailed as failure:
+            return {"status": "error", "error_type": "CellProcessFailed", "error": str(failure), "stage": "build"}
+        assert self.conn is not None and self.process is not None
+        log_offset = self.log_file.stat().st_size
+        start = time.perf_counter()
+        self.conn.send((case, style, path.id, path.device))
+        if not self.conn.poll(path.timeout):
+            self.stop()
+            return {
+                "status": "timeout",
+                "error_type": "Timeout",
+                "stage": None,
+                "seconds": round(time.perf_counter() - start, 3),
+                "error": f"no result after {path.timeout:g} s (the path's timeout in matrix.toml)",
+            }
+        try:
+            record = self.conn.recv()
+        except (EOFError, OSError):
+            self.process.join(10)
+            code = self.process.exitcode
+            died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
+            self.stop()
+            return {
+                "status": "crash",
+                "error_type": died.split()[-1],
+                "stage": None,
+                "seconds": round(time.perf_counter() - start, 3),
+                "error": f"cell process {died}; stderr: {self._log_tail(log_offset)}",
+            }
+        if record.get("cuda_fault"):
+            self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
+        return record
+
+    def _start(self) -> None:
+        if self.process is not None and self.process.is_alive():
+            return
+        self.stop()
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.log_file.touch()
+        offset = self.log_file.stat().st_size
+        self.process = context.Process(
+            target=serve, args=(child, str(self.matrix_file), str(self.workdir), str(self.log_file)), daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.conn = parent
+        if not parent.poll(START_TIMEOUT):
+            self.stop()
+            raise ChildFailed(f"cell process did not start in {START_TIMEOUT:g} s")
+        try:
+            self.device = parent.recv()
+        except EOFError:
+            self.stop()
+            raise ChildFailed(f"cell process failed to start: {self._log_tail(offset)}") from None
+
+    def stop(self) -> None:
+        if self.process is not None:
+            if self.process.is_alive():
+                self.process.kill()
+            self.process.join(10)
+        if self.conn is not None:
+            self.conn.close()
+        self.process = self.conn = None
+
+    def _log_tail(self, offset: int) -> str:
+        with open(self.log_file, errors="replace") as log:
+            log.seek(offset)
+            lines = [line.rstrip() for line in log if line.strip()]
+        return " | ".join(lines[-STDERR_TAIL_LINES:]) or "(nothing on stderr)"
+
+
+class ChildFailed(Exception):
+    pass
+
+
+def serve(conn: Connection, matrix_file: str, workdir: str, log_file: str) -> None:
+    """The child's loop: receive (case, style, path, device), send back the record."""
+    log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    from harness.case import load_case
+    from harness.cell import device_name, run_cell
+    from harness.config import case_module, load_matrix
+
+    matrix = load_matrix(matrix_file)
+    cases: dict[str, Any] = {}
+    built: dict[tuple[str, str], Any] = {}
+    conn.send(device_name())
+    while True:
+        try:
+            case_id, style, path_id, device = conn.recv()
+        except EOFError:
+            return
+        if case_id not in cases:
+            cases[case_id] = load_case(case_module(case_id))
+        print(f"--- cell {case_id}-{style}-{path_id}", flush=True)
+        record = run_cell(cases[case_id], style, path_id, device, matrix.tolerances, Path(workdir), built)
+        conn.send(record)

@@ -1,0 +1,46 @@
+"""nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``lint``.
+
+On a GPU image whose interpreter already holds torch and triton, run ``nox --no-venv -s matrix``: the
+session then uses that interpreter and installs nothing (README, "GPU runners")."""
+
+import sys
+
+import nox
+
+nox.options.sessions = ["tests", "lint"]
+nox.options.default_venv_backend = "venv"
+
+# CPU machines: this torch's CPU wheel is on disk where pip.conf points (find-links); triton matches it.
+CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
+
+
+def _python(session: nox.Session) -> str:
+    return sys.executable if session.venv_backend == "none" else "python"
+
+
+def _install(session: nox.Session, *requirements: str) -> None:
+    """Install into the session's venv; without a venv (a preinstalled image) use what is there."""
+    if session.venv_backend == "none":
+        session.log("no venv: using this interpreter's packages, installing nothing")
+        return
+    session.install(*requirements)
+
+
+@nox.session
+def matrix(session: nox.Session) -> None:
+    """Run every cell and write reports/results.json and reports/matrix.md. ARGS after -- go to pytest."""
+    _install(session, *CPU_TORCH, "-e", ".")
+    session.run(_python(session), "-m", "harness", "run", *session.posargs)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The harness's own tests on CPU, a CPU run of the matrix included."""
+    _install(session, *CPU_TORCH, "-e", ".[test]")
+    session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    _install(session, "ruff")
+    session.run(_python(session), "-m", "ruff", "check", ".")
