@@ -26,6 +26,7 @@ class Case:
     - ``backward(inputs, output, grad)``: gradients of the op's inputs, in PyTorch ops; an input named
       in ``mutates`` arrives as ``None`` (it was overwritten).
     - ``flops(*shapes)``: the op's flop count from its inputs' shapes, as ``FlopCounterMode`` should report.
+    - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
     - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
     - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
     """
@@ -46,6 +47,7 @@ class Case:
     dtype: torch.dtype = torch.float32
     mutates: tuple[str, ...] = ()
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
+    cpu_kernel: Callable[..., Tensor | None] | None = None
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
     description: str = field(default="", compare=False)
 

@@ -140,7 +140,6 @@ def run_cell(
         if device == "cuda" and not torch.cuda.is_available():
             raise CellSkip("no CUDA device")
         cell.wrapped = build(case, style, cache)
-        cell.stage = "trace"
         PATHS[path](cell)
     except CellSkip as skip:
         record.update(status="skip", reason=str(skip))

@@ -42,6 +42,7 @@ def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., 
 
 
 def _first_call(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ...]) -> None:
+    cell.stage = "trace"  # the backend moves it on to compile, then run
     with cell.timed("compile_seconds"):
         _infer(cell, model, inputs)
 
@@ -84,6 +85,7 @@ def dynamic(cell: Cell) -> None:
 def cudagraphs(cell: Cell) -> None:
     """``mode="reduce-overhead"``: several calls with fresh inputs, each compared."""
     model = _compiled(cell, mode="reduce-overhead")
+    cell.stage = "trace"
     for seed in range(CUDAGRAPH_CALLS):
         inputs = cell.inputs(seed=seed)
         with torch.no_grad():
@@ -153,9 +155,10 @@ def aoti_nonstrict(cell: Cell) -> None:
 
 @path
 def aoti_standalone(cell: Cell) -> None:
-    """Non-strict export to an AOTInductor package, run by a fresh Python that never imports the case."""
+    """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
+    loaded and run by a fresh Python that never imports the case: what deployment users get."""
     inputs = cell.inputs()
-    package = _package(cell, False, inputs)
+    package = _package(cell, True, inputs)
     cell.stage = "run"
     inputs_file, outputs_file = cell.workdir / f"{cell.id}-in.pt", cell.workdir / f"{cell.id}-out.pt"
     torch.save([t.cpu() for t in inputs], inputs_file)
@@ -182,9 +185,10 @@ def _tail(text: str) -> str:
 def _train(cell: Cell, compiled: bool) -> None:
     inputs = cell.inputs(requires_grad=True)
     model = _compiled(cell, train=True) if compiled else cell.model(train=True)
-    out, grads, names = _forward_backward(model, inputs, cell, run_stage=not compiled)
+    cell.stage = "trace" if compiled else "run"
+    out, grads, names = _forward_backward(model, inputs)
     reference = cell.reference_model()
-    expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), None, False)
+    expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True))
     cell.compare("output", out, expected)
     for name, grad, expected_grad in zip(names, grads, expected_grads, strict=True):
         if grad is None or expected_grad is None:
@@ -195,9 +199,7 @@ def _train(cell: Cell, compiled: bool) -> None:
         cell.compare(f"gradient of {name}", grad, expected_grad)
 
 
-def _forward_backward(model: Any, inputs: tuple[torch.Tensor, ...], cell: Cell | None, run_stage: bool) -> Any:
-    if cell is not None and run_stage:
-        cell.stage = "run"
+def _forward_backward(model: Any, inputs: tuple[torch.Tensor, ...]) -> Any:
     out = model(*inputs)
     gen = torch.Generator().manual_seed(1)
     grad_out = torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype)
@@ -245,7 +247,21 @@ def flop_counter(cell: Cell) -> None:
     counted = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if str(op).startswith("harness."))
     cell.diagnostics["flops"] = counted
     if cell.style != "control":
-        declared = cell.case.flops(*(tuple(t.shape) for t in inputs))
+        declared = _declared_flops(cell, inputs)
         if counted != declared:
             cell.stage = "compare"
             raise Mismatch(f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}")
+
+
+def _declared_flops(cell: Cell, inputs: tuple[torch.Tensor, ...]) -> int:
+    """The case's flop formula over the shapes the op is really called with inside the module."""
+    declared = 0
+
+    def spy(*args: torch.Tensor) -> Any:
+        nonlocal declared
+        declared += cell.case.flops(*(tuple(t.shape) for t in args))
+        return cell.case.reference(*args)
+
+    with torch.no_grad():
+        cell.case.build_module(spy).to(cell.device)(*(t.clone() for t in inputs))
+    return declared

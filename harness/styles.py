@@ -104,7 +104,7 @@ def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def _register_library_op(case: Case, op: Any, name: str) -> Wrapped:
     """CPU kernel, fake, flop formula and autograd for a torch.library op (triton_op or custom_op)."""
-    op.register_kernel("cpu")(case.reference)
+    op.register_kernel("cpu")(case.cpu_kernel or case.reference)
     register_flop_formula(getattr(getattr(torch.ops, OP_NAMESPACE), name.split("::")[1]))(
         lambda *shapes, out_shape=None, **kwargs: case.flops(*shapes)
     )

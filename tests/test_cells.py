@@ -1,0 +1,76 @@
+"""Cells run in this process on CPU: real outcomes of real cases, and every status a cell can get."""
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.case import load_case
+from harness.cell import run_cell
+from harness.compare import Mismatch, Tolerance, assert_match
+from harness.config import load_matrix
+from tests.conftest import REPO
+
+MATRIX = load_matrix(REPO / "matrix.toml")
+BUILT: dict = {}  # styles register torch.library ops once per process
+
+
+def run(case: str, style: str, path: str, tmp_path: Path) -> dict:
+    module = case if "." in case else f"cases.{case}"
+    return run_cell(load_case(module), style, path, MATRIX.path(path).device, MATRIX.tolerances, tmp_path, BUILT)
+
+
+@pytest.mark.parametrize("case", MATRIX.cases)
+def test_triton_op_cpu_fallback_passes_and_raw_kernel_does_not(case: str, tmp_path: Path):
+    assert run(case, "triton_op", "cpu_fallback", tmp_path)["status"] == "pass"
+    assert run(case, "control", "cpu_fallback", tmp_path)["status"] == "pass"
+    raw = run(case, "raw_jit", "cpu_fallback", tmp_path)
+    assert (raw["status"], raw["stage"]) == ("error", "run")
+    assert raw["error"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only behaviour")
+def test_cuda_cell_is_skipped_with_reason(tmp_path: Path):
+    record = run("sin", "triton_op", "aoti_standalone", tmp_path)
+    assert (record["status"], record["reason"]) == ("skip", "no CUDA device")
+
+
+def test_wrong_cpu_kernel_is_caught_as_wrong(tmp_path: Path):
+    record = run("tests.fixtures.wrong", "triton_op", "cpu_fallback", tmp_path)
+    assert (record["status"], record["stage"], record["error_type"]) == ("wrong", "compare", "Mismatch")
+    assert "Mismatched elements: 1 / 1001" in record["error"]
+    assert run("tests.fixtures.good", "triton_op", "cpu_fallback", tmp_path)["status"] == "pass"
+
+
+def test_mutating_op_cannot_train_but_still_runs(tmp_path: Path):
+    assert run("add_inplace", "custom_op", "cpu_fallback", tmp_path)["status"] == "pass"
+    wrapped = BUILT[("add_inplace", "custom_op")]
+    with pytest.raises(RuntimeError, match="Cannot register autograd formula for non-functional operator"):
+        wrapped.trainable()
+
+
+def test_compile_error_gets_its_stage_and_graph(tmp_path: Path):
+    record = run("sin", "triton_op", "cpu_compile", tmp_path)
+    assert (record["status"], record["stage"]) == ("error", "compile")
+    assert record["diagnostics"]["captured"] == ["harness.sin_triton_op.default"]
+    opaque = run("sin", "custom_op", "cpu_compile", tmp_path)
+    assert opaque["status"] == "pass" and opaque["diagnostics"]["captured"] == ["harness.sin_custom_op.default"]
+
+
+@pytest.mark.parametrize(
+    ("actual", "message"),
+    [
+        (torch.tensor([1.0, 2.0, 3.1]), "Mismatched elements: 1 / 3"),
+        (torch.tensor([1.0, 2.0, float("nan")]), "Mismatched elements: 1 / 3"),
+        (torch.tensor([1.0, 2.0]), "shape"),
+        (torch.tensor([1, 2, 3]), "dtype"),
+        (None, "expected a tensor, got NoneType"),
+    ],
+)
+def test_comparison_fails_on_every_kind_of_difference(actual, message: str):
+    with pytest.raises(Mismatch, match=message):
+        assert_match("output", actual, torch.tensor([1.0, 2.0, 3.0]), Tolerance(atol=1e-5, rtol=1e-5))
+
+
+def test_comparison_accepts_within_tolerance():
+    assert_match("output", torch.tensor([1.0, 2.0 + 5e-6]), torch.tensor([1.0, 2.0]), Tolerance(1e-5, 1e-6))

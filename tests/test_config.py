@@ -1,0 +1,76 @@
+"""matrix.toml validation: the real file loads; every kind of bad input is one line naming file and key."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_matrix
+from harness.errors import InputError
+from tests.conftest import REPO, TOLERANCES
+
+GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'
+
+
+def test_default_matrix_has_every_cell():
+    matrix = load_matrix(REPO / "matrix.toml")
+    ids = matrix.cell_ids()
+    assert len(ids) == len(set(ids)) >= 525
+    assert len(matrix.cases) >= 5 and len(matrix.styles) == 7 and len(matrix.paths) == 15
+    assert "sin-triton_op-aoti_standalone" in ids
+    assert {spec.device for spec in matrix.paths} == {"cuda", "cpu"}
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "problem"),
+    [
+        ("cases = [", "(syntax)", "Unclosed array"),
+        ("colour = 1\n" + GOOD_HEAD + TOLERANCES, "colour", "unknown key"),
+        (GOOD_HEAD.replace('styles = ["raw_jit"]\n', "") + TOLERANCES, "styles", "missing"),
+        (GOOD_HEAD.replace('"raw_jit"', '"raw_jit", "raw_jit"') + TOLERANCES, "styles[1]", "duplicate id"),
+        (GOOD_HEAD.replace('"raw_jit"', '"raw_jitt"') + TOLERANCES, "styles[0]", "unknown id 'raw_jitt'"),
+        (GOOD_HEAD.replace('"add"', '"addd"') + TOLERANCES, "cases[0]", "unknown case 'addd'"),
+        (GOOD_HEAD.replace('["add"]', '"add"') + TOLERANCES, "cases", "expected a non-empty list"),
+        (GOOD_HEAD.replace("eager =", "eagre =") + TOLERANCES, "paths[0]", "unknown id 'eagre'"),
+        (GOOD_HEAD.replace("timeout = 10", 'timeout = "10"') + TOLERANCES, "paths.eager.timeout", "expected a number"),
+        (GOOD_HEAD.replace("timeout = 10", "timeout = -1") + TOLERANCES, "paths.eager.timeout", "expected a number"),
+        (GOOD_HEAD.replace('"cuda"', '"tpu"') + TOLERANCES, "paths.eager.device", "expected one of"),
+        (GOOD_HEAD.replace("timeout = 10", "timeout = 10, retries = 2") + TOLERANCES, "paths.eager.retries", "unknown"),
+        (GOOD_HEAD + TOLERANCES.replace("float32", "float64"), "tolerances.float32", "missing (case 'add'"),
+        (GOOD_HEAD + TOLERANCES.replace(", rtol = 1e-5 }", " }"), "tolerances.float32.rtol", "missing"),
+        (GOOD_HEAD.replace('"add"', '"add-x"') + TOLERANCES, "cases[0]", "bad id"),
+    ],
+)
+def test_bad_matrix_names_file_and_key(tmp_path: Path, text: str, key: str, problem: str):
+    file = tmp_path / "bad.toml"
+    file.write_text(text)
+    with pytest.raises(InputError) as raised:
+        load_matrix(file)
+    message = str(raised.value)
+    assert message.startswith(f"{file}: {key}: "), message
+    assert problem in message
+    assert "\n" not in message
+
+
+def test_missing_file(tmp_path: Path):
+    with pytest.raises(InputError, match=r"nope.toml: \(file\): no such file"):
+        load_matrix(tmp_path / "nope.toml")
+
+
+@pytest.mark.parametrize("command", [["list"], ["run"]])
+def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
+    file = tmp_path / "bad.toml"
+    file.write_text(GOOD_HEAD.replace('"raw_jit"', '"nope"') + TOLERANCES)
+    done = subprocess.run([sys.executable, "-m", "harness", *command, "--matrix", str(file)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"error: {file}: styles[0]: unknown id 'nope' (known: " + done.stderr.split(
+        "(known: ")[1].strip()
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+def test_list_prints_every_id_in_matrix_order():
+    done = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=REPO, capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()

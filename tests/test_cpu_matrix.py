@@ -1,0 +1,91 @@
+"""The real matrix, run on this machine through the CLI, exactly as users run it; asserts on its records."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.config import load_matrix
+from harness.records import read_results
+from tests.conftest import REPO
+
+MATRIX = load_matrix(REPO / "matrix.toml")
+CPU_PATHS = [spec.id for spec in MATRIX.paths if spec.device == "cpu"]
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run")
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("reports")
+    done = subprocess.run([sys.executable, "-m", "harness", "run", "--report-dir", str(out), "-n", "2", "-q"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    return done, out
+
+
+def test_every_cell_has_a_record(cpu_run):
+    done, out = cpu_run
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    data = read_results(out / "results.json")
+    assert [cell["id"] for cell in data["cells"]] == MATRIX.cell_ids()
+    env = data["environment"]
+    assert env["complete"] is True and env["device"] == "cpu" and env["workers"] == 2
+    assert env["torch"] == torch.__version__ and env["wall_seconds"] > 0
+
+
+def test_cuda_cells_skip_and_cpu_cells_run(cpu_run):
+    cells = read_results(cpu_run[1] / "results.json")["cells"]
+    for cell in cells:
+        if cell["path"] in CPU_PATHS:
+            assert cell["status"] != "skip", cell
+        else:
+            assert (cell["status"], cell["reason"]) == ("skip", "no CUDA device"), cell
+
+
+def test_cpu_outcomes_are_the_measured_ones(cpu_run):
+    cells = {cell["id"]: cell for cell in read_results(cpu_run[1] / "results.json")["cells"]}
+    for case in MATRIX.cases:
+        assert cells[f"{case}-triton_op-cpu_fallback"]["status"] == "pass"
+        assert cells[f"{case}-custom_op-cpu_fallback"]["status"] == "pass"
+        for path in CPU_PATHS:
+            assert cells[f"{case}-control-{path}"]["status"] == "pass"
+        for style in ("raw_jit", "autotune", "heuristics_autotune", "autotune_heuristics"):
+            record = cells[f"{case}-{style}-cpu_fallback"]
+            assert (record["status"], record["stage"]) == ("error", "run"), record
+        assert cells[f"{case}-triton_op-cpu_compile"]["status"] == "error"
+        assert cells[f"{case}-custom_op-cpu_compile"]["status"] == "pass"
+
+
+def test_chart_is_drawn_from_the_records(cpu_run):
+    out = cpu_run[1]
+    chart = (out / "matrix.md").read_text()
+    assert "Measured on **cpu** (CPU run)" in chart and "Incomplete" not in chart
+    for case in MATRIX.cases:
+        assert f"## {case}\n" in chart
+    redrawn = out / "again.md"
+    subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(out / "results.json"), "--out",
+                    str(redrawn)], cwd=REPO, check=True, capture_output=True)
+    assert redrawn.read_text() == chart
+
+
+def test_records_are_json_with_every_key(cpu_run):
+    raw = json.loads((cpu_run[1] / "results.json").read_text())
+    for cell in raw["cells"]:
+        assert set(cell) >= {"id", "case", "style", "path", "status", "error", "stage", "diagnostics", "seconds"}
+
+
+def test_pytest_collects_the_same_ids_as_list():
+    done = subprocess.run([sys.executable, "-m", "pytest", "matrix.toml", "--collect-only", "-q", "-p",
+                           "no:cacheprovider"], cwd=REPO, capture_output=True, text=True, check=True)
+    collected = [line.split("::")[1] for line in done.stdout.splitlines() if line.startswith("matrix.toml::")]
+    assert collected == MATRIX.cell_ids()
+
+
+def test_selection_runs_only_the_selected_cells(tmp_path: Path):
+    done = subprocess.run([sys.executable, "-m", "harness", "run", "--report-dir", str(tmp_path), "-q", "-k",
+                           "sin and triton_op and cpu_"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:]
+    cells = read_results(tmp_path / "results.json")["cells"]
+    assert sorted(c["id"] for c in cells) == ["sin-triton_op-cpu_compile", "sin-triton_op-cpu_fallback"]

@@ -1,0 +1,131 @@
+"""Results files (validation, atomic writes) and the chart drawn from them."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.errors import InputError
+from harness.records import SCHEMA, new_record, read_results, write_results
+from harness.report import escape, render
+from tests.conftest import REPO
+
+ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
+
+
+def results(*records: dict, **env: object) -> dict:
+    environment = {**ENV, "expected_cells": [r["id"] for r in records], **env}
+    return {"schema": SCHEMA, "environment": environment, "cells": list(records)}
+
+
+def table(chart: str, section: str) -> dict[str, list[str]]:
+    """The markdown table under ``## section``: first column -> the other cells, stripped."""
+    lines = chart.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0].splitlines()
+    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines if line.startswith("| ")]
+    return {row[0]: row[1:] for row in rows}
+
+
+def test_write_then_read_round_trip(tmp_path: Path):
+    cells = [new_record("add", "raw_jit", "eager", status="pass")]
+    write_results(tmp_path / "r.json", ENV, cells)
+    assert read_results(tmp_path / "r.json")["cells"] == cells
+    assert not (tmp_path / "r.json.tmp").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "key"),
+    [
+        ('{"schema": 1, "environment": {}, "cells": [', "(json)"),
+        ("[]", "(top)"),
+        ('{"schema": 99, "environment": {}, "cells": []}', "schema"),
+        ('{"schema": 1, "cells": []}', "environment"),
+        ('{"schema": 1, "environment": {}, "cells": {}}', "cells"),
+        ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b-c", "case": "a", "style": "b"}]}', "cells[0].path"),
+        ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b-c", "case": "a", "style": "b", "path": "c",'
+         ' "status": "great"}]}', "cells[0].status"),
+    ],
+)
+def test_unusable_results_file_names_the_key(tmp_path: Path, content: str, key: str):
+    file = tmp_path / "r.json"
+    file.write_text(content)
+    with pytest.raises(InputError) as raised:
+        read_results(file)
+    assert str(raised.value).startswith(f"{file}: {key}: ")
+
+
+def test_duplicate_cell_is_rejected(tmp_path: Path):
+    cell = new_record("add", "raw_jit", "eager", status="pass")
+    file = tmp_path / "r.json"
+    file.write_text(json.dumps(results(cell, cell)))
+    with pytest.raises(InputError, match=r"cells\[1\]\.id: duplicate cell"):
+        read_results(file)
+
+
+def test_chart_tables_symbols_and_notes():
+    chart = render(results(
+        new_record("add", "raw_jit", "eager", status="pass"),
+        new_record("add", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError",
+                   error="Cannot access data pointer\nsecond line", stage="trace"),
+        new_record("add", "control", "eager", status="pass"),
+        new_record("add", "control", "export_nonstrict", status="pass"),
+        new_record("sin", "raw_jit", "eager", status="wrong", error_type="Mismatch", error="output: 3 / 9", stage="compare"),
+        new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
+        new_record("sin", "control", "eager", status="pass"),
+        new_record("sin", "control", "export_nonstrict", status="skip", reason="no CUDA device"),
+    ))
+    assert "NVIDIA H200" in chart and "torch 2.11.0" in chart and "Incomplete" not in chart
+    assert table(chart, "Summary")["raw_jit"] == ["1/2 ❗", "0/1"]  # skips are not counted as run
+    assert table(chart, "Summary")["control"] == ["2/2", "1/1"]
+    assert table(chart, "add")["raw_jit"] == ["✅", "❌ [1]"]
+    assert table(chart, "sin")["raw_jit"] == ["❗WRONG [2]", "➖ [3]"]
+    assert "1. error at trace: RuntimeError: Cannot access data pointer" in chart
+    assert "second line" not in chart
+    assert "❗WRONG [2]" in chart and "➖ [3]" in chart and "3. skip: no CUDA device" in chart
+
+
+def test_control_failure_marks_the_path_broken():
+    chart = render(results(
+        new_record("add", "raw_jit", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+        new_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+    ))
+    assert table(chart, "add") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
+
+
+def test_incomplete_run_lists_missing_cells():
+    data = results(new_record("add", "raw_jit", "eager", status="pass"), complete=False)
+    data["environment"]["expected_cells"].append("add-raw_jit-compile")
+    chart = render(data)
+    assert "**Incomplete run**: 1 of 2 cells recorded. Missing: add-raw_jit-compile" in chart
+    assert table(chart, "add")["raw_jit"] == ["✅", "·"]
+
+
+@pytest.mark.parametrize("nasty", ["a | b", "`code`", "line1\nline2", "<script>x</script>", "*bold*", "x" * 5000])
+def test_error_text_never_breaks_the_table(nasty: str):
+    chart = render(results(new_record("add", "raw_jit", "eager", status="error", error_type="E", error=nasty)))
+    note = next(line for line in chart.splitlines() if line.startswith("1. "))
+    assert "<script>" not in chart and "`" not in note and "\n" not in note
+    assert len(note) <= 320
+    assert note.count("|") == note.count("\\|")
+    table_rows = [line for line in chart.splitlines() if line.startswith("| raw_jit")]
+    assert all(row.count("|") == 3 for row in table_rows)
+
+
+def test_escape_shortens_and_flattens():
+    assert escape("a\n b |c", 100) == "a b \\|c"
+    assert escape("x" * 50, 10) == "x" * 9 + "…"
+
+
+def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
+    file = tmp_path / "results.json"
+    file.write_text(json.dumps(results(new_record("add", "raw_jit", "eager", status="pass"))))
+    done = subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "| raw_jit" in (tmp_path / "matrix.md").read_text()
+    file.write_text(file.read_text()[:40])
+    done = subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO,
+                          capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {file}: (json): not valid JSON") and "Traceback" not in done.stderr
