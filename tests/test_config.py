@@ -62,15 +62,19 @@ def test_missing_file(tmp_path: Path):
 def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
     file = tmp_path / "bad.toml"
     file.write_text(GOOD_HEAD.replace('"raw_jit"', '"nope"') + TOLERANCES)
-    done = subprocess.run([sys.executable, "-m", "harness", *command, "--matrix", str(file)], cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", *command, "--matrix", str(file)], cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 2
-    assert done.stderr.strip() == f"error: {file}: styles[0]: unknown id 'nope' (known: " + done.stderr.split(
-        "(known: ")[1].strip()
+    assert (
+        done.stderr.strip()
+        == f"error: {file}: styles[0]: unknown id 'nope' (known: " + done.stderr.split("(known: ")[1].strip()
+    )
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
 def test_list_prints_every_id_in_matrix_order():
-    done = subprocess.run([sys.executable, "-m", "harness", "list"], cwd=REPO, capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "list"], cwd=REPO, capture_output=True, text=True, check=True
+    )
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()

@@ -20,8 +20,13 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machi
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("reports")
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "--report-dir", str(out), "-n", "2", "-q"],
-                          cwd=REPO, capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "run", "--report-dir", str(out), "-n", "2", "-q"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     return done, out
 
 
@@ -65,8 +70,12 @@ def test_chart_is_drawn_from_the_records(cpu_run):
     for case in MATRIX.cases:
         assert f"## {case}\n" in chart
     redrawn = out / "again.md"
-    subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(out / "results.json"), "--out",
-                    str(redrawn)], cwd=REPO, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "harness", "report", "--results", str(out / "results.json"), "--out", str(redrawn)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
     assert redrawn.read_text() == chart
 
 
@@ -77,15 +86,35 @@ def test_records_are_json_with_every_key(cpu_run):
 
 
 def test_pytest_collects_the_same_ids_as_list():
-    done = subprocess.run([sys.executable, "-m", "pytest", "matrix.toml", "--collect-only", "-q", "-p",
-                           "no:cacheprovider"], cwd=REPO, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "matrix.toml", "--collect-only", "-q", "-p", "no:cacheprovider"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     collected = [line.split("::")[1] for line in done.stdout.splitlines() if line.startswith("matrix.toml::")]
     assert collected == MATRIX.cell_ids()
 
 
 def test_selection_runs_only_the_selected_cells(tmp_path: Path):
-    done = subprocess.run([sys.executable, "-m", "harness", "run", "--report-dir", str(tmp_path), "-q", "-k",
-                           "sin and triton_op and cpu_"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "harness",
+            "run",
+            "--report-dir",
+            str(tmp_path),
+            "-q",
+            "-k",
+            "sin and triton_op and cpu_",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
     cells = read_results(tmp_path / "results.json")["cells"]
     assert sorted(c["id"] for c in cells) == ["sin-triton_op-cpu_compile", "sin-triton_op-cpu_fallback"]

@@ -43,8 +43,11 @@ def test_write_then_read_round_trip(tmp_path: Path):
         ('{"schema": 1, "cells": []}', "environment"),
         ('{"schema": 1, "environment": {}, "cells": {}}', "cells"),
         ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b-c", "case": "a", "style": "b"}]}', "cells[0].path"),
-        ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b-c", "case": "a", "style": "b", "path": "c",'
-         ' "status": "great"}]}', "cells[0].status"),
+        (
+            '{"schema": 1, "environment": {}, "cells": [{"id": "a-b-c", "case": "a", "style": "b", "path": "c",'
+            ' "status": "great"}]}',
+            "cells[0].status",
+        ),
     ],
 )
 def test_unusable_results_file_names_the_key(tmp_path: Path, content: str, key: str):
@@ -64,17 +67,28 @@ def test_duplicate_cell_is_rejected(tmp_path: Path):
 
 
 def test_chart_tables_symbols_and_notes():
-    chart = render(results(
-        new_record("add", "raw_jit", "eager", status="pass"),
-        new_record("add", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError",
-                   error="Cannot access data pointer\nsecond line", stage="trace"),
-        new_record("add", "control", "eager", status="pass"),
-        new_record("add", "control", "export_nonstrict", status="pass"),
-        new_record("sin", "raw_jit", "eager", status="wrong", error_type="Mismatch", error="output: 3 / 9", stage="compare"),
-        new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
-        new_record("sin", "control", "eager", status="pass"),
-        new_record("sin", "control", "export_nonstrict", status="skip", reason="no CUDA device"),
-    ))
+    chart = render(
+        results(
+            new_record("add", "raw_jit", "eager", status="pass"),
+            new_record(
+                "add",
+                "raw_jit",
+                "export_nonstrict",
+                status="error",
+                error_type="RuntimeError",
+                error="Cannot access data pointer\nsecond line",
+                stage="trace",
+            ),
+            new_record("add", "control", "eager", status="pass"),
+            new_record("add", "control", "export_nonstrict", status="pass"),
+            new_record(
+                "sin", "raw_jit", "eager", status="wrong", error_type="Mismatch", error="output: 3 / 9", stage="compare"
+            ),
+            new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
+            new_record("sin", "control", "eager", status="pass"),
+            new_record("sin", "control", "export_nonstrict", status="skip", reason="no CUDA device"),
+        )
+    )
     assert "NVIDIA H200" in chart and "torch 2.11.0" in chart and "Incomplete" not in chart
     assert table(chart, "Summary")["raw_jit"] == ["1/2 ❗", "0/1"]  # skips are not counted as run
     assert table(chart, "Summary")["control"] == ["2/2", "1/1"]
@@ -86,10 +100,12 @@ def test_chart_tables_symbols_and_notes():
 
 
 def test_control_failure_marks_the_path_broken():
-    chart = render(results(
-        new_record("add", "raw_jit", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
-        new_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
-    ))
+    chart = render(
+        results(
+            new_record("add", "raw_jit", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+            new_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+        )
+    )
     assert table(chart, "add") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
 
 
@@ -120,12 +136,14 @@ def test_escape_shortens_and_flattens():
 def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
     file = tmp_path / "results.json"
     file.write_text(json.dumps(results(new_record("add", "raw_jit", "eager", status="pass"))))
-    done = subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr
     assert "| raw_jit" in (tmp_path / "matrix.md").read_text()
     file.write_text(file.read_text()[:40])
-    done = subprocess.run([sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO, capture_output=True, text=True
+    )
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {file}: (json): not valid JSON") and "Traceback" not in done.stderr
