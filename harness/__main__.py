@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -39,6 +40,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from harness.records import read_results
 
     load_matrix(args.matrix)  # bad input: one line and exit 2, before pytest starts
+    if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
+        pytest_args = ["-n", str(default_workers()), *pytest_args]
     code = pytest.main([args.matrix, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
     if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         results = Path(args.report_dir) / "results.json"
@@ -47,6 +50,11 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)
         return 1
     return int(code)
+
+
+def default_workers() -> int:
+    """One worker per core, less two for the controller and the C++/Triton compilers (at least one)."""
+    return max(1, (os.cpu_count() or 1) - 2)
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
