@@ -16,6 +16,7 @@ from harness.errors import InputError
 SCHEMA = 1
 STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
 FAILURES = ("wrong", "error", "crash", "timeout")
+SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
 RECORD_KEYS = (
     "id",
     "case",
@@ -55,6 +56,7 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
         "commit": _git_commit(),
         "workers": workers,
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
+        "settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith(SETTING_PREFIXES)},
         "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1",
         "matrix": matrix_file,
         "argv": sys.argv[1:],

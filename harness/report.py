@@ -127,6 +127,8 @@ def _stamp(env: dict[str, Any]) -> str:
     ]
     if env.get("ld_preload"):
         parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")
+    if env.get("settings"):
+        parts.append(escape(" ".join(f"{k}={v}" for k, v in env["settings"].items()), 200))
     if env.get("triton_interpret"):
         parts.append("**TRITON_INTERPRET=1 (Triton's CPU interpreter)**")
     return "> " + " · ".join(parts)
