@@ -16,6 +16,9 @@ def main(argv: list[str] | None = None) -> int:
     run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
     run.add_argument("--matrix", default="matrix.toml")
     run.add_argument("--report-dir", default="reports")
+    for axis in ("cases", "styles", "paths"):
+        run.add_argument(f"--{axis}", default=None, help=f"only these {axis} (comma-separated ids)")
+    run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
     listing = commands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default="matrix.toml")
     report = commands.add_parser("report", help="redraw the chart from a results file")
@@ -35,14 +38,30 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     """Exit 0 when every selected cell got a record (non-pass cells are measurements, not failures of the
     run; gate them with ``gate``), 2 for bad input, pytest's own code when the run itself broke."""
     import pytest
+    import torch
 
-    from harness.config import load_matrix
+    from harness.config import load_matrix, parse_ids, select
     from harness.records import read_results
 
-    load_matrix(args.matrix)  # bad input: one line and exit 2, before pytest starts
+    axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
+    # bad input: one line and exit 2, before pytest starts
+    select(
+        load_matrix(args.matrix),
+        **{k: parse_ids(v) if v else None for k, v in axes.items()},
+        cuda=torch.cuda.is_available(),
+    )
+    if args.resume:
+        pytest_args = ["--resume", *pytest_args]
+    pytest_args = [arg for axis, value in axes.items() if value for arg in (f"--{axis}", value)] + pytest_args
     if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
         pytest_args = ["-n", str(default_workers()), *pytest_args]
-    code = pytest.main([args.matrix, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+    # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it)
+    code = pytest.main(
+        ["-p", "harness.plugin", args.matrix, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args]
+    )
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print("error: no cell matches the selection", file=sys.stderr)
+        return EXIT_BAD_INPUT
     if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         results = Path(args.report_dir) / "results.json"
         if results.exists() and read_results(results)["environment"].get("complete"):

@@ -64,6 +64,11 @@ class Cell:
         with torch.no_grad():
             return self.reference_model()(*(t.detach().clone() for t in inputs))
 
+    def synchronize(self) -> None:
+        """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
     def compare(self, what: str, actual: object, expected: torch.Tensor) -> None:
         self.stage = "compare"
         assert_match(what, actual, expected, self.tolerance)

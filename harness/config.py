@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,46 @@ class Matrix:
 
     def cell_ids(self) -> list[str]:
         return [cell_id(c, s, p.id) for c in self.cases for s in self.styles for p in self.paths]
+
+
+def select(
+    matrix: Matrix,
+    cases: list[str] | None = None,
+    styles: list[str] | None = None,
+    paths: list[str] | None = None,
+    cuda: bool = True,
+) -> Matrix:
+    """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
+    A path that needs CUDA, asked for by name on a host without it, is bad input (by default it is a skip)."""
+    chosen = {
+        "cases": _choose("--cases", cases, matrix.cases),
+        "styles": _choose("--styles", styles, matrix.styles),
+        "paths": _choose("--paths", paths, tuple(spec.id for spec in matrix.paths)),
+    }
+    if paths and not cuda:
+        needing = [spec.id for spec in matrix.paths if spec.id in paths and spec.device == "cuda"]
+        if needing:
+            raise InputError("command line", "--paths", f"{', '.join(needing)} need(s) CUDA and this host has none")
+    return replace(
+        matrix,
+        cases=chosen["cases"],
+        styles=chosen["styles"],
+        paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
+    )
+
+
+def parse_ids(text: str) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    if not wanted:
+        return known
+    for item in wanted:
+        if item not in known:
+            raise InputError("command line", option, f"unknown id {item!r} (in the matrix: {', '.join(known)})")
+    return tuple(item for item in known if item in wanted)
 
 
 def cell_id(case: str, style: str, path: str) -> str:

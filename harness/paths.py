@@ -33,6 +33,7 @@ def _infer(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ..
     """Run ``model`` without grad (first call timed as ``compile_seconds`` when it compiles) and compare."""
     with torch.no_grad():
         out = model(*(t.clone() for t in inputs))
+    cell.synchronize()
     cell.compare(what, out, cell.expected(inputs))
 
 
@@ -204,6 +205,8 @@ def _forward_backward(model: Any, inputs: tuple[torch.Tensor, ...]) -> Any:
     gen = torch.Generator().manual_seed(1)
     grad_out = torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype)
     out.backward(grad_out)
+    if out.is_cuda:
+        torch.cuda.synchronize()
     named = [(f"input {i}", t) for i, t in enumerate(inputs) if t.requires_grad]
     named += [(name, p) for name, p in model.named_parameters()]
     return out.detach(), [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]

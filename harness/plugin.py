@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from harness.config import Matrix, PathSpec, cell_id, load_matrix
+from harness.config import Matrix, PathSpec, cell_id, load_matrix, parse_ids, select
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records import FAILURES, environment, new_record, write_results
+from harness.records import FAILURES, environment, new_record, read_results, write_results
 
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
@@ -25,6 +25,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "Triton/PyTorch compatibility matrix")
     group.addoption("--matrix", default="matrix.toml", help="the matrix file to collect (default: matrix.toml)")
     group.addoption("--report-dir", default="reports", help="where results.json and matrix.md go (default: reports)")
+    for axis in ("cases", "styles", "paths"):
+        group.addoption(f"--{axis}", default=None, type=parse_ids, help=f"only these {axis} (comma-separated ids)")
+    group.addoption("--resume", action="store_true", help="keep the records in --report-dir, run only missing cells")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,10 +47,39 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def _matrix(config: pytest.Config) -> Matrix:
     if matrix_key not in config.stash:
         try:
-            config.stash[matrix_key] = load_matrix(Path(config.getoption("matrix")))
+            config.stash[matrix_key] = selected_matrix(config)
         except InputError as error:
             pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
     return config.stash[matrix_key]
+
+
+def selected_matrix(config: pytest.Config) -> Matrix:
+    import torch
+
+    matrix = load_matrix(Path(config.getoption("matrix")))
+    axes = {axis: config.getoption(axis) for axis in ("cases", "styles", "paths")}
+    return select(matrix, **axes, cuda=torch.cuda.is_available())
+
+
+def _resumed(config: pytest.Config) -> dict[str, Any] | None:
+    """The results already on disk, when resuming (None otherwise)."""
+    if not config.getoption("resume"):
+        return None
+    file = Path(config.getoption("report_dir")) / "results.json"
+    try:
+        return read_results(file) if file.exists() else None
+    except InputError as error:
+        pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    previous = _resumed(config)
+    if previous is None:
+        return
+    done = {cell["id"] for cell in previous["cells"]}
+    keep = [item for item in items if not (isinstance(item, CellItem) and item.name in done)]
+    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    items[:] = keep
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -145,6 +177,21 @@ class ResultsWriter:
         self.expected: list[str] = []
         self.env: dict[str, Any] | None = None
         self.start = time.perf_counter()
+        self.resumed: list[str] = []
+        self.previous_env: dict[str, Any] = {}
+        previous = _resumed(config)
+        if previous is not None:
+            import torch
+
+            if previous["environment"].get("torch") != torch.__version__:
+                pytest.exit(
+                    f"{self.results_file}: environment.torch: a run of torch "
+                    f"{previous['environment'].get('torch')} cannot be resumed under torch {torch.__version__}",
+                    returncode=EXIT_BAD_INPUT,
+                )
+            self.cells = {cell["id"]: cell for cell in previous["cells"]}
+            self.resumed = list(self.cells)
+            self.previous_env = previous["environment"]
 
     def _environment(self, device: str | None) -> dict[str, Any]:
         if self.env is None:
@@ -154,15 +201,22 @@ class ResultsWriter:
         return self.env
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.expected = [item.name for item in session.items if isinstance(item, CellItem)]
+        self._expect([item.name for item in session.items if isinstance(item, CellItem)])
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.expected:
             matrix_name = Path(self.config.getoption("matrix")).name
-            self.expected = [
-                nodeid.rpartition("::")[2] for nodeid in ids if nodeid.split("::")[0].endswith(matrix_name)
-            ]
+            self._expect([nodeid.rpartition("::")[2] for nodeid in ids if nodeid.split("::")[0].endswith(matrix_name)])
+
+    def _expect(self, to_run: list[str]) -> None:
+        """The cells this run must record: those selected now, plus those a resumed run already has."""
+        wanted = set(to_run) | set(self.resumed)
+        if not wanted:
+            return
+        order = [*self.previous_env.get("expected_cells", []), *_matrix(self.config).cell_ids()]
+        self.expected = list(dict.fromkeys(cell for cell in order if cell in wanted))
+        self.expected += sorted(wanted - set(self.expected))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report) or self._lost(report)
@@ -196,6 +250,8 @@ class ResultsWriter:
         env["wall_seconds"] = round(time.perf_counter() - self.start, 1)
         env["complete"] = complete and all(cell in self.cells for cell in self.expected)
         env["expected_cells"] = self.expected
+        if self.resumed:
+            env["resumed_cells"] = len(self.resumed)
         order = {cell: index for index, cell in enumerate(self.expected)}
         cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
         write_results(self.results_file, env, cells)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -14,6 +15,7 @@ from typing import Any
 from harness.errors import InputError
 
 SCHEMA = 1
+ROOT = Path(__file__).resolve().parent.parent
 STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
 FAILURES = ("wrong", "error", "crash", "timeout")
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
@@ -53,7 +55,8 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
         "python": platform.python_version(),
         "host": platform.node(),
         "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "commit": _git_commit(),
+        "commit": _git_commit() or os.environ.get("HARNESS_COMMIT"),
+        "source_digest": source_digest(),
         "workers": workers,
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
         "settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith(SETTING_PREFIXES)},
@@ -63,13 +66,21 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
     }
 
 
+def source_digest() -> str:
+    """sha256 over the files that decide verdicts (harness/, cases/, matrix.toml): recompute it at a commit
+    to check that a results file came from that commit's code, even where the run had no git history."""
+    digest = hashlib.sha256()
+    for file in sorted([*ROOT.glob("harness/*.py"), *ROOT.glob("cases/*.py"), ROOT / "matrix.toml"]):
+        digest.update(file.relative_to(ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
 def _git_commit() -> str | None:
-    root = Path(__file__).resolve().parent.parent
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=root,
+            cwd=ROOT,
             capture_output=True,
             text=True,
             check=True,

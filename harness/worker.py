@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import multiprocessing
 import os
 import signal
@@ -103,7 +104,10 @@ class CellProcess:
         with open(self.log_file, errors="replace") as log:
             log.seek(offset)
             lines = [line.rstrip() for line in log if line.strip()]
-        return " | ".join(lines[-STDERR_TAIL_LINES:]) or "(nothing on stderr)"
+        fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+        # faulthandler's report (the innermost frames first) says more than the log's last lines
+        shown = lines[fatal[-1] : fatal[-1] + STDERR_TAIL_LINES] if fatal else lines[-STDERR_TAIL_LINES:]
+        return " | ".join(shown) or "(nothing on stderr)"
 
 
 class ChildFailed(Exception):
@@ -115,6 +119,7 @@ def serve(conn: Connection, matrix_file: str, workdir: str, log_file: str) -> No
     log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(log, 1)
     os.dup2(log, 2)
+    faulthandler.enable()  # a crash leaves the Python stack in the log, whose tail goes into the record
     from harness.case import load_case
     from harness.cell import device_name, run_cell
     from harness.config import case_module, load_matrix

@@ -1,0 +1,62 @@
+"""A run killed mid-way keeps every finished record; report draws it as incomplete; --resume finishes it."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from harness.records import read_results
+from tests.conftest import REPO
+
+
+def harness(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=600, **kwargs)
+
+
+def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tmp_path: Path):
+    cases = ["tests.fixtures.good", "tests.fixtures.slow"]
+    matrix = write_matrix(cases, ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)})
+    out = tmp_path / "reports"
+    results = out / "results.json"
+    run = subprocess.Popen([sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out),
+                            "-n", "0", "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    deadline = time.monotonic() + 300
+    while not (results.exists() and len(read_results(results)["cells"]) >= 2):
+        assert run.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
+        time.sleep(0.2)
+    os.killpg(run.pid, signal.SIGKILL)  # the whole run: controller and cell process
+    run.wait()
+
+    kept = read_results(results)
+    good, slow = "tests.fixtures.good", "tests.fixtures.slow"
+    assert [c["id"] for c in kept["cells"]] == [f"{good}-triton_op-cpu_fallback", f"{good}-control-cpu_fallback"]
+    assert kept["environment"]["complete"] is False
+
+    assert harness("report", "--results", str(results)).returncode == 0
+    chart = (out / "matrix.md").read_text()
+    missing = f"Missing: {slow}-triton_op-cpu_fallback, {slow}-control-cpu_fallback"
+    assert f"**Incomplete run**: 2 of 4 cells recorded. {missing}" in chart
+
+    resumed = harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "--resume")
+    assert resumed.returncode == 0, resumed.stdout[-2000:]
+    assert "2 passed, 2 deselected" in resumed.stdout
+    final = read_results(results)
+    assert [c["id"] for c in final["cells"]] == [
+        f"{case}-{style}-cpu_fallback" for case in (good, slow) for style in ("triton_op", "control")
+    ]
+    assert final["cells"][:2] == kept["cells"]  # kept as they were, not run again
+    assert final["environment"]["complete"] is True and final["environment"]["resumed_cells"] == 2
+    assert "Incomplete" not in (out / "matrix.md").read_text()
+
+
+def test_resume_rejects_a_corrupt_results_file(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
+    (tmp_path / "results.json").write_text('{"schema": 1, "environment": {}, "cells": [')
+    done = harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "0", "--resume")
+    assert done.returncode == 2
+    assert f"{tmp_path / 'results.json'}: (json): not valid JSON" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
