@@ -12,6 +12,9 @@ nox.options.default_venv_backend = "venv"
 
 # CPU machines: this torch's CPU wheel is on disk where pip.conf points (find-links); triton matches it.
 CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
+# torch -> the triton it pins (CUDA builds) or that matches it (CPU builds): the CPU matrix's versions.
+TORCH_TRITON = {"2.13.0": "3.7.1", "2.15.0": "3.9.0"}
+CPU_PATHS = "cpu_fallback,cpu_compile"
 
 
 def _python(session: nox.Session) -> str:
@@ -31,6 +34,23 @@ def matrix(session: nox.Session) -> None:
     """Run every cell and write reports/results.json and reports/matrix.md. ARGS after -- go to pytest."""
     _install(session, *CPU_TORCH, "-e", ".")
     session.run(_python(session), "-m", "harness", "run", *session.posargs)
+
+
+@nox.session
+@nox.parametrize("torch", list(TORCH_TRITON))
+def matrix_cpu(session: nox.Session, torch: str) -> None:
+    """The CPU paths of the matrix under one torch version, into reports/cpu/torch-VERSION/: gate CPU paths
+    across real torch versions on a machine without a GPU."""
+    _install(session, f"torch=={torch}", f"triton=={TORCH_TRITON[torch]}", "numpy", "-e", ".")
+    out = f"reports/cpu/torch-{torch}"
+    session.run(_python(session), "-m", "harness", "run", "--paths", CPU_PATHS, "--report-dir", out, *session.posargs)
+
+
+@nox.session
+def gate(session: nox.Session) -> None:
+    """Compare reports/results.json with a baseline: nox -s gate -- --baseline OLD.json [--known FILE]."""
+    _install(session, *CPU_TORCH, "-e", ".")
+    session.run(_python(session), "-m", "harness", "gate", *session.posargs)
 
 
 @nox.session

@@ -16,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
     run.add_argument("--matrix", default="matrix.toml")
     run.add_argument("--report-dir", default="reports")
-    for axis in ("cases", "styles", "paths"):
+    for axis in ("cases", "styles", "paths", "cells"):
         run.add_argument(f"--{axis}", default=None, help=f"only these {axis} (comma-separated ids)")
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
     listing = commands.add_parser("list", help="print every cell id, one per line")
@@ -24,6 +24,17 @@ def main(argv: list[str] | None = None) -> int:
     report = commands.add_parser("report", help="redraw the chart from a results file")
     report.add_argument("--results", default="reports/results.json")
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
+    gate = commands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions")
+    gate.add_argument("--baseline", required=True)
+    gate.add_argument("--current", default="reports/results.json")
+    gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
+    gate.add_argument("--strict", action="store_true", help="also fail on fixes, flaky cells, stale known failures")
+    gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
+    gate.add_argument("--matrix", default="matrix.toml", help="the matrix the re-runs use")
+    gate.add_argument("--out", default="reports/gate.md")
+    history = commands.add_parser("history", help="one chart of several runs (oldest first)")
+    history.add_argument("results", nargs="+")
+    history.add_argument("--out", default="reports/history.md")
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -52,6 +63,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     )
     if args.resume:
         pytest_args = ["--resume", *pytest_args]
+    if args.cells:
+        pytest_args = ["--cells", args.cells, *pytest_args]
     pytest_args = [arg for axis, value in axes.items() if value for arg in (f"--{axis}", value)] + pytest_args
     if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
         pytest_args = ["-n", str(default_workers()), *pytest_args]
@@ -92,7 +105,88 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"run": run_matrix, "list": list_cells, "report": report}
+def gate(args: argparse.Namespace, _: list[str]) -> int:
+    """Exit 1 when a cell regressed or went missing (with --strict: also fixes, flakes, stale entries)."""
+    from harness import gate as gating
+    from harness.records import read_results
+
+    baseline, current = read_results(args.baseline), read_results(args.current)
+    gating.check_comparable(baseline, current, args.baseline, args.current)
+    ids = {cell["id"] for cell in baseline["cells"]} | {cell["id"] for cell in current["cells"]}
+    known = gating.load_known(args.known, ids) if args.known else {}
+    changes = gating.diff(baseline, current, known)
+    regressed = [change.id for change in changes if change.kind == "regression"]
+    if regressed and args.rerun > 0:
+        changes = rerun_regressions(changes, regressed, current, args)
+    text = gating.render(changes, baseline, current, args.strict, known)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(text)
+    print(text)
+    return 1 if gating.failing(changes, args.strict) else 0
+
+
+def rerun_regressions(changes: list, regressed: list[str], current: dict, args: argparse.Namespace) -> list:
+    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
+    in any re-run is flaky, not a regression."""
+    import dataclasses
+    import subprocess
+    import tempfile
+
+    from harness.cell import device_name
+    from harness.records import read_results
+
+    here = device_name()
+    if current["environment"].get("device") != here:
+        print(
+            f"note: not re-running regressions: {args.current} was measured on "
+            f"{current['environment'].get('device')}, this machine is {here}",
+            file=sys.stderr,
+        )
+        return changes
+    passed: dict[str, int] = {}
+    for attempt in range(1, args.rerun + 1):
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "harness",
+                    "run",
+                    "--matrix",
+                    args.matrix,
+                    "--report-dir",
+                    out,
+                    "--cells",
+                    ",".join(regressed),
+                    "-q",
+                ],
+                check=False,
+                capture_output=True,
+            )
+            results = Path(out) / "results.json"
+            for cell in read_results(results)["cells"] if results.exists() else []:
+                if cell["status"] == "pass":
+                    passed.setdefault(cell["id"], attempt)
+    return [
+        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
+        if c.kind == "regression" and c.id in passed
+        else c
+        for c in changes
+    ]
+
+
+def draw_history(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.history import render
+    from harness.records import read_results
+
+    runs = [read_results(file) for file in args.results]
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(render(runs))
+    print(f"history: {args.out}")
+    return 0
+
+
+COMMANDS = {"run": run_matrix, "list": list_cells, "report": report, "gate": gate, "history": draw_history}
 
 if __name__ == "__main__":
     sys.exit(main())

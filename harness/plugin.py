@@ -27,6 +27,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--report-dir", default="reports", help="where results.json and matrix.md go (default: reports)")
     for axis in ("cases", "styles", "paths"):
         group.addoption(f"--{axis}", default=None, type=parse_ids, help=f"only these {axis} (comma-separated ids)")
+    group.addoption("--cells", default=None, type=parse_ids, help="only these cell ids (comma-separated)")
     group.addoption("--resume", action="store_true", help="keep the records in --report-dir, run only missing cells")
 
 
@@ -74,10 +75,19 @@ def _resumed(config: pytest.Config) -> dict[str, Any] | None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     previous = _resumed(config)
-    if previous is None:
+    done = {cell["id"] for cell in previous["cells"]} if previous else set()
+    wanted = config.getoption("cells")
+    if wanted:
+        unknown = sorted(set(wanted) - {item.name for item in items if isinstance(item, CellItem)})
+        if unknown:
+            pytest.exit(f"command line: --cells: unknown cell id(s) {', '.join(unknown)}", returncode=EXIT_BAD_INPUT)
+    if not done and not wanted:
         return
-    done = {cell["id"] for cell in previous["cells"]}
-    keep = [item for item in items if not (isinstance(item, CellItem) and item.name in done)]
+    keep = [
+        item
+        for item in items
+        if not isinstance(item, CellItem) or (item.name not in done and (not wanted or item.name in wanted))
+    ]
     config.hook.pytest_deselected(items=[item for item in items if item not in keep])
     items[:] = keep
 

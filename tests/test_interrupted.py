@@ -12,8 +12,9 @@ from tests.conftest import REPO
 
 
 def harness(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=600, **kwargs
+    )
 
 
 def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tmp_path: Path):
@@ -21,9 +22,13 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
     matrix = write_matrix(cases, ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)})
     out = tmp_path / "reports"
     results = out / "results.json"
-    run = subprocess.Popen([sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out),
-                            "-n", "0", "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           start_new_session=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + 300
     while not (results.exists() and len(read_results(results)["cells"]) >= 2):
         assert run.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"

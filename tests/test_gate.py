@@ -1,0 +1,246 @@
+"""The upgrade gate: properties of the diff, known failures, flakes, and the CLI's exit codes on real files."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness import gate
+from harness.errors import InputError
+from harness.history import render as render_history
+from harness.records import SCHEMA, STATUSES, new_record
+from tests.conftest import REPO
+
+CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> dict:
+    """A results file: a non-empty subset of the cells, each with a status (and an error where failing)."""
+    ids = [(c, s, p) for c in CASES for s in STYLES for p in PATHS]
+    chosen = draw(st.lists(st.sampled_from(ids), min_size=1, unique=True))
+    cells = []
+    for case, style, path in chosen:
+        status = draw(st.sampled_from(STATUSES))
+        failing = status in ("wrong", "error", "crash", "timeout")
+        cells.append(
+            new_record(
+                case,
+                style,
+                path,
+                status=status,
+                error_type=draw(st.sampled_from(["RuntimeError", "Mismatch"])) if failing else None,
+                stage=draw(st.sampled_from(["trace", "run"])) if failing else None,
+            )
+        )
+    return {"schema": SCHEMA, "environment": {"torch": "2.11.0", "device": "NVIDIA H200"}, "cells": cells}
+
+
+@given(runs())
+def test_a_run_against_itself_changes_nothing(run: dict):
+    assert gate.diff(run, run) == []
+
+
+@given(runs(), st.data())
+def test_one_pass_turned_error_is_exactly_one_regression(run: dict, data: st.DataObject):
+    passing = [cell for cell in run["cells"] if cell["status"] == "pass"]
+    if not passing:
+        run["cells"][0]["status"] = "pass"
+        passing = [run["cells"][0]]
+    victim = data.draw(st.sampled_from(passing))["id"]
+    current = json.loads(json.dumps(run))
+    for cell in current["cells"]:
+        if cell["id"] == victim:
+            cell.update(status="error", error_type="RuntimeError", stage="compile")
+    changes = gate.diff(run, current)
+    assert [(c.id, c.kind) for c in changes] == [(victim, "regression")]
+    assert gate.failing(changes, strict=False) == changes
+    known = {victim: gate.KnownFailure(victim, "upstream bug", "https://example.invalid/1")}
+    assert [c.kind for c in gate.diff(run, current, known)] == ["known"]
+    assert gate.failing(gate.diff(run, current, known), strict=True) == []
+
+
+@given(runs(), st.data())
+def test_a_dropped_cell_is_missing_and_an_added_one_new(run: dict, data: st.DataObject):
+    dropped = data.draw(st.sampled_from(run["cells"]))
+    smaller = {**run, "cells": [cell for cell in run["cells"] if cell is not dropped]}
+    assert [(c.id, c.kind) for c in gate.diff(run, smaller)] == [(dropped["id"], "missing")]
+    assert [(c.id, c.kind) for c in gate.diff(smaller, run)] == [(dropped["id"], "new")]
+
+
+@given(runs(), runs())
+@settings(max_examples=50)
+def test_only_regressions_and_missing_cells_fail_unless_strict(before: dict, after: dict):
+    changes = gate.diff(before, after)
+    assert {c.kind for c in gate.failing(changes, strict=False)} <= {"regression", "missing"}
+    assert set(gate.failing(changes, strict=False)) <= set(gate.failing(changes, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("was", "now", "kind"),
+    [
+        ({"status": "pass"}, {"status": "wrong"}, "regression"),
+        ({"status": "error"}, {"status": "pass"}, "fix"),
+        ({"status": "pass"}, {"status": "skip"}, "skipped_now"),
+        (
+            {"status": "error", "error_type": "A", "stage": "trace"},
+            {"status": "error", "error_type": "B", "stage": "trace"},
+            "changed_failure",
+        ),
+        (
+            {"status": "error", "error_type": "A", "stage": "trace"},
+            {"status": "error", "error_type": "A", "stage": "run"},
+            "changed_failure",
+        ),
+        (
+            {"status": "error", "error_type": "A", "stage": "run"},
+            {"status": "error", "error_type": "A", "stage": "run"},
+            None,
+        ),
+        ({"status": "skip"}, {"status": "skip"}, None),
+    ],
+)
+def test_classes(was: dict, now: dict, kind: str | None):
+    assert gate.classify(was, now) == kind
+
+
+def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", torch: str = "2.11.0") -> Path:
+    path.write_text(
+        json.dumps(
+            {
+                "schema": SCHEMA,
+                "environment": {"torch": torch, "triton": "3.6.0", "device": device, "commit": "abc"},
+                "cells": cells,
+            }
+        )
+    )
+    return path
+
+
+def run_gate(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "harness", "gate", *args], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+
+
+def test_cli_exit_codes_and_readable_diff(tmp_path: Path):
+    good = [
+        new_record("sin", "triton_op", "aoti_strict", status="pass"),
+        new_record("sin", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError", stage="trace"),
+    ]
+    bad = [new_record("sin", "triton_op", "aoti_strict", status="crash", error_type="SIGSEGV"), good[1]]
+    old, new = results_file(tmp_path / "old.json", good), results_file(tmp_path / "new.json", bad, torch="2.13.0")
+    out = tmp_path / "gate.md"
+
+    same = run_gate("--baseline", str(old), "--current", str(old), "--out", str(out))
+    assert same.returncode == 0 and "# Upgrade gate: PASS" in out.read_text()
+
+    broke = run_gate("--baseline", str(old), "--current", str(new), "--out", str(out))
+    assert broke.returncode == 1
+    text = out.read_text()
+    assert "# Upgrade gate: FAIL" in text and "## Regressions" in text
+    row = next(line for line in text.splitlines() if line.startswith("| sin-triton_op-aoti_strict"))
+    assert [part.strip() for part in row.strip("|").split("|")] == [
+        "sin-triton_op-aoti_strict",
+        "✅ pass",
+        "💥 crash (SIGSEGV)",
+    ]
+    assert "torch 2.11.0" in text and "torch 2.13.0" in text
+    assert "not re-running regressions" in broke.stderr  # measured on another machine than this one
+
+    known = tmp_path / "known.toml"
+    known.write_text(
+        '[[known]]\nid = "sin-triton_op-aoti_strict"\nreason = "AOTI load segfault"\n'
+        'link = "https://github.com/pytorch/pytorch/issues/1"\n'
+    )
+    assert (
+        run_gate("--baseline", str(old), "--current", str(new), "--known", str(known), "--out", str(out)).returncode
+        == 0
+    )
+    assert "## Known failures" in out.read_text() and "AOTI load segfault" in out.read_text()
+
+    fixed = run_gate("--baseline", str(new), "--current", str(old), "--out", str(out), "--strict")
+    assert fixed.returncode == 1 and "## Fixes" in out.read_text()
+    assert run_gate("--baseline", str(new), "--current", str(old), "--out", str(out)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("current", "message"),
+    [
+        ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b', "(json): not valid JSON"),
+        ('{"schema": 2, "environment": {}, "cells": []}', "schema: expected 1"),
+        ('{"schema": 1, "environment": {}, "cells": []}', "cells: no cell ran"),
+    ],
+)
+def test_cli_unusable_input_is_exit_2(tmp_path: Path, current: str, message: str):
+    old = results_file(tmp_path / "old.json", [new_record("sin", "raw_jit", "eager", status="pass")])
+    bad = tmp_path / "new.json"
+    bad.write_text(current)
+    done = run_gate("--baseline", str(old), "--current", str(bad), "--out", str(tmp_path / "g.md"))
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_all_skip_and_foreign_case_sets_are_errors(tmp_path: Path):
+    old = {"cells": [new_record("sin", "raw_jit", "eager", status="pass")]}
+    with pytest.raises(InputError, match="no cell ran"):
+        gate.check_comparable(old, {"cells": [new_record("sin", "raw_jit", "eager", status="skip")]}, "o", "n")
+    with pytest.raises(InputError, match="another case set"):
+        gate.check_comparable(old, {"cells": [new_record("add", "raw_jit", "eager", status="pass")]}, "o", "n")
+
+
+def test_known_file_entries_must_match_cells(tmp_path: Path):
+    known = tmp_path / "known.toml"
+    known.write_text('[[known]]\nid = "nope-raw_jit-eager"\nreason = "r"\nlink = "l"\n')
+    with pytest.raises(InputError, match=r"known\[0\]\.id: matches no cell"):
+        gate.load_known(known, {"sin-raw_jit-eager"})
+    known.write_text('[[known]]\nid = "sin-raw_jit-eager"\nreason = "r"\n')
+    with pytest.raises(InputError, match=r"known\[0\]: expected exactly the keys"):
+        gate.load_known(known, {"sin-raw_jit-eager"})
+
+
+def test_a_regression_that_passes_when_re_run_is_flaky(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
+    cell = "tests.fixtures.good-triton_op-cpu_fallback"
+    passed = new_record("tests.fixtures.good", "triton_op", "cpu_fallback", status="pass")
+    failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
+    old = results_file(tmp_path / "old.json", [passed], device="cpu")
+    new = results_file(tmp_path / "new.json", [failed], device="cpu")
+    out = tmp_path / "gate.md"
+    done = run_gate(
+        "--baseline", str(old), "--current", str(new), "--matrix", str(matrix), "--rerun", "1", "--out", str(out)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "## Flaky" in out.read_text() and cell in out.read_text() and "pass on re-run 1" in out.read_text()
+    strict = run_gate(
+        "--baseline",
+        str(old),
+        "--current",
+        str(new),
+        "--matrix",
+        str(matrix),
+        "--rerun",
+        "1",
+        "--out",
+        str(out),
+        "--strict",
+    )
+    assert strict.returncode == 1
+
+
+def test_history_shows_each_cell_across_versions():
+    def run(torch: str, status: str) -> dict:
+        return {
+            "environment": {"torch": torch, "triton": "3", "device": "cpu"},
+            "cells": [
+                new_record("sin", "triton_op", "cpu_compile", status=status),
+                new_record("sin", "control", "cpu_compile", status="pass"),
+            ],
+        }
+
+    text = render_history([run("2.13.0+cpu", "error"), run("2.15.0", "pass")])
+    assert "| sin-triton_op-cpu_compile | 2.13.0 ❌ → 2.15.0 ✅ |" in text
+    assert "## Cells whose status changed (1)" in text
