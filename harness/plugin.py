@@ -81,14 +81,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         unknown = sorted(set(wanted) - {item.name for item in items if isinstance(item, CellItem)})
         if unknown:
             pytest.exit(f"command line: --cells: unknown cell id(s) {', '.join(unknown)}", returncode=EXIT_BAD_INPUT)
-    if not done and not wanted:
-        return
     keep = [
         item
         for item in items
         if not isinstance(item, CellItem) or (item.name not in done and (not wanted or item.name in wanted))
     ]
-    config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    # Longest paths first (their timeout is the proxy), so that no slow cell starts last and holds the run
+    # up; records and charts keep the matrix's order.
+    keep.sort(key=lambda item: -item.spec.timeout if isinstance(item, CellItem) else 0)
     items[:] = keep
 
 
