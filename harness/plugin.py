@@ -269,7 +269,7 @@ class ResultsWriter:
         write_results(self.results_file, env, cells)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.expected:
+        if not self.expected or self.config.option.collectonly:
             return
         from harness.report import write_chart
 
