@@ -88,10 +88,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
-    # Longest paths first (their timeout is the proxy), so that no slow cell starts last and holds the run
-    # up; records and charts keep the matrix's order.
-    keep.sort(key=lambda item: -item.spec.timeout if isinstance(item, CellItem) else 0)
-    items[:] = keep
+        items[:] = keep
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -191,6 +188,7 @@ class ResultsWriter:
         self.start = time.perf_counter()
         self.resumed: list[str] = []
         self.previous_env: dict[str, Any] = {}
+        self.finished = False
         previous = _resumed(config)
         if previous is not None:
             import torch
@@ -268,11 +266,20 @@ class ResultsWriter:
         cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
         write_results(self.results_file, env, cells)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.expected or self.config.option.collectonly:
+        self.finish()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
+
+    def finish(self) -> None:
+        """Write the final results and draw the chart, once (a partial chart for an interrupted run)."""
+        if not self.expected or self.config.option.collectonly or self.finished:
             return
         from harness.report import write_chart
 
+        self.finished = True
         self._write(complete=True)
         write_chart(self.results_file, self.chart_file)
 
