@@ -121,7 +121,7 @@ def _stamp(env: dict[str, Any]) -> str:
         f"CUDA {env.get('cuda')}",
         f"Python {env.get('python')}",
         f"host {escape(str(env.get('host')), 60)}",
-        f"commit {env.get('commit')}",
+        f"commit {env.get('commit')} (source digest {env.get('source_digest')})",
         f"{env.get('timestamp')}",
         f"{env.get('wall_seconds')} s wall with {env.get('workers')} worker(s)",
     ]
