@@ -16,8 +16,7 @@ from harness.records import FAILURES, environment, new_record, read_results, wri
 
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
-process_key = pytest.StashKey[Any]()
-writer_key = pytest.StashKey["ResultsWriter"]()
+process_key = pytest.StashKey[Any]()  # the harness.worker.CellProcess
 PROGRESS_EVERY = 25
 
 
@@ -34,9 +33,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     if not hasattr(config, "workerinput"):
-        writer = ResultsWriter(config)
-        config.stash[writer_key] = writer
-        config.pluginmanager.register(writer, "harness-results")
+        config.pluginmanager.register(ResultsWriter(config), "harness-results")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
