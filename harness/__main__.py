@@ -19,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     for axis in ("cases", "styles", "paths", "cells"):
         run.add_argument(f"--{axis}", default=None, help=f"only these {axis} (comma-separated ids)")
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
+    run.add_argument("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
     listing = commands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default="matrix.toml")
     report = commands.add_parser("report", help="redraw the chart from a results file")
@@ -35,6 +36,9 @@ def main(argv: list[str] | None = None) -> int:
     history = commands.add_parser("history", help="one chart of several runs (oldest first)")
     history.add_argument("results", nargs="+")
     history.add_argument("--out", default="reports/history.md")
+    merging = commands.add_parser("merge", help="merge shard results (--shard I/N runs) into one file and chart")
+    merging.add_argument("results", nargs="+")
+    merging.add_argument("--out", default="reports/results.json")
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
@@ -51,7 +55,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     import pytest
     import torch
 
-    from harness.config import load_matrix, parse_ids, select
+    from harness.config import load_matrix, parse_ids, parse_shard, select
     from harness.records import read_results
 
     axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
@@ -65,6 +69,9 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         pytest_args = ["--resume", *pytest_args]
     if args.cells:
         pytest_args = ["--cells", args.cells, *pytest_args]
+    if args.shard:
+        parse_shard(args.shard)
+        pytest_args = ["--shard", args.shard, *pytest_args]
     pytest_args = [arg for axis, value in axes.items() if value for arg in (f"--{axis}", value)] + pytest_args
     if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
         pytest_args = ["-n", str(default_workers()), *pytest_args]
@@ -186,7 +193,26 @@ def draw_history(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"run": run_matrix, "list": list_cells, "report": report, "gate": gate, "history": draw_history}
+def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.records import merge, read_results, write_results
+    from harness.report import write_chart
+
+    merged = merge([(file, read_results(file)) for file in args.results])
+    out = Path(args.out)
+    write_results(out, merged["environment"], merged["cells"])
+    write_chart(out, out.with_name("matrix.md"))
+    print(f"merged {len(args.results)} files, {len(merged['cells'])} cells: {out}")
+    return 0
+
+
+COMMANDS = {
+    "run": run_matrix,
+    "list": list_cells,
+    "report": report,
+    "gate": gate,
+    "history": draw_history,
+    "merge": merge_shards,
+}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -140,6 +140,8 @@ def run_cell(
     start = time.perf_counter()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
+    if device == "cuda" and torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()
     torch.manual_seed(0)
     try:
         if device == "cuda" and not torch.cuda.is_available():
@@ -150,6 +152,7 @@ def run_cell(
         record.update(status="skip", reason=str(skip))
     except Exception as error:  # the cell's own failure is the measurement
         record.update(classify(error, cell.stage))
+    cell.diagnostics.update(memory(device))
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if breaks:
         cell.diagnostics["graph_breaks"] = breaks
@@ -189,3 +192,19 @@ def _refine_stage(error: BaseException, stage: str) -> str:
 def device_name() -> str:
     """The GPU's name, or "cpu" where there is no CUDA device."""
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
+
+def memory(device: str) -> dict[str, float]:
+    """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB):
+    a series over a worker's cells shows growth from cell to cell."""
+    import resource
+
+    with open("/proc/self/statm") as statm:
+        rss_pages = int(statm.read().split()[1])
+    usage = {
+        "rss_mb": round(rss_pages * resource.getpagesize() / 2**20, 1),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+    }
+    if device == "cuda" and torch.cuda.is_available():
+        usage["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+    return usage

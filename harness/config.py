@@ -75,6 +75,14 @@ def parse_ids(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
+    return int(index), int(count)
+
+
 def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tuple[str, ...]:
     if not wanted:
         return known

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.config import Matrix, PathSpec, cell_id, load_matrix, parse_ids, select
+from harness.config import Matrix, PathSpec, cell_id, load_matrix, parse_ids, parse_shard, select
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records import FAILURES, environment, new_record, read_results, write_results
 
@@ -27,6 +27,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for axis in ("cases", "styles", "paths"):
         group.addoption(f"--{axis}", default=None, type=parse_ids, help=f"only these {axis} (comma-separated ids)")
     group.addoption("--cells", default=None, type=parse_ids, help="only these cell ids (comma-separated)")
+    group.addoption("--shard", default=None, type=parse_shard, help="I/N: run the I-th of N interleaved shares")
     group.addoption("--resume", action="store_true", help="keep the records in --report-dir, run only missing cells")
 
 
@@ -78,10 +79,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         unknown = sorted(set(wanted) - {item.name for item in items if isinstance(item, CellItem)})
         if unknown:
             pytest.exit(f"command line: --cells: unknown cell id(s) {', '.join(unknown)}", returncode=EXIT_BAD_INPUT)
+    shard, shards = config.getoption("shard") or (1, 1)
+    cells = [item for item in items if isinstance(item, CellItem)]
+    in_shard = {item.name for index, item in enumerate(cells) if index % shards == shard - 1}
     keep = [
         item
         for item in items
-        if not isinstance(item, CellItem) or (item.name not in done and (not wanted or item.name in wanted))
+        if not isinstance(item, CellItem)
+        or (item.name in in_shard and item.name not in done and (not wanted or item.name in wanted))
     ]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
@@ -259,6 +264,8 @@ class ResultsWriter:
         env["expected_cells"] = self.expected
         if self.resumed:
             env["resumed_cells"] = len(self.resumed)
+        if self.config.getoption("shard"):
+            env["shard"] = "{}/{}".format(*self.config.getoption("shard"))
         order = {cell: index for index, cell in enumerate(self.expected)}
         cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
         write_results(self.results_file, env, cells)

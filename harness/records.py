@@ -130,3 +130,40 @@ def read_results(file: Path | str) -> dict[str, Any]:
             raise InputError(file, f"{key}.id", f"duplicate cell {cell['id']!r}")
         seen.add(cell["id"])
     return data
+
+
+def merge(runs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """One results file from shards of one matrix run on machines alike (same torch, triton, device)."""
+    first_file, first = runs[0]
+    env = dict(first["environment"])
+    cells: dict[str, dict[str, Any]] = {}
+    # --shard I/N deals cell k to share k mod N: dealing the shares' lists back restores the matrix order
+    runs = sorted(runs, key=lambda run: str(run[1]["environment"].get("shard") or ""))
+    lists = [data["environment"].get("expected_cells", []) for _, data in runs]
+    expected = [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+    for file, data in runs:
+        other = data["environment"]
+        for key in ("torch", "triton", "device"):
+            if other.get(key) != env.get(key):
+                raise InputError(
+                    file, f"environment.{key}", f"{other.get(key)!r}, but {first_file} has {env.get(key)!r}"
+                )
+        for index, cell in enumerate(data["cells"]):
+            if cell["id"] in cells:
+                raise InputError(file, f"cells[{index}].id", f"{cell['id']!r} is in another shard too")
+            cells[cell["id"]] = cell
+    environments = [data["environment"] for _, data in runs]
+    env.update(
+        expected_cells=expected,
+        complete=all(e.get("complete") for e in environments) and all(cell in cells for cell in expected),
+        wall_seconds=max(e.get("wall_seconds") or 0 for e in environments),
+        workers=sum(e.get("workers") or 0 for e in environments),
+        shards=len(runs),
+        hosts=sorted({str(e.get("host")) for e in environments}),
+    )
+    order = {cell: index for index, cell in enumerate(expected)}
+    return {
+        "schema": SCHEMA,
+        "environment": env,
+        "cells": sorted(cells.values(), key=lambda c: order.get(c["id"], len(order))),
+    }

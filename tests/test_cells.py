@@ -74,3 +74,8 @@ def test_comparison_fails_on_every_kind_of_difference(actual, message: str):
 
 def test_comparison_accepts_within_tolerance():
     assert_match("output", torch.tensor([1.0, 2.0 + 5e-6]), torch.tensor([1.0, 2.0]), Tolerance(1e-5, 1e-6))
+
+
+def test_memory_is_recorded_per_cell(tmp_path: Path):
+    diagnostics = run("sin", "control", "cpu_fallback", tmp_path)["diagnostics"]
+    assert 0 < diagnostics["rss_mb"] <= diagnostics["peak_rss_mb"]

@@ -65,3 +65,28 @@ def test_resume_rejects_a_corrupt_results_file(write_matrix, tmp_path: Path):
     assert done.returncode == 2
     assert f"{tmp_path / 'results.json'}: (json): not valid JSON" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
+    matrix = write_matrix(
+        ["tests.fixtures.good", "tests.fixtures.wrong"], ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)}
+    )
+    whole, shards = tmp_path / "whole", [tmp_path / "s1", tmp_path / "s2"]
+    assert harness("run", "--matrix", str(matrix), "--report-dir", str(whole), "-n", "0").returncode == 0
+    for index, out in enumerate(shards, start=1):
+        done = harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--shard", f"{index}/2")
+        assert done.returncode == 0, done.stdout[-2000:]
+        assert len(read_results(out / "results.json")["cells"]) == 2
+    merged = tmp_path / "merged" / "results.json"
+    done = harness("merge", *(str(out / "results.json") for out in shards), "--out", str(merged))
+    assert done.returncode == 0, done.stderr
+    expected = read_results(whole / "results.json")
+    result = read_results(merged)
+    assert [(c["id"], c["status"]) for c in result["cells"]] == [(c["id"], c["status"]) for c in expected["cells"]]
+    assert result["environment"]["complete"] is True and result["environment"]["shards"] == 2
+    chart = (merged.parent / "matrix.md").read_text()
+    assert "❗WRONG [1]" in chart and "Incomplete" not in chart
+
+    again = harness("merge", str(shards[0] / "results.json"), str(shards[0] / "results.json"), "--out", str(merged))
+    assert again.returncode == 2 and "is in another shard too" in again.stderr
+    assert harness("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2
