@@ -201,10 +201,9 @@ def memory(device: str) -> dict[str, float]:
 
     with open("/proc/self/statm") as statm:
         rss_pages = int(statm.read().split()[1])
-    usage = {
-        "rss_mb": round(rss_pages * resource.getpagesize() / 2**20, 1),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-    }
+    rss = rss_pages * resource.getpagesize() / 2**20
+    peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # the kernel updates maxrss lazily
+    usage = {"rss_mb": round(rss, 1), "peak_rss_mb": round(peak, 1)}
     if device == "cuda" and torch.cuda.is_available():
         usage["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
     return usage
