@@ -36,6 +36,7 @@ class Matrix:
     styles: tuple[str, ...]
     paths: tuple[PathSpec, ...]
     tolerances: dict[str, Tolerance]
+    docs: dict[str, Any] | None = None  # {"source": url, "expect": {style: {path: documented as supported}}}
 
     def path(self, path_id: str) -> PathSpec:
         return next(spec for spec in self.paths if spec.id == path_id)
@@ -113,6 +114,7 @@ def load_matrix(file: Path | str) -> Matrix:
         raise InputError(file, "(file)", "no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
+    docs = _docs(file, data.pop("docs", None))
     _no_unknown(file, "", data, TOP_KEYS)
     cases = _ids(file, "cases", data, None)
     styles = _ids(file, "styles", data, STYLES)
@@ -125,7 +127,28 @@ def load_matrix(file: Path | str) -> Matrix:
     }
     for index, case_id in enumerate(cases):
         _check_case(file, index, case_id, tolerances)
-    return Matrix(file=file, cases=cases, styles=styles, paths=paths, tolerances=tolerances)
+    for style, expect in (docs or {}).get("expect", {}).items():
+        if style not in styles:
+            raise InputError(file, f"docs.expect.{style}", f"not a style of this matrix ({', '.join(styles)})")
+        for path_id in expect:
+            if path_id not in path_table:
+                raise InputError(file, f"docs.expect.{style}.{path_id}", "not a path of this matrix")
+    return Matrix(file=file, cases=cases, styles=styles, paths=paths, tolerances=tolerances, docs=docs)
+
+
+def _docs(file: Path, value: Any) -> dict[str, Any] | None:
+    """The optional [docs] table: what a document claims, per style and path (true: supported)."""
+    if value is None:
+        return None
+    table = _table(file, "docs", value)
+    _no_unknown(file, "docs.", table, {"source", "expect"})
+    if not isinstance(table["source"], str):
+        raise InputError(file, "docs.source", "expected a string (where the claims come from)")
+    for style, expect in _table(file, "docs.expect", table["expect"]).items():
+        for path_id, claim in _table(file, f"docs.expect.{style}", expect).items():
+            if not isinstance(claim, bool):
+                raise InputError(file, f"docs.expect.{style}.{path_id}", f"expected true or false, got {claim!r}")
+    return table
 
 
 def _check_case(file: Path, index: int, case_id: str, tolerances: dict[str, Tolerance]) -> None:

@@ -210,6 +210,7 @@ class ResultsWriter:
             option = self.config.option
             workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
             self.env = environment(device or "unknown", workers, str(self.config.getoption("matrix")))
+            self.env["docs"] = _matrix(self.config).docs
         return self.env
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -21,6 +21,7 @@ LEGEND = {
     "skip": "cannot run on this machine (reason in the note); neither a pass nor a fail",
 }
 BROKEN_PATH = "†"
+CONTRADICTS = "≠docs"
 MAX_NOTE = 300
 
 
@@ -71,6 +72,9 @@ def render(data: dict[str, Any]) -> str:
             + (f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""),
             "",
         ]
+    contradicting = contradictions(list(cells.values()), env.get("docs"))
+    if contradicting:
+        out += _contradiction_section(contradicting, env["docs"], cells)
     out += [
         "## Summary",
         "",
@@ -94,6 +98,8 @@ def render(data: dict[str, Any]) -> str:
                     mark += f" [{note(record)}]"
                 if path in broken and record["status"] in FAILURES and style != "control":
                     mark += BROKEN_PATH
+                if record["id"] in contradicting:
+                    mark += f" {CONTRADICTS}"
                 row.append(mark)
             rows.append(row)
         out += [f"## {case}", "", tabulate(rows, headers=["style \\ path", *paths], tablefmt="github"), ""]
@@ -110,6 +116,40 @@ def render(data: dict[str, Any]) -> str:
         out += [f"{number}. {escape(text)}" for text, number in notes.items()]
         out.append("")
     return "\n".join(out)
+
+
+def contradictions(cells: list[dict[str, Any]], docs: dict[str, Any] | None) -> dict[str, bool]:
+    """Cells whose status contradicts the docs' claim, either way: cell id -> the claim (supported or not).
+    A skipped cell contradicts nothing."""
+    expect = (docs or {}).get("expect", {})
+    found = {}
+    for cell in cells:
+        claim = expect.get(cell["style"], {}).get(cell["path"])
+        if claim is not None and ((claim and cell["status"] in FAILURES) or (not claim and cell["status"] == "pass")):
+            found[cell["id"]] = claim
+    return found
+
+
+def _contradiction_section(found: dict[str, bool], docs: dict[str, Any], cells: dict[str, Any]) -> list[str]:
+    return [
+        f"## Contradicts the docs ({len(found)} cells)",
+        "",
+        f"Claims from {escape(docs.get('source', ''), 300)}, as declared under `[docs]` in the matrix file.",
+        "",
+        tabulate(
+            [
+                [
+                    cell,
+                    "supported" if claim else "not supported",
+                    f"{SYMBOLS[cells[cell]['status']]} {cells[cell]['status']}",
+                ]
+                for cell, claim in found.items()
+            ],
+            headers=["cell", "documented", "measured"],
+            tablefmt="github",
+        ),
+        "",
+    ]
 
 
 def _stamp(env: dict[str, Any]) -> str:

@@ -78,3 +78,25 @@ def test_list_prints_every_id_in_matrix_order():
         [sys.executable, "-m", "harness", "list"], cwd=REPO, capture_output=True, text=True, check=True
     )
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()
+
+
+@pytest.mark.parametrize(
+    ("docs", "key"),
+    [
+        ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { eager = "yes" }\n', "docs.expect.raw_jit.eager"),
+        ('[docs]\nsource = "x"\n[docs.expect]\ntriton_op = { eager = true }\n', "docs.expect.triton_op"),
+        ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { compile = true }\n', "docs.expect.raw_jit.compile"),
+        ('[docs]\nexpect = { raw_jit = { eager = true } }\n', "docs.source"),
+    ],
+)
+def test_bad_docs_claims_name_the_key(tmp_path: Path, docs: str, key: str):
+    file = tmp_path / "bad.toml"
+    file.write_text(GOOD_HEAD + TOLERANCES + docs)
+    with pytest.raises(InputError) as raised:
+        load_matrix(file)
+    assert str(raised.value).startswith(f"{file}: {key}: ")
+
+
+def test_default_matrix_declares_the_recipe_claims():
+    docs = load_matrix(REPO / "matrix.toml").docs
+    assert docs["expect"]["custom_op"]["aoti_strict"] is False and docs["expect"]["raw_jit"]["cpu_fallback"] is False
