@@ -65,15 +65,13 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         **{k: parse_ids(v) if v else None for k, v in axes.items()},
         cuda=torch.cuda.is_available(),
     )
-    if args.resume:
-        pytest_args = ["--resume", *pytest_args]
-    if args.cells:
-        pytest_args = ["--cells", args.cells, *pytest_args]
     if args.shard:
         parse_shard(args.shard)
-        pytest_args = ["--shard", args.shard, *pytest_args]
-    pytest_args = [arg for axis, value in axes.items() if value for arg in (f"--{axis}", value)] + pytest_args
-    if not any(arg == "-n" or arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
+    forwarded = {**axes, "cells": args.cells, "shard": args.shard}
+    pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args
+    if args.resume:
+        pytest_args = ["--resume", *pytest_args]
+    if not any(arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
         pytest_args = ["-n", str(default_workers()), *pytest_args]
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it)
     code = pytest.main(
