@@ -86,7 +86,7 @@ def test_list_prints_every_id_in_matrix_order():
         ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { eager = "yes" }\n', "docs.expect.raw_jit.eager"),
         ('[docs]\nsource = "x"\n[docs.expect]\ntriton_op = { eager = true }\n', "docs.expect.triton_op"),
         ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { compile = true }\n', "docs.expect.raw_jit.compile"),
-        ('[docs]\nexpect = { raw_jit = { eager = true } }\n', "docs.source"),
+        ("[docs]\nexpect = { raw_jit = { eager = true } }\n", "docs.source"),
     ],
 )
 def test_bad_docs_claims_name_the_key(tmp_path: Path, docs: str, key: str):

@@ -151,17 +151,22 @@ def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
 
 def test_cells_contradicting_the_docs_are_listed_and_marked():
     docs = {"source": "the recipe", "expect": {"raw_jit": {"eager": True, "export_nonstrict": False}}}
-    chart = render(results(
-        new_record("add", "raw_jit", "eager", status="error", error_type="E", error="boom", stage="run"),
-        new_record("add", "raw_jit", "export_nonstrict", status="pass"),
-        new_record("add", "raw_jit", "compile", status="error", error_type="E", error="no claim", stage="run"),
-        new_record("sin", "raw_jit", "eager", status="pass"),
-        new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
-        docs=docs,
-    ))
+    chart = render(
+        results(
+            new_record("add", "raw_jit", "eager", status="error", error_type="E", error="boom", stage="run"),
+            new_record("add", "raw_jit", "export_nonstrict", status="pass"),
+            new_record("add", "raw_jit", "compile", status="error", error_type="E", error="no claim", stage="run"),
+            new_record("sin", "raw_jit", "eager", status="pass"),
+            new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
+            docs=docs,
+        )
+    )
     assert "## Contradicts the docs (2 cells)" in chart and "Claims from the recipe" in chart
     top = table(chart, "Contradicts the docs (2 cells)")
-    assert top == {"cell": ["documented", "measured"], "add-raw_jit-eager": ["supported", "❌ error"],
-                   "add-raw_jit-export_nonstrict": ["not supported", "✅ pass"]}
+    assert top == {
+        "cell": ["documented", "measured"],
+        "add-raw_jit-eager": ["supported", "❌ error"],
+        "add-raw_jit-export_nonstrict": ["not supported", "✅ pass"],
+    }
     assert table(chart, "add")["raw_jit"] == ["❌ [1] ≠docs", "✅ ≠docs", "❌ [2]"]
     assert table(chart, "sin")["raw_jit"] == ["✅", "➖ [3]", "·"]

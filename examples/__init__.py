@@ -1,0 +1,1 @@
+"""Worked examples of user kernels run through the harness (see README, "Your own kernels")."""
