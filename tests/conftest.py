@@ -1,5 +1,7 @@
 """Fixtures for the harness's own tests."""
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,6 +14,13 @@ float32 = { atol = 1e-5, rtol = 1e-5 }
 float16 = { atol = 1e-3, rtol = 4e-3 }
 bfloat16 = { atol = 1e-2, rtol = 1.6e-2 }
 """
+
+
+def run_harness(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` from the repository root, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def matrix_text(cases: list[str], styles: list[str], paths: dict[str, tuple[str, float]]) -> str:

@@ -1,14 +1,12 @@
 """matrix.toml validation: the real file loads; every kind of bad input is one line naming file and key."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.config import load_matrix
 from harness.errors import InputError
-from tests.conftest import REPO, TOLERANCES
+from tests.conftest import REPO, TOLERANCES, run_harness
 
 GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'
 
@@ -62,9 +60,7 @@ def test_missing_file(tmp_path: Path):
 def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
     file = tmp_path / "bad.toml"
     file.write_text(GOOD_HEAD.replace('"raw_jit"', '"nope"') + TOLERANCES)
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", *command, "--matrix", str(file)], cwd=REPO, capture_output=True, text=True
-    )
+    done = run_harness(*command, "--matrix", str(file))
     assert done.returncode == 2
     assert (
         done.stderr.strip()
@@ -74,9 +70,8 @@ def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
 
 
 def test_list_prints_every_id_in_matrix_order():
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "list"], cwd=REPO, capture_output=True, text=True, check=True
-    )
+    done = run_harness("list")
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()
 
 

@@ -10,7 +10,7 @@ import torch
 
 from harness.config import load_matrix
 from harness.records import read_results
-from tests.conftest import REPO
+from tests.conftest import REPO, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 CPU_PATHS = [spec.id for spec in MATRIX.paths if spec.device == "cpu"]
@@ -20,14 +20,7 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machi
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
     out = tmp_path_factory.mktemp("reports")
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "run", "--report-dir", str(out), "-n", "2", "-q"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
-    return done, out
+    return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
 
 
 def test_every_cell_has_a_record(cpu_run):
@@ -70,12 +63,7 @@ def test_chart_is_drawn_from_the_records(cpu_run):
     for case in MATRIX.cases:
         assert f"## {case}\n" in chart
     redrawn = out / "again.md"
-    subprocess.run(
-        [sys.executable, "-m", "harness", "report", "--results", str(out / "results.json"), "--out", str(redrawn)],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-    )
+    assert run_harness("report", "--results", str(out / "results.json"), "--out", str(redrawn)).returncode == 0
     assert redrawn.read_text() == chart
 
 
@@ -98,23 +86,7 @@ def test_pytest_collects_the_same_ids_as_list():
 
 
 def test_selection_runs_only_the_selected_cells(tmp_path: Path):
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "run",
-            "--report-dir",
-            str(tmp_path),
-            "-q",
-            "-k",
-            "sin and triton_op and cpu_",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_harness("run", "--report-dir", str(tmp_path), "-q", "-k", "sin and triton_op and cpu_")
     assert done.returncode == 0, done.stdout[-2000:]
     cells = read_results(tmp_path / "results.json")["cells"]
     assert sorted(c["id"] for c in cells) == ["sin-triton_op-cpu_compile", "sin-triton_op-cpu_fallback"]

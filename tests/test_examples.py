@@ -1,14 +1,12 @@
 """The worked example in examples/: a user kernel outside harness/ and cases/, through the CLI, on CPU."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import torch
 
 from examples.rmsnorm import CASE
 from harness.records import read_results
-from tests.conftest import REPO
+from tests.conftest import run_harness
 
 
 def test_rmsnorm_backward_matches_autograd():
@@ -27,25 +25,7 @@ def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
         ["raw_jit", "triton_op", "custom_op", "control"],
         {"cpu_fallback": ("cpu", 120), "eager": ("cuda", 120)},
     )
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "run",
-            "--matrix",
-            str(matrix),
-            "--report-dir",
-            str(tmp_path / "out"),
-            "-n",
-            "0",
-            "-q",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
     status = {c["id"]: c["status"] for c in read_results(tmp_path / "out" / "results.json")["cells"]}
     assert status["examples.rmsnorm-triton_op-cpu_fallback"] == "pass"

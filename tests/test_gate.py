@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ from harness import gate
 from harness.errors import InputError
 from harness.history import render as render_history
 from harness.records import SCHEMA, STATUSES, new_record
-from tests.conftest import REPO
+from tests.conftest import run_harness
 
 CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
 
@@ -122,9 +121,7 @@ def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", tor
 
 
 def run_gate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", "gate", *args], cwd=REPO, capture_output=True, text=True, timeout=600
-    )
+    return run_harness("gate", *args)
 
 
 def test_cli_exit_codes_and_readable_diff(tmp_path: Path):

@@ -8,13 +8,7 @@ import time
 from pathlib import Path
 
 from harness.records import read_results
-from tests.conftest import REPO
-
-
-def harness(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=600, **kwargs
-    )
+from tests.conftest import REPO, run_harness
 
 
 def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tmp_path: Path):
@@ -41,12 +35,12 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
     assert [c["id"] for c in kept["cells"]] == [f"{good}-triton_op-cpu_fallback", f"{good}-control-cpu_fallback"]
     assert kept["environment"]["complete"] is False
 
-    assert harness("report", "--results", str(results)).returncode == 0
+    assert run_harness("report", "--results", str(results)).returncode == 0
     chart = (out / "matrix.md").read_text()
     missing = f"Missing: {slow}-triton_op-cpu_fallback, {slow}-control-cpu_fallback"
     assert f"**Incomplete run**: 2 of 4 cells recorded. {missing}" in chart
 
-    resumed = harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "--resume")
+    resumed = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "--resume")
     assert resumed.returncode == 0, resumed.stdout[-2000:]
     assert "2 passed, 2 deselected" in resumed.stdout
     final = read_results(results)
@@ -61,7 +55,7 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
 def test_resume_rejects_a_corrupt_results_file(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
     (tmp_path / "results.json").write_text('{"schema": 1, "environment": {}, "cells": [')
-    done = harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "0", "--resume")
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "0", "--resume")
     assert done.returncode == 2
     assert f"{tmp_path / 'results.json'}: (json): not valid JSON" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
@@ -72,13 +66,13 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
         ["tests.fixtures.good", "tests.fixtures.wrong"], ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)}
     )
     whole, shards = tmp_path / "whole", [tmp_path / "s1", tmp_path / "s2"]
-    assert harness("run", "--matrix", str(matrix), "--report-dir", str(whole), "-n", "0").returncode == 0
+    assert run_harness("run", "--matrix", str(matrix), "--report-dir", str(whole), "-n", "0").returncode == 0
     for index, out in enumerate(shards, start=1):
-        done = harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--shard", f"{index}/2")
+        done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--shard", f"{index}/2")
         assert done.returncode == 0, done.stdout[-2000:]
         assert len(read_results(out / "results.json")["cells"]) == 2
     merged = tmp_path / "merged" / "results.json"
-    done = harness("merge", *(str(out / "results.json") for out in shards), "--out", str(merged))
+    done = run_harness("merge", *(str(out / "results.json") for out in shards), "--out", str(merged))
     assert done.returncode == 0, done.stderr
     expected = read_results(whole / "results.json")
     result = read_results(merged)
@@ -87,6 +81,6 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
     chart = (merged.parent / "matrix.md").read_text()
     assert "❗WRONG [1]" in chart and "Incomplete" not in chart
 
-    again = harness("merge", str(shards[0] / "results.json"), str(shards[0] / "results.json"), "--out", str(merged))
+    again = run_harness("merge", str(shards[0] / "results.json"), str(shards[0] / "results.json"), "--out", str(merged))
     assert again.returncode == 2 and "is in another shard too" in again.stderr
-    assert harness("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2
+    assert run_harness("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2

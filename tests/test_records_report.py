@@ -1,8 +1,6 @@
 """Results files (validation, atomic writes) and the chart drawn from them."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +8,7 @@ import pytest
 from harness.errors import InputError
 from harness.records import SCHEMA, new_record, read_results, write_results
 from harness.report import escape, render
-from tests.conftest import REPO
+from tests.conftest import run_harness
 
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
 
@@ -136,15 +134,11 @@ def test_escape_shortens_and_flattens():
 def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
     file = tmp_path / "results.json"
     file.write_text(json.dumps(results(new_record("add", "raw_jit", "eager", status="pass"))))
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO, capture_output=True, text=True
-    )
+    done = run_harness("report", "--results", str(file))
     assert done.returncode == 0, done.stderr
     assert "| raw_jit" in (tmp_path / "matrix.md").read_text()
     file.write_text(file.read_text()[:40])
-    done = subprocess.run(
-        [sys.executable, "-m", "harness", "report", "--results", str(file)], cwd=REPO, capture_output=True, text=True
-    )
+    done = run_harness("report", "--results", str(file))
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {file}: (json): not valid JSON") and "Traceback" not in done.stderr
 
