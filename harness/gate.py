@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.errors import InputError
+from harness.history import label
 from harness.records import FAILURES
 from harness.report import SYMBOLS, escape
 
@@ -151,9 +151,6 @@ def render(
     known: dict[str, KnownFailure] | None = None,
 ) -> str:
     known = known or {}
-    label: Callable[[dict[str, Any]], str] = lambda env: (  # noqa: E731
-        f"torch {env.get('torch')} · triton {env.get('triton')} · {env.get('device')} · commit {env.get('commit')}"
-    )
     verdict = "FAIL" if failing(changes, strict) else "PASS"
     counts = (
         ", ".join(
@@ -164,8 +161,8 @@ def render(
     out = [
         f"# Upgrade gate: {verdict}",
         "",
-        f"- baseline: {label(baseline['environment'])}",
-        f"- current: {label(current['environment'])}",
+        f"- baseline: {label(baseline['environment'])} · commit {baseline['environment'].get('commit')}",
+        f"- current: {label(current['environment'])} · commit {current['environment'].get('commit')}",
         f"- {counts}" + (" (strict)" if strict else ""),
         "",
     ]

@@ -12,7 +12,7 @@ import pytest
 
 from harness.config import Matrix, PathSpec, cell_id, load_matrix, parse_ids, parse_shard, select
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records import FAILURES, environment, new_record, read_results, write_results
+from harness.records import FAILURES, environment, new_record, read_results, summary, write_results
 
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
@@ -40,7 +40,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     process = config.stash.get(process_key, None)
     if process is not None:
-        process.stop()
+        process.close()
 
 
 def _matrix(config: pytest.Config) -> Matrix:
@@ -74,13 +74,13 @@ def _resumed(config: pytest.Config) -> dict[str, Any] | None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     previous = _resumed(config)
     done = {cell["id"] for cell in previous["cells"]} if previous else set()
+    cells = [item for item in items if isinstance(item, CellItem)]
     wanted = config.getoption("cells")
     if wanted:
-        unknown = sorted(set(wanted) - {item.name for item in items if isinstance(item, CellItem)})
+        unknown = sorted(set(wanted) - {item.name for item in cells})
         if unknown:
             pytest.exit(f"command line: --cells: unknown cell id(s) {', '.join(unknown)}", returncode=EXIT_BAD_INPUT)
     shard, shards = config.getoption("shard") or (1, 1)
-    cells = [item for item in items if isinstance(item, CellItem)]
     in_shard = {item.name for index, item in enumerate(cells) if index % shards == shard - 1}
     keep = [
         item
@@ -147,13 +147,6 @@ class CellItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, self.name
-
-
-def summary(record: dict[str, Any]) -> str:
-    """One line: status, stage and the error's first line."""
-    first = (record.get("error") or "").strip().splitlines()
-    stage = f" at {record['stage']}" if record.get("stage") else ""
-    return f"{record['status']}{stage}: {record.get('error_type') or ''}: {first[0] if first else ''}"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -42,6 +42,15 @@ def new_record(case: str, style: str, path: str, **fields: Any) -> dict[str, Any
     return record
 
 
+def summary(record: dict[str, Any]) -> str:
+    """One line: status, stage and the error's first line (the skip reason for a skip)."""
+    if record["status"] == "skip":
+        return f"skip: {record.get('reason') or ''}"
+    first = (record.get("error") or "").strip().splitlines()
+    stage = f" at {record['stage']}" if record.get("stage") else ""
+    return f"{record['status']}{stage}: {record.get('error_type') or ''}: {first[0] if first else ''}"
+
+
 def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
     """What was measured: versions, machine, the harness's commit, how the run was made."""
     import torch

@@ -9,7 +9,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.records import FAILURES, read_results
+from harness.records import FAILURES, read_results, summary
 
 SYMBOLS = {"pass": "✅", "wrong": "❗WRONG", "error": "❌", "crash": "💥", "timeout": "⏱️", "skip": "➖"}
 LEGEND = {
@@ -33,14 +33,6 @@ def escape(text: str, limit: int = MAX_NOTE) -> str:
     return html.escape(flat, quote=False).replace("|", "\\|").replace("`", "'").replace("*", "\\*")
 
 
-def _note_text(record: dict[str, Any]) -> str:
-    if record["status"] == "skip":
-        return f"skip: {record.get('reason') or ''}"
-    first = (record.get("error") or "").strip().splitlines()
-    stage = f" at {record['stage']}" if record.get("stage") else ""
-    return f"{record['status']}{stage}: {record.get('error_type') or ''}: {first[0] if first else ''}"
-
-
 def _axes(cells: Iterable[dict[str, Any]], expected: list[str]) -> tuple[list[str], list[str], list[str]]:
     """Cases, styles and paths in matrix order (the expected cell ids first, then any extra cells)."""
     cases: list[str] = []
@@ -62,7 +54,7 @@ def render(data: dict[str, Any]) -> str:
     notes: dict[str, int] = {}
 
     def note(record: dict[str, Any]) -> int:
-        return notes.setdefault(_note_text(record), len(notes) + 1)
+        return notes.setdefault(summary(record), len(notes) + 1)
 
     out = ["# Triton kernel wrapping styles × PyTorch paths: support chart", "", _stamp(env), ""]
     missing = [cell_id for cell_id in expected if cell_id not in cells]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import faulthandler
 import multiprocessing
 import os
+import shutil
 import signal
 import tempfile
 import time
@@ -99,6 +100,11 @@ class CellProcess:
         if self.conn is not None:
             self.conn.close()
         self.process = self.conn = None
+
+    def close(self) -> None:
+        """Stop the child and remove its working directory (exported packages, inputs, outputs)."""
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _log_tail(self, offset: int) -> str:
         with open(self.log_file, errors="replace") as log:
