@@ -54,6 +54,14 @@ def gate(session: nox.Session) -> None:
 
 
 @nox.session
+def bench(session: nox.Session) -> None:
+    """Harness (cold, warm, without [environment]) vs one process per cell on one selection of cells:
+    wall times and ratios into bench/results/DEVICE.md. ARGS after -- go to python -m bench."""
+    _install(session, *CPU_TORCH, "-e", ".")
+    session.run(_python(session), "-m", "bench", *session.posargs)
+
+
+@nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests on CPU, a CPU run of the matrix included."""
     _install(session, *CPU_TORCH, "-e", ".[test]")

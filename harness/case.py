@@ -29,6 +29,8 @@ class Case:
     - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
     - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
     - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
+    - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
+      (default: 1 to twice the largest of ``sizes``).
     """
 
     id: str
@@ -49,6 +51,7 @@ class Case:
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
     cpu_kernel: Callable[..., Tensor | None] | None = None
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
+    size_bounds: tuple[int, int] | None = None
     description: str = field(default="", compare=False)
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
@@ -81,10 +84,17 @@ class OpModule(torch.nn.Module):
         return args[self.mutated[0]]
 
 
-def load_case(module_name: str) -> Case:
-    """Import a case module and return its ``CASE``."""
+def load_cases(module_name: str) -> list[Case]:
+    """Import a case module and return its cases: ``CASES`` (a list) or ``CASE``."""
     module = importlib.import_module(module_name)
-    case = getattr(module, "CASE", None)
-    if not isinstance(case, Case):
-        raise TypeError(f"{module_name} defines no CASE of type harness.case.Case")
-    return case
+    cases = getattr(module, "CASES", None)
+    if cases is None and hasattr(module, "CASE"):
+        cases = [module.CASE]
+    if not cases or not all(isinstance(case, Case) for case in cases):
+        raise TypeError(f"{module_name} defines neither CASE nor CASES (a list) of harness.case.Case")
+    return list(cases)
+
+
+def load_case(module_name: str, case_id: str) -> Case:
+    """The case ``case_id`` of a case module."""
+    return next(case for case in load_cases(module_name) if case.id == case_id)

@@ -41,13 +41,17 @@ class Cell:
     wrapped: Wrapped | None = None
     stage: str = "build"
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
 
     @property
     def id(self) -> str:
         return f"{self.case.id}-{self.style}"
 
-    def inputs(self, size: int | None = None, seed: int = 0, requires_grad: bool = False) -> Inputs:
-        tensors = self.case.make_inputs(self.case.sizes[0] if size is None else size, self.device, seed)
+    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+        example_size, example_seed = self.example or (self.case.sizes[0], 0)
+        tensors = self.case.make_inputs(
+            example_size if size is None else size, self.device, example_seed if seed is None else seed
+        )
         if requires_grad:
             return tuple(t.detach().requires_grad_(t.is_floating_point()) for t in tensors)
         return tensors
@@ -131,8 +135,10 @@ def run_cell(
     tolerances: Mapping[str, Tolerance],
     workdir: Path,
     cache: dict[tuple[str, str], Wrapped],
+    examples: int = 1,
 ) -> dict[str, Any]:
-    """Run one cell in this process and return its record (never raises for the cell's own failures)."""
+    """Run one cell in this process and return its record (never raises for the cell's own failures).
+    With ``examples`` > 1 the path runs on the case's first size, then on inputs hypothesis draws."""
     from harness.paths import PATHS
 
     cell = Cell(case=case, style=style, device=device, tolerance=tolerance_for(case.dtype, tolerances), workdir=workdir)
@@ -147,7 +153,7 @@ def run_cell(
         if device == "cuda" and not torch.cuda.is_available():
             raise CellSkip("no CUDA device")
         cell.wrapped = build(case, style, cache)
-        PATHS[path](cell)
+        run_examples(cell, PATHS[path], examples)
     except CellSkip as skip:
         record.update(status="skip", reason=str(skip))
     except Exception as error:  # the cell's own failure is the measurement
@@ -159,6 +165,45 @@ def run_cell(
     record["diagnostics"] = cell.diagnostics
     record["seconds"] = round(time.perf_counter() - start, 3)
     return record
+
+
+def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:
+    """Run the path on the case's first size, then on ``examples - 1`` more (size, seed) drawn by hypothesis
+    within the case's ``size_bounds``, derandomized so every run draws the same ones. A failing drawn example
+    is shrunk; the one the error comes from is left in ``cell.example`` (and the record)."""
+    if examples <= 1:
+        runner(cell)
+        return
+    from hypothesis import HealthCheck, Phase, example, given, settings
+    from hypothesis import strategies as st
+
+    low, high = cell.case.size_bounds or (1, 2 * max(cell.case.sizes))
+
+    @settings(
+        max_examples=examples - 1,
+        derandomize=True,
+        database=None,
+        deadline=None,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),
+        suppress_health_check=list(HealthCheck),
+        report_multiple_bugs=False,
+    )
+    @given(size=st.integers(low, high), seed=st.integers(0, 2**16))
+    @example(size=cell.case.sizes[0], seed=0)
+    def check(size: int, seed: int) -> None:
+        cell.example = (size, seed)
+        torch._dynamo.reset()
+        runner(cell)
+
+    try:
+        check()
+    except BaseExceptionGroup as group:  # hypothesis's report of a flaky failure: the first error is the cell's
+        first = group.exceptions[0]
+        cell.diagnostics["flaky_example"] = True
+        raise first from None
+    finally:
+        if cell.example is not None:
+            cell.diagnostics["example"] = {"size": cell.example[0], "seed": cell.example[1]}
 
 
 def classify(error: BaseException, stage: str) -> dict[str, Any]:

@@ -5,17 +5,19 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from harness.case import load_case
+from harness.case import Case, load_cases
 from harness.compare import Tolerance, dtype_name
 from harness.errors import InputError
 
 DEVICES = ("cuda", "cpu")
 TOP_KEYS = {"cases", "styles", "paths", "tolerances"}
+OPTIONAL_TOP_KEYS = {"environment"}
 PATH_KEYS = {"device", "timeout"}
+OPTIONAL_PATH_KEYS = {"examples"}
 TOLERANCE_KEYS = {"atol", "rtol"}
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
 
@@ -25,6 +27,7 @@ class PathSpec:
     id: str
     device: str
     timeout: float
+    examples: int = 1  # inputs per cell: the case's first size, then sizes hypothesis draws
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,9 @@ class Matrix:
     styles: tuple[str, ...]
     paths: tuple[PathSpec, ...]
     tolerances: dict[str, Tolerance]
+    modules: dict[str, str]  # case id -> the module that defines it
     docs: dict[str, Any] | None = None  # {"source": url, "expect": {style: {path: documented as supported}}}
+    environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
 
     def path(self, path_id: str) -> PathSpec:
         return next(spec for spec in self.paths if spec.id == path_id)
@@ -53,7 +58,13 @@ def select(
     cuda: bool = True,
 ) -> Matrix:
     """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
+    ``--cases`` may also name a module (dotted, not a case of the matrix): its cases join the run.
     A path that needs CUDA, asked for by name on a host without it, is bad input (by default it is a skip)."""
+    if cases:
+        matrix = _with_modules(matrix, [item for item in cases if "." in item and item not in matrix.cases])
+        cases = [item for item in cases if item in matrix.cases] + [
+            case for item in cases if "." in item for case, module in matrix.modules.items() if module == item
+        ]
     chosen = {
         "cases": _choose("--cases", cases, matrix.cases),
         "styles": _choose("--styles", styles, matrix.styles),
@@ -66,6 +77,7 @@ def select(
     return replace(
         matrix,
         cases=chosen["cases"],
+        modules={case: matrix.modules[case] for case in chosen["cases"]},
         styles=chosen["styles"],
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
@@ -97,9 +109,17 @@ def cell_id(case: str, style: str, path: str) -> str:
     return f"{case}-{style}-{path}"
 
 
-def case_module(case: str) -> str:
-    """A built-in case id names a module of ``cases/``; a dotted id is a user's module path."""
-    return case if "." in case else f"cases.{case}"
+def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
+    """The matrix with the cases of user modules named on the command line added (validated like the file's)."""
+    if not modules:
+        return matrix
+    found = _load_cases("command line", "--cases", modules, matrix.tolerances, dict(matrix.modules))
+    return replace(matrix, cases=tuple(found), modules=found)
+
+
+def case_module(entry: str) -> str:
+    """A bare entry of ``cases`` names a module of ``cases/``; a dotted one is a user's module path."""
+    return entry if "." in entry else f"cases.{entry}"
 
 
 def load_matrix(file: Path | str) -> Matrix:
@@ -115,8 +135,9 @@ def load_matrix(file: Path | str) -> Matrix:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     docs = _docs(file, data.pop("docs", None))
-    _no_unknown(file, "", data, TOP_KEYS)
-    cases = _ids(file, "cases", data, None)
+    _no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
+    environment = _environment(file, data.get("environment", {}))
+    entries = _ids(file, "cases", data, None)
     styles = _ids(file, "styles", data, STYLES)
     path_table = _table(file, "paths", data.get("paths"))
     _ids(file, "paths", {"paths": list(path_table)}, PATHS)
@@ -125,15 +146,33 @@ def load_matrix(file: Path | str) -> Matrix:
         dtype: _tolerance(file, dtype, spec)
         for dtype, spec in _table(file, "tolerances", data.get("tolerances")).items()
     }
-    for index, case_id in enumerate(cases):
-        _check_case(file, index, case_id, tolerances)
+    modules = _load_cases(file, "cases", list(entries), tolerances, {})
     for style, expect in (docs or {}).get("expect", {}).items():
         if style not in styles:
             raise InputError(file, f"docs.expect.{style}", f"not a style of this matrix ({', '.join(styles)})")
         for path_id in expect:
             if path_id not in path_table:
                 raise InputError(file, f"docs.expect.{style}.{path_id}", "not a path of this matrix")
-    return Matrix(file=file, cases=cases, styles=styles, paths=paths, tolerances=tolerances, docs=docs)
+    return Matrix(
+        file=file,
+        cases=tuple(modules),
+        styles=styles,
+        paths=paths,
+        tolerances=tolerances,
+        modules=modules,
+        docs=docs,
+        environment=environment,
+    )
+
+
+def _environment(file: Path, value: Any) -> dict[str, str]:
+    """The optional [environment] table: variables set for the cell processes (strings only)."""
+    if not isinstance(value, dict):
+        raise InputError(file, "environment", 'expected a table of NAME = "value"')
+    for name, setting in value.items():
+        if not isinstance(setting, str):
+            raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
+    return dict(value)
 
 
 def _docs(file: Path, value: Any) -> dict[str, Any] | None:
@@ -151,26 +190,52 @@ def _docs(file: Path, value: Any) -> dict[str, Any] | None:
     return table
 
 
-def _check_case(file: Path, index: int, case_id: str, tolerances: dict[str, Tolerance]) -> None:
-    key = f"cases[{index}]"
-    try:
-        case = load_case(case_module(case_id))
-    except ModuleNotFoundError as error:
-        raise InputError(file, key, f"unknown case {case_id!r}: {error}") from None
-    except Exception as error:  # a broken user module: say so in one line
-        raise InputError(file, key, f"case {case_id!r} does not load: {type(error).__name__}: {error}") from None
-    if case.id != case_id.rpartition(".")[2]:
-        raise InputError(file, key, f"module {case_module(case_id)} defines case {case.id!r}, not {case_id!r}")
+def _load_cases(
+    file: Path | str, key: str, entries: list[str], tolerances: dict[str, Tolerance], found: dict[str, str]
+) -> dict[str, str]:
+    """Import each entry's module; ``found`` grows to {case id: module}, in order. A bare entry must define
+    the case of that id; a dotted one may define several (``CASES``)."""
+    for index, entry in enumerate(entries):
+        where = f"{key}[{index}]"
+        module = case_module(entry)
+        try:
+            cases = load_cases(module)
+        except ModuleNotFoundError as error:
+            raise InputError(file, where, f"unknown case {entry!r}: {error}") from None
+        except Exception as error:  # a broken user module: say so in one line
+            raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
+        if "." not in entry and [case.id for case in cases] != [entry]:
+            raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
+        for case in cases:
+            _check_case(file, where, case, module, tolerances, found)
+            found[case.id] = module
+    return found
+
+
+def _check_case(
+    file: Path | str, where: str, case: Case, module: str, tolerances: dict[str, Tolerance], found: dict[str, str]
+) -> None:
+    if not ID_PATTERN.fullmatch(case.id) or "." in case.id:
+        raise InputError(file, where, f"{module}: bad case id {case.id!r}: use letters, digits and '_'")
+    if case.id in found:
+        raise InputError(file, where, f"{module}: case id {case.id!r} is already defined by {found[case.id]}")
     dtype = dtype_name(case.dtype)
     if dtype not in tolerances:
-        raise InputError(file, f"tolerances.{dtype}", f"missing (case {case_id!r} runs in {dtype})")
+        raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
 
 
-def _no_unknown(file: Path, prefix: str, table: dict[str, Any], allowed: set[str]) -> None:
+def _no_unknown(
+    file: Path,
+    prefix: str,
+    table: dict[str, Any],
+    required: set[str],
+    optional: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    allowed = required | optional
     for key in table:
         if key not in allowed:
             raise InputError(file, f"{prefix}{key}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
-    for key in sorted(allowed - table.keys()):
+    for key in sorted(required - table.keys()):
         raise InputError(file, f"{prefix}{key}", "missing")
 
 
@@ -207,11 +272,14 @@ def _number(file: Path, key: str, value: Any, minimum: float) -> float:
 def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
     prefix = f"paths.{path_id}"
     spec = _table(file, prefix, spec)
-    _no_unknown(file, prefix + ".", spec, PATH_KEYS)
+    _no_unknown(file, prefix + ".", spec, PATH_KEYS, OPTIONAL_PATH_KEYS)
     if spec["device"] not in DEVICES:
         raise InputError(file, f"{prefix}.device", f"expected one of {', '.join(DEVICES)}, got {spec['device']!r}")
     timeout = _number(file, f"{prefix}.timeout", spec["timeout"], 1)
-    return PathSpec(id=path_id, device=spec["device"], timeout=timeout)
+    examples = spec.get("examples", 1)
+    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
+        raise InputError(file, f"{prefix}.examples", f"expected a whole number >= 1, got {examples!r}")
+    return PathSpec(id=path_id, device=spec["device"], timeout=timeout, examples=examples)
 
 
 def _tolerance(file: Path, dtype: str, spec: Any) -> Tolerance:

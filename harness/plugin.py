@@ -3,6 +3,7 @@ and (on the controller) writes every record to results.json as it arrives, then 
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Generator
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from harness.config import Matrix, PathSpec, cell_id, load_matrix, parse_ids, parse_shard, select
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records import FAILURES, environment, new_record, read_results, summary, write_results
+from harness.records import FAILURES, environment, memory_by_process, new_record, read_results, summary, write_results
 
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
@@ -29,6 +30,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--cells", default=None, type=parse_ids, help="only these cell ids (comma-separated)")
     group.addoption("--shard", default=None, type=parse_shard, help="I/N: run the I-th of N interleaved shares")
     group.addoption("--resume", action="store_true", help="keep the records in --report-dir, run only missing cells")
+    group.addoption(
+        "--cache-dir",
+        default=".cache",
+        help="bytecode, Inductor and Triton caches of the cell processes (default: .cache); keep it for warm runs",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -112,6 +118,33 @@ class MatrixFile(pytest.File):
                     yield item
 
 
+def cell_environment(matrix: Matrix, cache_dir: Path) -> dict[str, str]:
+    """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
+    (bytecode, Inductor, Triton) unless the caller's environment already names them."""
+    cache_dir = cache_dir.resolve()
+    caches = {
+        "PYTHONPYCACHEPREFIX": cache_dir / "pycache",
+        "TORCHINDUCTOR_CACHE_DIR": cache_dir / "inductor",
+        "TRITON_CACHE_DIR": cache_dir / "triton",
+    }
+    chosen = {name: str(folder) for name, folder in caches.items() if name not in os.environ}
+    return {**matrix.environment, **chosen}
+
+
+def assigned_gpu(worker: str) -> str | None:
+    """One GPU per worker, round-robin over the visible ones (gw0 -> first, gw1 -> second, ...); None (no
+    restriction) with fewer than two GPUs."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [item.strip() for item in visible.split(",")][:count] if visible else [str(i) for i in range(count)]
+    index = int(worker.removeprefix("gw")) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return ids[index % len(ids)]
+
+
 class CellFailed(Exception):
     """A cell whose status is not pass or skip; the record says why."""
 
@@ -128,11 +161,16 @@ class CellItem(pytest.Item):
         if process_key not in self.config.stash:
             report_dir = Path(self.config.getoption("report_dir"))
             worker = getattr(self.config, "workerinput", {}).get("workerid", "main")
+            matrix = self.config.stash[matrix_key]
             self.config.stash[process_key] = CellProcess(
-                self.config.stash[matrix_key].file, report_dir / "logs" / f"{worker}.log"
+                matrix.file,
+                report_dir / "logs" / f"{worker}.log",
+                cell_environment(matrix, Path(self.config.getoption("cache_dir"))),
+                assigned_gpu(worker),
             )
         process = self.config.stash[process_key]
-        outcome = process.run(self.case, self.style, self.spec)
+        matrix = self.config.stash[matrix_key]
+        outcome = process.run(matrix.modules[self.case], self.case, self.style, self.spec)
         self.record = new_record(self.case, self.style, self.spec.id, **outcome)
         self.user_properties.append(("harness_device", process.device))
         if self.record["status"] == "skip":
@@ -204,6 +242,8 @@ class ResultsWriter:
             workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
             self.env = environment(device or "unknown", workers, str(self.config.getoption("matrix")))
             self.env["docs"] = _matrix(self.config).docs
+            self.env["cell_environment"] = _matrix(self.config).environment
+            self.env["cache_dir"] = str(Path(self.config.getoption("cache_dir")).resolve())
         return self.env
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -260,6 +300,7 @@ class ResultsWriter:
             env["resumed_cells"] = len(self.resumed)
         if self.config.getoption("shard"):
             env["shard"] = "{}/{}".format(*self.config.getoption("shard"))
+        env["memory"] = memory_by_process(list(self.cells.values()))
         order = {cell: index for index, cell in enumerate(self.expected)}
         cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
         write_results(self.results_file, env, cells)

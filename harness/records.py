@@ -99,6 +99,34 @@ def _git_commit() -> str | None:
     return commit.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def memory_by_process(cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per cell process (pid): cells run, host RSS after its first and last cell, its peaks (host, GPU), and
+    the RSS growth per cell from a least-squares line over the series: growth shows as a positive slope."""
+    series: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for cell in cells:
+        diagnostics = cell.get("diagnostics") or {}
+        if "pid" in diagnostics and "rss_mb" in diagnostics:
+            series.setdefault(diagnostics["pid"], []).append((diagnostics["nth"], diagnostics))
+    processes = {}
+    for pid, points in series.items():
+        points.sort(key=lambda point: point[0])
+        xs = [float(n) for n, _ in points]
+        ys = [float(d["rss_mb"]) for _, d in points]
+        mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+        spread = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
+        processes[str(pid)] = {
+            "cells": len(points),
+            "gpu": points[0][1].get("gpu"),
+            "rss_first_mb": ys[0],
+            "rss_last_mb": ys[-1],
+            "peak_rss_mb": max(float(d.get("peak_rss_mb", 0)) for _, d in points),
+            "gpu_peak_mb": max(float(d.get("gpu_peak_mb", 0)) for _, d in points),
+            "rss_mb_per_cell": round(slope, 2),
+        }
+    return processes
+
+
 def write_results(file: Path, env: dict[str, Any], cells: list[dict[str, Any]]) -> None:
     """Write atomically: a reader (or a killed run) sees the old file or the new one, never half of one."""
     file.parent.mkdir(parents=True, exist_ok=True)

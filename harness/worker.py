@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import faulthandler
+import itertools
 import multiprocessing
 import os
 import shutil
@@ -23,15 +24,17 @@ STDERR_TAIL_LINES = 8
 class CellProcess:
     """Runs cells in a child process; one instance per pytest process (the controller or an xdist worker)."""
 
-    def __init__(self, matrix_file: Path, log_file: Path) -> None:
+    def __init__(self, matrix_file: Path, log_file: Path, environment: dict[str, str], gpu: str | None) -> None:
         self.matrix_file = matrix_file
         self.log_file = log_file
+        self.environment = environment  # for the child: matrix.toml's [environment], the cache directories
+        self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
         self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
         self.process: multiprocessing.process.BaseProcess | None = None
         self.conn: Connection | None = None
         self.device: str | None = None
 
-    def run(self, case: str, style: str, path: PathSpec) -> dict[str, Any]:
+    def run(self, module: str, case: str, style: str, path: PathSpec) -> dict[str, Any]:
         """The cell's record: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails."""
         try:
             self._start()
@@ -40,7 +43,7 @@ class CellProcess:
         assert self.conn is not None and self.process is not None
         log_offset = self.log_file.stat().st_size
         start = time.perf_counter()
-        self.conn.send((case, style, path.id, path.device))
+        self.conn.send((module, case, style, path.id, path.device, path.examples))
         if not self.conn.poll(path.timeout):
             self.stop()
             return {
@@ -72,6 +75,9 @@ class CellProcess:
         if self.process is not None and self.process.is_alive():
             return
         self.stop()
+        os.environ.update(self.environment)  # this pytest process only starts cell processes: they inherit it
+        if self.gpu is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = self.gpu
         context = multiprocessing.get_context("spawn")
         parent, child = context.Pipe()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -121,26 +127,28 @@ class ChildFailed(Exception):
 
 
 def serve(conn: Connection, matrix_file: str, workdir: str, log_file: str) -> None:
-    """The child's loop: receive (case, style, path, device), send back the record."""
+    """The child's loop: receive (module, case, style, path, device, examples), send back the record."""
     log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(log, 1)
     os.dup2(log, 2)
     faulthandler.enable()  # a crash leaves the Python stack in the log, whose tail goes into the record
     from harness.case import load_case
     from harness.cell import device_name, run_cell
-    from harness.config import case_module, load_matrix
+    from harness.config import load_matrix
 
     matrix = load_matrix(matrix_file)
     cases: dict[str, Any] = {}
     built: dict[tuple[str, str], Any] = {}
     conn.send(device_name())
-    while True:
+    for nth in itertools.count(1):
         try:
-            case_id, style, path_id, device = conn.recv()
+            module, case_id, style, path_id, device, examples = conn.recv()
         except EOFError:
             return
         if case_id not in cases:
-            cases[case_id] = load_case(case_module(case_id))
+            cases[case_id] = load_case(module, case_id)
         print(f"--- cell {case_id}-{style}-{path_id}", flush=True)
-        record = run_cell(cases[case_id], style, path_id, device, matrix.tolerances, Path(workdir), built)
+        record = run_cell(cases[case_id], style, path_id, device, matrix.tolerances, Path(workdir), built, examples)
+        # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
+        record["diagnostics"].update(pid=os.getpid(), nth=nth, gpu=os.environ.get("CUDA_VISIBLE_DEVICES"))
         conn.send(record)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.case import load_case
+from harness.case import load_cases
 from harness.cell import run_cell
 from harness.compare import Mismatch, Tolerance, assert_match
 from harness.config import load_matrix
@@ -16,8 +16,10 @@ BUILT: dict = {}  # styles register torch.library ops once per process
 
 
 def run(case: str, style: str, path: str, tmp_path: Path) -> dict:
-    module = case if "." in case else f"cases.{case}"
-    return run_cell(load_case(module), style, path, MATRIX.path(path).device, MATRIX.tolerances, tmp_path, BUILT)
+    """A case of the matrix by id, or the (first) case of a module by its dotted name."""
+    (loaded, *_) = load_cases(case if "." in case else MATRIX.modules[case])
+    spec = MATRIX.path(path)
+    return run_cell(loaded, style, path, spec.device, MATRIX.tolerances, tmp_path, BUILT, spec.examples)
 
 
 @pytest.mark.parametrize("case", MATRIX.cases)

@@ -38,6 +38,14 @@ def test_default_matrix_has_every_cell():
         (GOOD_HEAD + TOLERANCES.replace("float32", "float64"), "tolerances.float32", "missing (case 'add'"),
         (GOOD_HEAD + TOLERANCES.replace(", rtol = 1e-5 }", " }"), "tolerances.float32.rtol", "missing"),
         (GOOD_HEAD.replace('"add"', '"add-x"') + TOLERANCES, "cases[0]", "bad id"),
+        (GOOD_HEAD.replace("timeout = 10", "timeout = 10, examples = 0") + TOLERANCES, "paths.eager.examples", "whole"),
+        (GOOD_HEAD + TOLERANCES + "[environment]\nX = 1\n", "environment.X", "expected a string"),
+        (GOOD_HEAD.replace('"add"', '"harness.errors"') + TOLERANCES, "cases[0]", "defines neither CASE nor CASES"),
+        (
+            GOOD_HEAD.replace('"add"', '"tests.fixtures.good", "tests.fixtures.good"') + TOLERANCES,
+            "cases[1]",
+            "duplicate id",
+        ),
     ],
 )
 def test_bad_matrix_names_file_and_key(tmp_path: Path, text: str, key: str, problem: str):
@@ -95,3 +103,10 @@ def test_bad_docs_claims_name_the_key(tmp_path: Path, docs: str, key: str):
 def test_default_matrix_declares_the_recipe_claims():
     docs = load_matrix(REPO / "matrix.toml").docs
     assert docs["expect"]["custom_op"]["aoti_strict"] is False and docs["expect"]["raw_jit"]["cpu_fallback"] is False
+
+
+def test_cli_unknown_case_module_is_one_line_exit_2():
+    done = run_harness("run", "--cases", "nosuch.kernels", "--paths", "cpu_fallback")
+    assert done.returncode == 2, done.stdout[-1000:]
+    assert done.stderr.startswith("error: command line: --cases[0]: unknown case 'nosuch.kernels'")
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -1,22 +1,25 @@
-"""The worked example in examples/: a user kernel outside harness/ and cases/, through the CLI, on CPU."""
+"""The worked examples in examples/: user kernels outside harness/ and cases/, through the CLI, on CPU."""
 
 from pathlib import Path
 
+import pytest
 import torch
 
+from examples.activations import CASES
 from examples.rmsnorm import CASE
 from harness.records import read_results
-from tests.conftest import run_harness
+from tests.conftest import REPO, run_harness
 
 
-def test_rmsnorm_backward_matches_autograd():
-    x, weight = (t.double().requires_grad_() for t in CASE.make_inputs(13, "cpu", 0))
-    out = CASE.reference(x, weight)
+@pytest.mark.parametrize("case", [CASE, *CASES], ids=lambda case: case.id)
+def test_backward_matches_autograd(case):
+    inputs = tuple(t.double().requires_grad_() for t in case.make_inputs(13, "cpu", 0))
+    out = case.reference(*inputs)
     grad = torch.randn_like(out)
     out.backward(grad)
-    grad_x, grad_w = CASE.backward((x.detach(), weight.detach()), out.detach(), grad)
-    torch.testing.assert_close(grad_x, x.grad)
-    torch.testing.assert_close(grad_w, weight.grad)
+    grads = case.backward(tuple(t.detach() for t in inputs), out.detach(), grad)
+    for computed, tensor in zip(grads, inputs, strict=True):
+        torch.testing.assert_close(computed, tensor.grad)
 
 
 def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
@@ -28,9 +31,33 @@ def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
     status = {c["id"]: c["status"] for c in read_results(tmp_path / "out" / "results.json")["cells"]}
-    assert status["examples.rmsnorm-triton_op-cpu_fallback"] == "pass"
-    assert status["examples.rmsnorm-custom_op-cpu_fallback"] == "pass"
-    assert status["examples.rmsnorm-control-cpu_fallback"] == "pass"
-    assert status["examples.rmsnorm-raw_jit-cpu_fallback"] == "error"
+    assert status["rmsnorm-triton_op-cpu_fallback"] == "pass"
+    assert status["rmsnorm-custom_op-cpu_fallback"] == "pass"
+    assert status["rmsnorm-control-cpu_fallback"] == "pass"
+    assert status["rmsnorm-raw_jit-cpu_fallback"] == "error"
     expected_eager = "pass" if torch.cuda.is_available() else "skip"
-    assert all(status[f"examples.rmsnorm-{s}-eager"] == expected_eager for s in ("raw_jit", "triton_op", "control"))
+    assert all(status[f"rmsnorm-{s}-eager"] == expected_eager for s in ("raw_jit", "triton_op", "control"))
+
+
+def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
+    """``--cases MODULE`` on the repository's matrix: only the module's cases run, every style, a CPU path."""
+    done = run_harness(
+        "run",
+        "--cases",
+        "examples.activations",
+        "--paths",
+        "cpu_fallback",
+        "--report-dir",
+        str(tmp_path),
+        "-n",
+        "0",
+        "-q",
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    cells = read_results(tmp_path / "results.json")["cells"]
+    assert {c["case"] for c in cells} == {"gelu_mul", "silu_mul"}
+    assert len(cells) == 2 * len((REPO / "matrix.toml").read_text().split("styles = [")[1].split("]")[0].split(","))
+    status = {c["id"]: c["status"] for c in cells}
+    for case in ("gelu_mul", "silu_mul"):
+        assert status[f"{case}-triton_op-cpu_fallback"] == status[f"{case}-control-cpu_fallback"] == "pass"
+        assert status[f"{case}-raw_jit-cpu_fallback"] == "error"

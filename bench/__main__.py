@@ -1,0 +1,165 @@
+"""The speed benchmark: one selection of cells, in the same call, (a) through the harness with cold caches,
+(b) again warm, (c) through the harness without matrix.toml's [environment] (what those settings buy), and
+(d) through a naive runner, one fresh Python per cell, at the same parallelism and with cold caches.
+Prints and writes a markdown table (wall times, ratios, verdict agreement, memory per cell process).
+
+Usage: python -m bench [--cases sin] [--workers N] [--runs cold,warm,no_env,naive] [--out bench/results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+REPO = Path(__file__).resolve().parent.parent
+RUNS = ("cold", "warm", "naive", "no_env")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--matrix", default=str(REPO / "matrix.toml"))
+    parser.add_argument("--cases", default="sin", help="the selection: these cases x every style x every path")
+    parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1) - 2))
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"which of {', '.join(RUNS)} (in that order)")
+    parser.add_argument("--out", default=str(REPO / "bench" / "results"))
+    args = parser.parse_args(argv)
+    runs = [run for run in RUNS if run in args.runs.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="bench-"))
+    results: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        print(f"[bench] {run} ...", flush=True)
+        if run == "naive":
+            results[run] = naive(args, work / "naive", work / "cache-naive")
+        else:
+            matrix = args.matrix if run != "no_env" else without_environment(Path(args.matrix), work)
+            cache = work / ("cache-no-env" if run == "no_env" else "cache")  # warm reuses cold's caches
+            results[run] = harness(args, matrix, work / run, cache)
+        print(f"[bench] {run}: {results[run]['cells']} cells in {results[run]['wall_s']} s", flush=True)
+        write(args, results)  # after every run: a bench cut short keeps what it measured
+    print(render(args, results))
+    return 0
+
+
+def write(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    slug = next(iter(results.values()))["device"].replace(" ", "-").lower()
+    (out / f"{slug}.md").write_text(render(args, results))
+    (out / f"{slug}.json").write_text(json.dumps(results, indent=1) + "\n")
+
+
+def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cache: Path) -> dict[str, Any]:
+    command = [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--cases", args.cases]
+    command += ["--report-dir", str(report_dir), "--cache-dir", str(cache), "-n", str(args.workers), "-q"]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    wall = time.perf_counter() - start
+    data = json.loads((report_dir / "results.json").read_text())
+    return summarize(data["cells"], wall, data["environment"]["device"], data["environment"].get("memory"))
+
+
+def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
+    """One fresh ``python -m bench.naive_cell`` per cell, ``--workers`` at a time, the environment as found."""
+    from harness.config import load_matrix, parse_ids, select
+
+    matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
+    cells = [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+    out_dir.mkdir(parents=True)
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"), TRITON_CACHE_DIR=str(cache / "triton"))
+
+    def one(cell: tuple[str, str, Any]) -> dict[str, Any]:
+        case, style, spec = cell
+        target = out_dir / f"{case}-{style}-{spec.id}.json"
+        command = [sys.executable, "-m", "bench.naive_cell", str(args.matrix), matrix.modules[case], case, style]
+        command += [spec.id, str(target)]
+        try:
+            subprocess.run(command, cwd=REPO, env=env, timeout=spec.timeout, capture_output=True)
+        except subprocess.TimeoutExpired:
+            return {"id": f"{case}-{style}-{spec.id}", "status": "timeout", "seconds": spec.timeout}
+        if not target.exists():
+            return {"id": f"{case}-{style}-{spec.id}", "status": "crash", "seconds": 0.0}
+        return json.loads(target.read_text())
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(args.workers) as pool:
+        records = list(pool.map(one, cells))
+    wall = time.perf_counter() - start
+    return summarize(records, wall, records[0].get("device", "unknown"), None)
+
+
+def without_environment(matrix: Path, work: Path) -> Path:
+    """A copy of the matrix file with an empty [environment] table."""
+    data = tomllib.loads(matrix.read_text())
+    lines = matrix.read_text().splitlines()
+    if "environment" in data:
+        start = lines.index("[environment]")
+        end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("[")), len(lines))
+        lines = lines[:start] + lines[end:]
+    copy = work / "matrix-no-environment.toml"
+    copy.write_text("\n".join(lines) + "\n")
+    return copy
+
+
+def summarize(cells: list[dict[str, Any]], wall: float, device: str, memory: dict | None) -> dict[str, Any]:
+    return {
+        "cells": len(cells),
+        "wall_s": round(wall, 1),
+        "cell_s": round(sum(cell.get("seconds") or 0.0 for cell in cells), 1),
+        "device": device,
+        "statuses": {cell["id"]: cell["status"] for cell in cells},
+        "memory": memory,
+    }
+
+
+def render(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> str:
+    first = next(iter(results.values()))
+    cold = results.get("cold")
+    rows = []
+    for run, result in results.items():
+        agree = sum(first["statuses"].get(cell) == status for cell, status in result["statuses"].items())
+        rows.append(
+            [
+                run,
+                result["cells"],
+                result["wall_s"],
+                result["cell_s"],
+                f"{result['wall_s'] / cold['wall_s']:.2f}" if cold else "",
+                f"{agree}/{result['cells']}",
+            ]
+        )
+    headers = ["run", "cells", "wall s", "sum of cell s", "wall / cold", f"same verdict as {next(iter(results))}"]
+    lines = [
+        f"# Benchmark: cases {args.cases}, every style and path, {args.workers} workers",
+        "",
+        f"Device: {first['device']}. Measured by `python -m bench` (bench/__main__.py) in one call.",
+        "",
+        tabulate(rows, headers=headers, tablefmt="github"),
+        "",
+    ]
+    if cold and "naive" in results:
+        lines.append(f"Naive / harness (cold): {results['naive']['wall_s'] / cold['wall_s']:.2f}x.")
+    if cold and "warm" in results:
+        lines.append(f"Cold / warm: {cold['wall_s'] / results['warm']['wall_s']:.2f}x.")
+    if cold and "no_env" in results:
+        lines.append(f"Without [environment] / with: {results['no_env']['wall_s'] / cold['wall_s']:.2f}x.")
+    memory = (cold or {}).get("memory") or {}
+    if memory:
+        table = [[pid, *m.values()] for pid, m in memory.items()]
+        lines += ["", "Memory per cell process (cold run):", ""]
+        lines.append(tabulate(table, headers=["pid", *next(iter(memory.values())).keys()], tablefmt="github"))
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
