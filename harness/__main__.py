@@ -25,6 +25,10 @@ def main(argv: list[str] | None = None) -> int:
     report = commands.add_parser("report", help="redraw the chart from a results file")
     report.add_argument("--results", default="reports/results.json")
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
+    repro = commands.add_parser("repro", help="write a standalone script for every non-pass cell of a results file")
+    repro.add_argument("--results", default="reports/results.json")
+    repro.add_argument("--matrix", default="matrix.toml", help="the tolerances the scripts compare with")
+    repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     gate = commands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions")
     gate.add_argument("--baseline", required=True)
     gate.add_argument("--current", default="reports/results.json")
@@ -107,6 +111,18 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
     out = Path(args.out) if args.out else Path(args.results).with_name("matrix.md")
     write_chart(args.results, out)
     print(f"chart: {out}")
+    return 0
+
+
+def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.config import load_matrix
+    from harness.records import read_results
+    from harness.repro import write_repros
+
+    results = Path(args.results)
+    out = Path(args.out) if args.out else results.parent / "repros"
+    written = write_repros(read_results(results), load_matrix(args.matrix).tolerances, out)
+    print(f"{len(written)} repro script(s) in {out}/")
     return 0
 
 
@@ -207,6 +223,7 @@ COMMANDS = {
     "run": run_matrix,
     "list": list_cells,
     "report": report,
+    "repro": write_repro_scripts,
     "gate": gate,
     "history": draw_history,
     "merge": merge_shards,

@@ -171,7 +171,7 @@ class CellItem(pytest.Item):
         process = self.config.stash[process_key]
         matrix = self.config.stash[matrix_key]
         outcome = process.run(matrix.modules[self.case], self.case, self.style, self.spec)
-        self.record = new_record(self.case, self.style, self.spec.id, **outcome)
+        self.record = new_record(self.case, self.style, self.spec.id, module=matrix.modules[self.case], **outcome)
         self.user_properties.append(("harness_device", process.device))
         if self.record["status"] == "skip":
             pytest.skip(self.record["reason"])
@@ -215,6 +215,7 @@ class ResultsWriter:
         report_dir = Path(config.getoption("report_dir"))
         self.results_file = report_dir / "results.json"
         self.chart_file = report_dir / "matrix.md"
+        self.repro_dir = report_dir / "repros"
         self.cells: dict[str, dict[str, Any]] = {}
         self.expected: list[str] = []
         self.env: dict[str, Any] | None = None
@@ -316,12 +317,17 @@ class ResultsWriter:
         """Write the final results and draw the chart, once (a partial chart for an interrupted run)."""
         if not self.expected or self.config.option.collectonly or self.finished:
             return
+        from harness.records import read_results
         from harness.report import write_chart
+        from harness.repro import write_repros
 
         self.finished = True
         self._write(complete=True)
         write_chart(self.results_file, self.chart_file)
+        write_repros(read_results(self.results_file), _matrix(self.config).tolerances, self.repro_dir)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.expected:
-            terminalreporter.write_line(f"[harness] records: {self.results_file}  chart: {self.chart_file}")
+            terminalreporter.write_line(
+                f"[harness] records: {self.results_file}  chart: {self.chart_file}  repros: {self.repro_dir}/"
+            )

@@ -24,6 +24,7 @@ RECORD_KEYS = (
     "case",
     "style",
     "path",
+    "module",
     "status",
     "error_type",
     "error",

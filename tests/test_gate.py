@@ -201,8 +201,8 @@ def test_known_file_entries_must_match_cells(tmp_path: Path):
 
 def test_a_regression_that_passes_when_re_run_is_flaky(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
-    cell = "tests.fixtures.good-triton_op-cpu_fallback"
-    passed = new_record("tests.fixtures.good", "triton_op", "cpu_fallback", status="pass")
+    cell = "good-triton_op-cpu_fallback"
+    passed = new_record("good", "triton_op", "cpu_fallback", status="pass")
     failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
     old = results_file(tmp_path / "old.json", [passed], device="cpu")
     new = results_file(tmp_path / "new.json", [failed], device="cpu")

@@ -31,7 +31,7 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
     run.wait()
 
     kept = read_results(results)
-    good, slow = "tests.fixtures.good", "tests.fixtures.slow"
+    good, slow = "good", "slow"
     assert [c["id"] for c in kept["cells"]] == [f"{good}-triton_op-cpu_fallback", f"{good}-control-cpu_fallback"]
     assert kept["environment"]["complete"] is False
 

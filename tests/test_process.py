@@ -11,24 +11,24 @@ CPU = PathSpec(id="cpu_fallback", device="cpu", timeout=120)
 def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, tmp_path: Path):
     cases = ["tests.fixtures.good", "tests.fixtures.crash", "tests.fixtures.hang"]
     matrix = write_matrix(cases, ["triton_op"], {"cpu_fallback": ("cpu", 120)})
-    process = CellProcess(matrix, tmp_path / "logs" / "main.log")
+    process = CellProcess(matrix, tmp_path / "logs" / "main.log", {}, None)
     try:
-        assert process.run("tests.fixtures.good", "triton_op", CPU)["status"] == "pass"
+        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
         first_pid = process.process.pid
 
-        crash = process.run("tests.fixtures.crash", "triton_op", CPU)
+        crash = process.run("tests.fixtures.crash", "crash", "triton_op", CPU)
         assert (crash["status"], crash["error_type"]) == ("crash", "SIGSEGV")
         assert "cell process died of SIGSEGV" in crash["error"]
         assert "Fatal Python error: Segmentation fault" in crash["error"]  # faulthandler's stack, from the log
 
-        assert process.run("tests.fixtures.good", "triton_op", CPU)["status"] == "pass"
+        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
         assert process.process.pid != first_pid
 
-        hang = process.run("tests.fixtures.hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3))
+        hang = process.run("tests.fixtures.hang", "hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3))
         assert (hang["status"], hang["error_type"]) == ("timeout", "Timeout")
         assert "no result after 3 s" in hang["error"] and 3 <= hang["seconds"] < 30
         assert process.process is None  # the hung process was killed
 
-        assert process.run("tests.fixtures.good", "triton_op", CPU)["status"] == "pass"
+        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
     finally:
         process.stop()

@@ -1,0 +1,202 @@
+"""Reproducers: for every cell that did not pass, ``repros/<cell-id>.py``, a script that needs only torch and
+triton and shows the failure with one ``python`` call. It inlines the case's module and exactly the harness
+code the cell ran (the style and path functions and what they use, found by walking their names), so the
+repro fails the way the cell did; it runs the input the cell failed on (the shrunk one, when hypothesis drew it).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from pathlib import Path
+from typing import Any
+
+from harness.records import FAILURES, summary
+
+# The harness modules a cell's code comes from, in the order their definitions are emitted.
+SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.paths")
+REGISTRY_DECORATORS = {"style", "path"}
+CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
+
+
+def write_repros(results: dict[str, Any], tolerances: dict[str, Any], out_dir: Path) -> list[Path]:
+    """One script per non-pass cell of ``results`` into ``out_dir`` (emptied of older scripts first)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for old in out_dir.glob("*.py"):
+        old.unlink()
+    written = []
+    for record in results["cells"]:
+        if record["status"] in FAILURES and record.get("module"):
+            target = out_dir / f"{record['id']}.py"
+            target.write_text(repro_source(record, results["environment"], tolerances))
+            written.append(target)
+    return written
+
+
+def repro_source(record: dict[str, Any], env: dict[str, Any], tolerances: dict[str, Any]) -> str:
+    """The script for one record (``record["module"]`` names the case's module)."""
+    from harness.case import load_case
+    from harness.compare import dtype_name
+
+    case = load_case(record["module"], record["case"])
+    tolerance = tolerances[dtype_name(case.dtype)]
+    example = (record.get("diagnostics") or {}).get("example") or {"size": case.sizes[0], "seed": 0}
+    device = "cpu" if record["path"].startswith("cpu_") else "cuda"
+    definitions, imports = _harness_code(["Cell", "Tolerance", record["style"], record["path"]])
+    header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
+
+Recorded: {summary(record)}
+Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")},
+harness commit {env.get("commit")}.
+
+Run: python {record["id"]}.py -- it raises the failure (exit 1) while the failure is there, and prints
+"no failure" once it is fixed. Needs only torch and triton: the kernel's module ({record["module"]}) and the
+harness code the cell ran (style {record["style"]!r}, path {record["path"]!r}) are inlined below.
+"""
+'''
+    main = f"""
+STYLE, PATH, DEVICE = {record["style"]!r}, {record["path"]!r}, {device!r}
+SIZE, SEED = {example["size"]!r}, {example["seed"]!r}  # the input the cell failed on
+
+
+def main() -> None:
+    import tempfile
+
+    cell = Cell(
+        case=CASE,
+        style=STYLE,
+        device=DEVICE,
+        tolerance=Tolerance(atol={tolerance.atol!r}, rtol={tolerance.rtol!r}),
+        workdir=Path(tempfile.mkdtemp()),
+    )
+    cell.example = (SIZE, SEED)
+    torch.manual_seed(0)
+    cell.wrapped = {record["style"]}(CASE)
+    {record["path"]}(cell)
+    print(f"no failure: {{CASE.id}}-{{STYLE}}-{{PATH}} passes here")
+
+
+if __name__ == "__main__":
+    main()
+"""
+    case_code = _case_module_code(record["module"], record["case"])
+    case_definitions = [code for name, code in definitions if name in CASE_NAMES]
+    other_definitions = [code for name, code in definitions if name not in CASE_NAMES]
+    body = "\n".join([*(code for _, code in definitions), case_code, main])
+    parts = [
+        header,
+        "from __future__ import annotations\n",
+        "\n".join(_used_imports(imports, _used_names(ast.parse(body)) | {"torch", "triton"})),
+        "\n# ---- harness.case: the case's container ----\n",
+        "\n\n".join(case_definitions),
+        f"\n# ---- {record['module']}: the case, inlined ----\n",
+        case_code,
+        "\n# ---- the harness code the cell ran ----\n",
+        "\n\n".join(other_definitions),
+        main,
+    ]
+    return "\n".join(parts).replace("\n\n\n\n", "\n\n\n")
+
+
+def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
+    """The top-level definitions of the harness modules that ``roots`` need (transitively), in module order,
+    and the (non-harness) imports of the modules they come from."""
+    definitions: dict[str, tuple[int, str, set[str]]] = {}  # name -> (order, source, names it uses)
+    imports_of: dict[str, set[str]] = {}
+    module_of: dict[str, str] = {}
+    order = 0
+    for module_name in SOURCES:
+        source = inspect.getsource(importlib.import_module(module_name))
+        tree = ast.parse(source)
+        imports_of[module_name] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__"))):
+                    imports_of[module_name].add(ast.unparse(node))
+                continue
+            for name in _bound_names(node):
+                order += 1
+                definitions[name] = (order, _source_without_registry(source, node), _used_names(node))
+                module_of[name] = module_name
+    needed: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        if name in needed or name not in definitions:
+            continue
+        needed.add(name)
+        todo.extend(definitions[name][2])
+    chosen = sorted(needed, key=lambda name: definitions[name][0])
+    code: list[tuple[str, str]] = []
+    seen_sources: set[str] = set()
+    for name in chosen:
+        source = definitions[name][1]
+        if source not in seen_sources:  # an assignment binding two names is emitted once
+            seen_sources.add(source)
+            code.append((name, source))
+    imports = set().union(*(imports_of[module_of[name]] for name in needed))
+    return code, imports | {"from pathlib import Path", "import torch"}
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return [target.id for target in node.targets if isinstance(target, ast.Name)]
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return [node.target.id]
+    return []
+
+
+def _used_names(node: ast.AST) -> set[str]:
+    """Names a definition uses (its ``@style`` / ``@path`` registration aside)."""
+    registrations = {
+        id(decorator)
+        for child in ast.walk(node)
+        for decorator in getattr(child, "decorator_list", [])
+        if isinstance(decorator, ast.Name) and decorator.id in REGISTRY_DECORATORS
+    }
+    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name) and id(child) not in registrations}
+
+
+def _used_imports(statements: set[str], used: set[str]) -> list[str]:
+    """The import statements, merged per module and cut down to the names the script uses."""
+    plain: set[str] = set()
+    names_from: dict[str, set[str]] = {}
+    for statement in statements:
+        node = ast.parse(statement).body[0]
+        for alias in node.names:  # type: ignore[attr-defined]
+            bound = alias.asname or alias.name.split(".")[0]
+            if bound not in used:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                names_from.setdefault(node.module or "", set()).add(ast.unparse(alias))
+            else:
+                plain.add(f"import {ast.unparse(alias)}")
+    froms = [f"from {module} import {', '.join(sorted(names))}" for module, names in names_from.items()]
+    return sorted(plain) + sorted(froms)
+
+
+def _source_without_registry(source: str, node: ast.stmt) -> str:
+    """The definition's source, minus the ``@style`` / ``@path`` registration (the repro calls it directly)."""
+    decorators = getattr(node, "decorator_list", [])
+    kept = [d for d in decorators if not (isinstance(d, ast.Name) and d.id in REGISTRY_DECORATORS)]
+    body = ast.get_source_segment(source, node) or ""
+    return "".join(f"@{ast.get_source_segment(source, d)}\n" for d in kept) + body
+
+
+def _case_module_code(module_name: str, case_id: str) -> str:
+    """The case module's source without its harness and __future__ imports, then ``CASE`` bound to the case."""
+    module = importlib.import_module(module_name)
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    dropped: set[int] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__")):
+            dropped.update(range(node.lineno - 1, (node.end_lineno or node.lineno)))
+    kept = "\n".join(line for index, line in enumerate(lines) if index not in dropped)
+    if getattr(module, "CASE", None) is None or module.CASE.id != case_id:
+        kept += f"\n\nCASE = next(case for case in CASES if case.id == {case_id!r})\n"
+    return kept
