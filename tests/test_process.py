@@ -24,7 +24,9 @@ def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, 
         assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
         assert process.process.pid != first_pid
 
-        hang = process.run("tests.fixtures.hang", "hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3))
+        hang = process.run(
+            "tests.fixtures.hang", "hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3)
+        )
         assert (hang["status"], hang["error_type"]) == ("timeout", "Timeout")
         assert "no result after 3 s" in hang["error"] and 3 <= hang["seconds"] < 30
         assert process.process is None  # the hung process was killed
