@@ -65,7 +65,8 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
         "python": platform.python_version(),
         "host": platform.node(),
         "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "commit": _git_commit() or os.environ.get("HARNESS_COMMIT"),
+        # a copied tree (a GPU runner's) may carry a stale .git: the commit the caller names wins
+        "commit": os.environ.get("HARNESS_COMMIT") or _git_commit(),
         "source_digest": source_digest(),
         "workers": workers,
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
