@@ -7,6 +7,7 @@ repro fails the way the cell did; it runs the input the cell failed on (the shru
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 from pathlib import Path
@@ -99,26 +100,35 @@ if __name__ == "__main__":
     return "\n".join(parts).replace("\n\n\n\n", "\n\n\n")
 
 
-def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
-    """The top-level definitions of the harness modules that ``roots`` need (transitively), in module order,
-    and the (non-harness) imports of the modules they come from."""
-    definitions: dict[str, tuple[int, str, set[str]]] = {}  # name -> (order, source, names it uses)
-    imports_of: dict[str, set[str]] = {}
-    module_of: dict[str, str] = {}
+Definitions = dict[str, tuple[int, str, set[str], str]]  # name -> (order, source, names it uses, module)
+
+
+@functools.cache
+def _harness_definitions() -> tuple[Definitions, dict[str, frozenset[str]]]:
+    """Every top-level definition of the harness modules in ``SOURCES``, and each module's non-harness imports
+    (parsed once per process: ``write_repros`` asks for them once per failing cell)."""
+    definitions: Definitions = {}
+    imports_of: dict[str, frozenset[str]] = {}
     order = 0
     for module_name in SOURCES:
         source = inspect.getsource(importlib.import_module(module_name))
-        tree = ast.parse(source)
-        imports_of[module_name] = set()
-        for node in tree.body:
+        imports: set[str] = set()
+        for node in ast.parse(source).body:
             if isinstance(node, ast.Import | ast.ImportFrom):
                 if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__"))):
-                    imports_of[module_name].add(ast.unparse(node))
+                    imports.add(ast.unparse(node))
                 continue
             for name in _bound_names(node):
                 order += 1
-                definitions[name] = (order, _source_without_registry(source, node), _used_names(node))
-                module_of[name] = module_name
+                definitions[name] = (order, _source_without_registry(source, node), _used_names(node), module_name)
+        imports_of[module_name] = frozenset(imports)
+    return definitions, imports_of
+
+
+def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
+    """The top-level definitions of the harness modules that ``roots`` need (transitively), in module order,
+    and the (non-harness) imports of the modules they come from."""
+    definitions, imports_of = _harness_definitions()
     needed: set[str] = set()
     todo = list(roots)
     while todo:
@@ -135,7 +145,7 @@ def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
         if source not in seen_sources:  # an assignment binding two names is emitted once
             seen_sources.add(source)
             code.append((name, source))
-    imports = set().union(*(imports_of[module_of[name]] for name in needed))
+    imports = set().union(*(imports_of[definitions[name][3]] for name in needed))
     return code, imports | {"from pathlib import Path", "import torch"}
 
 

@@ -7,6 +7,7 @@ import torch
 
 from examples.activations import CASES
 from examples.rmsnorm import CASE
+from harness.config import load_matrix
 from harness.records import read_results
 from tests.conftest import REPO, run_harness
 
@@ -56,7 +57,7 @@ def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
     assert done.returncode == 0, done.stdout[-2000:]
     cells = read_results(tmp_path / "results.json")["cells"]
     assert {c["case"] for c in cells} == {"gelu_mul", "silu_mul"}
-    assert len(cells) == 2 * len((REPO / "matrix.toml").read_text().split("styles = [")[1].split("]")[0].split(","))
+    assert len(cells) == 2 * len(load_matrix(REPO / "matrix.toml").styles)
     status = {c["id"]: c["status"] for c in cells}
     for case in ("gelu_mul", "silu_mul"):
         assert status[f"{case}-triton_op-cpu_fallback"] == status[f"{case}-control-cpu_fallback"] == "pass"
