@@ -1,9 +1,10 @@
 """The speed benchmark: one selection of cells, in the same call, (a) through the harness with cold caches,
-(b) again warm, (c) through the harness without matrix.toml's [environment] (what those settings buy), and
-(d) through a naive runner, one fresh Python per cell, at the same parallelism and with cold caches.
+(b) again warm, (c) through a naive runner, one fresh Python per cell, at the same parallelism and with cold
+caches, (d) through the harness without matrix.toml's [environment] (what those settings buy), and (e) twice
+over in the same cell processes (warm caches): memory a process keeps growing by once every cell has run.
 Prints and writes a markdown table (wall times, ratios, verdict agreement, memory per cell process).
 
-Usage: python -m bench [--cases sin] [--workers N] [--runs cold,warm,no_env,naive] [--out bench/results]
+Usage: python -m bench [--cases sin] [--workers N] [--runs cold,warm,naive,no_env,repeat] [--out bench/results]
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from tabulate import tabulate
 
 REPO = Path(__file__).resolve().parent.parent
-RUNS = ("cold", "warm", "naive", "no_env")
+RUNS = ("cold", "warm", "naive", "no_env", "repeat")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[bench] {run} ...", flush=True)
         if run == "naive":
             results[run] = naive(args, work / "naive", work / "cache-naive")
+        elif run == "repeat":
+            results[run] = repeat(args, work / "repeat", work / "cache")
         else:
             matrix = args.matrix if run != "no_env" else without_environment(Path(args.matrix), work)
             cache = work / ("cache-no-env" if run == "no_env" else "cache")  # warm reuses cold's caches
@@ -98,6 +101,50 @@ def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any
     return summarize(records, wall, records[0].get("device", "unknown"), None)
 
 
+def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
+    """Each of ``--workers`` cell processes runs its share of the cells twice (caches as cold left them): the
+    RSS each process gains over the second pass is growth that does not stop once every cell has run."""
+    from harness.config import load_matrix, parse_ids, select
+    from harness.plugin import cell_environment
+    from harness.worker import CellProcess
+
+    matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
+    cells = [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+    environment = cell_environment(matrix, cache)
+
+    def passes(worker: int) -> list[dict[str, Any]]:
+        process = CellProcess(matrix.file, out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)
+        try:
+            return [
+                {"id": f"{case}-{style}-{spec.id}", "pass": n, **process.run(matrix.modules[case], case, style, spec)}
+                | {"device": process.device}
+                for n in (1, 2)
+                for case, style, spec in cells[worker :: args.workers]
+            ]
+        finally:
+            process.close()
+
+    start = time.perf_counter()
+    with ThreadPoolExecutor(args.workers) as pool:
+        shares = list(pool.map(passes, range(args.workers)))
+    wall = time.perf_counter() - start
+    growth = {}
+    for share in shares:
+        rss = [(record["pass"], (record.get("diagnostics") or {}).get("rss_mb")) for record in share]
+        ends = {n: [mb for p, mb in rss if p == n and mb is not None] for n in (1, 2)}
+        pid = (share[-1].get("diagnostics") or {}).get("pid")
+        if ends[1] and ends[2]:
+            growth[str(pid)] = {
+                "cells_per_pass": len(share) // 2,
+                "rss_first_mb": ends[1][0],
+                "rss_after_pass_1_mb": ends[1][-1],
+                "rss_after_pass_2_mb": ends[2][-1],
+                "pass_2_mb_per_cell": round((ends[2][-1] - ends[1][-1]) / len(ends[2]), 2),
+            }
+    second = [record for share in shares for record in share if record["pass"] == 2]
+    return summarize(second, wall, second[0]["device"] or "unknown", growth)
+
+
 def without_environment(matrix: Path, work: Path) -> Path:
     """A copy of the matrix file with an empty [environment] table."""
     data = tomllib.loads(matrix.read_text())
@@ -153,11 +200,14 @@ def render(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> str:
         lines.append(f"Cold / warm: {cold['wall_s'] / results['warm']['wall_s']:.2f}x.")
     if cold and "no_env" in results:
         lines.append(f"Without [environment] / with: {results['no_env']['wall_s'] / cold['wall_s']:.2f}x.")
-    memory = (cold or {}).get("memory") or {}
-    if memory:
-        table = [[pid, *m.values()] for pid, m in memory.items()]
-        lines += ["", "Memory per cell process (cold run):", ""]
-        lines.append(tabulate(table, headers=["pid", *next(iter(memory.values())).keys()], tablefmt="github"))
+    if "repeat" in results:
+        lines.append("repeat: the cells twice in the same processes; its wall time covers both passes.")
+    for run, title in (("cold", "cold run"), ("repeat", "repeat run: RSS growth over the second pass")):
+        memory = results.get(run, {}).get("memory") or {}
+        if memory:
+            table = [[pid, *m.values()] for pid, m in memory.items()]
+            lines += ["", f"Memory per cell process ({title}):", ""]
+            lines.append(tabulate(table, headers=["pid", *next(iter(memory.values())).keys()], tablefmt="github"))
     return "\n".join(lines) + "\n"
 
 

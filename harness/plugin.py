@@ -35,6 +35,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=".cache",
         help="bytecode, Inductor and Triton caches of the cell processes (default: .cache); keep it for warm runs",
     )
+    group.addoption(
+        "--max-rss-mb",
+        type=float,
+        default=4096,
+        help="replace a cell process resident above this many MiB after a cell (default 4096; 0: never)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -167,6 +173,7 @@ class CellItem(pytest.Item):
                 report_dir / "logs" / f"{worker}.log",
                 cell_environment(matrix, Path(self.config.getoption("cache_dir"))),
                 assigned_gpu(worker),
+                self.config.getoption("max_rss_mb"),
             )
         process = self.config.stash[process_key]
         matrix = self.config.stash[matrix_key]

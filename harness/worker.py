@@ -24,11 +24,14 @@ STDERR_TAIL_LINES = 8
 class CellProcess:
     """Runs cells in a child process; one instance per pytest process (the controller or an xdist worker)."""
 
-    def __init__(self, matrix_file: Path, log_file: Path, environment: dict[str, str], gpu: str | None) -> None:
+    def __init__(
+        self, matrix_file: Path, log_file: Path, environment: dict[str, str], gpu: str | None, max_rss_mb: float = 0
+    ) -> None:
         self.matrix_file = matrix_file
         self.log_file = log_file
         self.environment = environment  # for the child: matrix.toml's [environment], the cache directories
         self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
+        self.max_rss_mb = max_rss_mb  # a child resident above this after a cell is replaced (0: never)
         self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
         self.process: multiprocessing.process.BaseProcess | None = None
         self.conn: Connection | None = None
@@ -69,6 +72,9 @@ class CellProcess:
             }
         if record.get("cuda_fault"):
             self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
+        elif self.max_rss_mb and record["diagnostics"].get("rss_mb", 0) > self.max_rss_mb:
+            record["diagnostics"]["replaced_above_rss_mb"] = self.max_rss_mb
+            self.stop()  # memory stays bounded however many cells a worker runs
         return record
 
     def _start(self) -> None:

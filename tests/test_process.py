@@ -34,3 +34,16 @@ def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, 
         assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
     finally:
         process.stop()
+
+
+def test_a_process_above_the_memory_bound_is_replaced(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
+    process = CellProcess(matrix, tmp_path / "logs" / "main.log", {}, None, max_rss_mb=1)
+    try:
+        first = process.run("tests.fixtures.good", "good", "triton_op", CPU)
+        assert first["status"] == "pass" and first["diagnostics"]["replaced_above_rss_mb"] == 1
+        assert process.process is None  # replaced: the next cell starts a new one
+        second = process.run("tests.fixtures.good", "good", "triton_op", CPU)
+        assert second["status"] == "pass" and second["diagnostics"]["pid"] != first["diagnostics"]["pid"]
+    finally:
+        process.stop()
