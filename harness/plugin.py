@@ -18,6 +18,7 @@ from harness.records import FAILURES, environment, memory_by_process, new_record
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
 process_key = pytest.StashKey[Any]()  # the harness.worker.CellProcess
+zygote_key = pytest.StashKey[Any]()  # the run's zygote process (controller only)
 PROGRESS_EVERY = 25
 
 
@@ -49,10 +50,39 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ResultsWriter(config), "harness-results")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """On the controller, before the workers start: the run's zygote, which every cell process is forked from."""
+    from harness import zygote
+
+    config = session.config
+    if hasattr(config, "workerinput") or config.option.collectonly or zygote.ADDRESS_ENV in os.environ:
+        return
+    try:
+        matrix = selected_matrix(config)
+    except InputError:
+        return  # collection reports it
+    environment = cell_environment(matrix, Path(config.getoption("cache_dir")))
+    log_file = Path(config.getoption("report_dir")) / "logs" / "zygote.log"
+    try:
+        process, address = zygote.start(environment, log_file)
+    except zygote.ZygoteFailed as error:
+        pytest.exit(str(error), returncode=1)
+    config.stash[zygote_key] = process
+    os.environ[zygote.ADDRESS_ENV] = address  # the workers inherit it
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     process = config.stash.get(process_key, None)
     if process is not None:
         process.close()
+    zygote_process = config.stash.get(zygote_key, None)
+    if zygote_process is not None:
+        from harness import zygote
+
+        zygote_process.kill()
+        zygote_process.wait()
+        os.environ.pop(zygote.ADDRESS_ENV, None)
 
 
 def _matrix(config: pytest.Config) -> Matrix:

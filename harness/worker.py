@@ -1,20 +1,22 @@
-"""The cell process: a long-lived child that imports torch once and runs cells one by one. Its parent
-(a pytest process) survives the child's crashes, hangs and CUDA faults, records them, and starts a new one."""
+"""The cell process: a long-lived child, forked from the run's zygote (harness/zygote.py) with torch already
+imported, that runs cells one by one. Its parent (a pytest process) survives the child's crashes, hangs and
+CUDA faults, records them, and gets a new one."""
 
 from __future__ import annotations
 
 import faulthandler
 import itertools
-import multiprocessing
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from harness import zygote
 from harness.config import PathSpec
 
 START_TIMEOUT = 300.0
@@ -29,11 +31,13 @@ class CellProcess:
     ) -> None:
         self.matrix_file = matrix_file
         self.log_file = log_file
-        self.environment = environment  # for the child: matrix.toml's [environment], the cache directories
+        self.environment = environment  # for a zygote of its own: matrix.toml's [environment], the caches
         self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
         self.max_rss_mb = max_rss_mb  # a child resident above this after a cell is replaced (0: never)
         self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
-        self.process: multiprocessing.process.BaseProcess | None = None
+        self.own_zygote: subprocess.Popen[str] | None = None  # when the run's is not in HARNESS_ZYGOTE
+        self.address = os.environ.get(zygote.ADDRESS_ENV)
+        self.pid: int | None = None
         self.conn: Connection | None = None
         self.device: str | None = None
 
@@ -41,9 +45,9 @@ class CellProcess:
         """The cell's record: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails."""
         try:
             self._start()
-        except ChildFailed as failure:
+        except (ChildFailed, zygote.ZygoteFailed) as failure:
             return {"status": "error", "error_type": "CellProcessFailed", "error": str(failure), "stage": "build"}
-        assert self.conn is not None and self.process is not None
+        assert self.conn is not None
         log_offset = self.log_file.stat().st_size
         start = time.perf_counter()
         self.conn.send((module, case, style, path.id, path.device, path.examples))
@@ -59,8 +63,9 @@ class CellProcess:
         try:
             record = self.conn.recv()
         except (EOFError, OSError):
-            self.process.join(10)
-            code = self.process.exitcode
+            record = ("exit", None)  # the supervisor went too
+        if isinstance(record, tuple):  # the supervisor's word: the cell process exited mid-cell
+            code = record[1]
             died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
             self.stop()
             return {
@@ -78,44 +83,50 @@ class CellProcess:
         return record
 
     def _start(self) -> None:
-        if self.process is not None and self.process.is_alive():
+        if self.conn is not None:
             return
-        self.stop()
-        os.environ.update(self.environment)  # this pytest process only starts cell processes: they inherit it
-        if self.gpu is not None:
-            os.environ["CUDA_VISIBLE_DEVICES"] = self.gpu
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
+        if self.address is None or (self.own_zygote is not None and self.own_zygote.poll() is not None):
+            self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         offset = self.log_file.stat().st_size
-        self.process = context.Process(
-            target=serve, args=(child, str(self.matrix_file), str(self.workdir), str(self.log_file)), daemon=True
-        )
-        self.process.start()
-        child.close()
-        self.conn = parent
-        if not parent.poll(START_TIMEOUT):
+        request = {"matrix_file": str(self.matrix_file), "workdir": str(self.workdir), "log_file": str(self.log_file)}
+        try:
+            conn = zygote.connect(self.address, request | {"gpu": self.gpu})
+        except OSError as error:
+            raise ChildFailed(f"no fork server at {self.address}: {error}") from None
+        self.conn = conn
+        if not conn.poll(START_TIMEOUT):
             self.stop()
             raise ChildFailed(f"cell process did not start in {START_TIMEOUT:g} s")
         try:
-            self.device = parent.recv()
+            self.pid = conn.recv()
+            if not conn.poll(START_TIMEOUT):
+                raise EOFError
+            self.device = conn.recv()
         except EOFError:
             self.stop()
             raise ChildFailed(f"cell process failed to start: {self._log_tail(offset)}") from None
+        if isinstance(self.device, tuple):
+            self.stop()
+            raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
 
     def stop(self) -> None:
-        if self.process is not None:
-            if self.process.is_alive():
-                self.process.kill()
-            self.process.join(10)
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
         if self.conn is not None:
             self.conn.close()
-        self.process = self.conn = None
+        self.pid = self.conn = None
 
     def close(self) -> None:
-        """Stop the child and remove its working directory (exported packages, inputs, outputs)."""
+        """Stop the child (and a zygote of its own) and remove its working directory (packages, inputs)."""
         self.stop()
+        if self.own_zygote is not None:
+            self.own_zygote.kill()
+            self.own_zygote.wait()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _log_tail(self, offset: int) -> str:

@@ -14,7 +14,7 @@ def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, 
     process = CellProcess(matrix, tmp_path / "logs" / "main.log", {}, None)
     try:
         assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
-        first_pid = process.process.pid
+        first_pid = process.pid
 
         crash = process.run("tests.fixtures.crash", "crash", "triton_op", CPU)
         assert (crash["status"], crash["error_type"]) == ("crash", "SIGSEGV")
@@ -22,18 +22,18 @@ def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, 
         assert "Fatal Python error: Segmentation fault" in crash["error"]  # faulthandler's stack, from the log
 
         assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
-        assert process.process.pid != first_pid
+        assert process.pid != first_pid
 
         hang = process.run(
             "tests.fixtures.hang", "hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3)
         )
         assert (hang["status"], hang["error_type"]) == ("timeout", "Timeout")
         assert "no result after 3 s" in hang["error"] and 3 <= hang["seconds"] < 30
-        assert process.process is None  # the hung process was killed
+        assert process.pid is None  # the hung process was killed
 
         assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
     finally:
-        process.stop()
+        process.close()
 
 
 def test_a_process_above_the_memory_bound_is_replaced(write_matrix, tmp_path: Path):
@@ -42,8 +42,8 @@ def test_a_process_above_the_memory_bound_is_replaced(write_matrix, tmp_path: Pa
     try:
         first = process.run("tests.fixtures.good", "good", "triton_op", CPU)
         assert first["status"] == "pass" and first["diagnostics"]["replaced_above_rss_mb"] == 1
-        assert process.process is None  # replaced: the next cell starts a new one
+        assert process.pid is None  # replaced: the next cell starts a new one
         second = process.run("tests.fixtures.good", "good", "triton_op", CPU)
         assert second["status"] == "pass" and second["diagnostics"]["pid"] != first["diagnostics"]["pid"]
     finally:
-        process.stop()
+        process.close()

@@ -1,0 +1,129 @@
+"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness and runs Inductor's
+CPU-ISA probes once, without touching CUDA; every cell process is then a fork of it, so none pays for the
+imports or the probes again (the probes compile and load one library per ISA under a lock every process
+shares: with one process per worker they queued behind each other). The controller starts it and names it
+to the workers in ``HARNESS_ZYGOTE``; a CellProcess with no such zygote starts its own.
+
+Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
+on the same connection: the worker learns the signal that killed its cell process as a parent would.
+
+Usage: python -m harness.zygote ADDRESS SYS_PATH_JSON (prints "ready" once it serves)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+ADDRESS_ENV = "HARNESS_ZYGOTE"
+# imported once, for every fork: what a cell process uses
+PRELOAD = ("torch._inductor.compile_fx", "torch._inductor.package", "torch.export", "harness.paths", "harness.worker")
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
+
+
+def start(environment: dict[str, str], log_file: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start a zygote with ``environment`` on top of this process's; its address once it serves."""
+    address = str(Path(tempfile.mkdtemp(prefix="harness-zygote-")) / "socket")
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "a") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.zygote", address, json.dumps(sys.path)],
+            env={**os.environ, **environment},
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=Path(__file__).resolve().parent.parent,
+        )
+    assert process.stdout is not None
+    if process.stdout.readline() != "ready\n":
+        process.kill()
+        raise ZygoteFailed(f"the cell processes' fork server exited {process.wait()} while starting; see {log_file}")
+    return process, address
+
+
+def connect(address: str, request: dict[str, Any]) -> Connection:
+    """Ask the zygote at ``address`` for a new cell process; the connection then talks to it."""
+    conn = Client(address, family="AF_UNIX")
+    conn.send(request)
+    return conn
+
+
+class ZygoteFailed(Exception):
+    pass
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _check_fork_is_safe() -> None:
+    """Fork a child that asks whether CUDA would refuse to start in it (something touched CUDA before the fork)."""
+    import torch
+
+    pid = os.fork()
+    if pid == 0:
+        bad = getattr(torch._C, "_cuda_isInBadFork", lambda: False)()
+        os._exit(1 if bad else 0)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
+
+
+def _supervise(conn: Connection, request: dict[str, Any]) -> None:
+    """In the supervisor: fork the cell process, wait for it, send its exit code."""
+    from harness.worker import serve
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    pid = os.fork()
+    if pid == 0:
+        if request.get("gpu") is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = request["gpu"]
+        conn.send(os.getpid())
+        serve(conn, request["matrix_file"], request["workdir"], request["log_file"])
+        os._exit(0)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    try:
+        conn.send(("exit", code))
+    except OSError:
+        pass  # the worker has gone: nobody to tell
+
+
+def main(address: str, sys_path: str) -> None:
+    sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
+    _die_with_parent()
+    os.environ[NVML_CHECK] = "1"
+    for module in PRELOAD:
+        importlib.import_module(module)
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    pick_vec_isa()
+    del os.environ[NVML_CHECK]
+    _check_fork_is_safe()
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    listener = Listener(address, family="AF_UNIX")
+    print("ready", flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody reads the pipe after this line
+    while True:
+        conn = listener.accept()
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            conn.close()
+            continue
+        if os.fork() == 0:
+            listener.close()
+            _supervise(conn, request)
+            os._exit(0)
+        conn.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
