@@ -161,6 +161,7 @@ def aoti_nonstrict(cell: Cell) -> None:
 # Python per ISA), which the server pays once before any fork. It never touches CUDA, so forking is safe.
 STANDALONE_SERVER = r"""
 import ctypes, faulthandler, json, os, signal, sys, traceback
+os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # asking torch.cuda.is_available() here must not poison fork
 import torch
 import torch._inductor.package
 from torch._inductor.cpu_vec_isa import pick_vec_isa
@@ -180,6 +181,7 @@ def load_and_run(package, inputs_file, output_file, device):
 
 die_with_parent()
 pick_vec_isa()
+del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]  # the children ask for CUDA as any process does
 print("ready", flush=True)
 for line in sys.stdin:
     request = json.loads(line)
