@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import select
 import signal
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +11,7 @@ import torch
 
 from harness.cell import CellCrash
 from harness.compare import Mismatch
+from harness.standalone import run_standalone
 
 if TYPE_CHECKING:
     from harness.cell import Cell
@@ -155,94 +152,11 @@ def aoti_nonstrict(cell: Cell) -> None:
     _run_aoti(cell, strict=False)
 
 
-# The standalone server: a Python that imports torch only (never the harness or a case) and forks one child per
-# package. Each child is what a deployment process is - torch imported, the package loaded and run, nothing
-# else registered - minus the cost of importing torch and of the CPU-ISA probes a package load runs (one fresh
-# Python per ISA), which the server pays once before any fork. It never touches CUDA, so forking is safe.
-STANDALONE_SERVER = r"""
-import ctypes, faulthandler, json, os, signal, sys, traceback
-os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # asking torch.cuda.is_available() here must not poison fork
-import torch
-import torch._inductor.package
-from torch._inductor.cpu_vec_isa import pick_vec_isa
-
-
-def die_with_parent():
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: a killed cell process leaves no orphans
-
-
-def load_and_run(package, inputs_file, output_file, device):
-    inputs = [t.to(device) for t in torch.load(inputs_file)]
-    runner = torch._inductor.aoti_load_package(package)
-    with torch.no_grad():
-        out = runner(*inputs)
-    torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)
-
-
-die_with_parent()
-pick_vec_isa()
-del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]  # the children ask for CUDA as any process does
-print("ready", flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        die_with_parent()
-        log = os.open(request.pop("log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.chdir(request.pop("cwd"))
-        faulthandler.enable()
-        code = 0
-        try:
-            load_and_run(**request)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    print(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
-"""
-STANDALONE_TIMEOUT = 600.0
-_standalone_servers: list[subprocess.Popen[str]] = []  # this process's server, started by the first standalone cell
-
-
-def _standalone_server() -> subprocess.Popen[str]:
-    if _standalone_servers and _standalone_servers[0].poll() is None:
-        return _standalone_servers[0]
-    _standalone_servers.clear()
-    server = subprocess.Popen(
-        [sys.executable, "-c", STANDALONE_SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
-    if server.stdout.readline() != "ready\n":
-        server.kill()
-        raise RuntimeError(f"standalone server exited {server.wait()} while starting (its stderr is in the cell log)")
-    _standalone_servers.append(server)
-    return server
-
-
-def _run_standalone(request: dict[str, str]) -> int:
-    """Run one request in a fresh child of the standalone server; the child's exit code (negative: signal)."""
-    server = _standalone_server()
-    assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(json.dumps(request) + "\n")
-    server.stdin.flush()
-    ready, _, _ = select.select([server.stdout], [], [], STANDALONE_TIMEOUT)
-    answer = server.stdout.readline() if ready else ""
-    if not answer:
-        server.kill()  # its child dies with it
-        server.wait()
-        raise TimeoutError(f"standalone process gave no answer in {STANDALONE_TIMEOUT:g} s")
-    return int(answer)
-
-
 @path
 def aoti_standalone(cell: Cell) -> None:
     """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
     loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
-    The fresh process is a fork of a torch-only server (see ``STANDALONE_SERVER``)."""
+    The fresh process is a fork of a torch-only server (harness/standalone.py)."""
     inputs = cell.inputs()
     package = _package(cell, True, inputs)
     cell.stage = "run"
@@ -251,7 +165,7 @@ def aoti_standalone(cell: Cell) -> None:
     request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
     request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
     with cell.timed("run_seconds"):
-        code = _run_standalone(request)
+        code = run_standalone(request)
     stderr = Path(files["log.txt"]).read_text(errors="replace")
     if code < 0:
         raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")

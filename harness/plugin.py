@@ -18,7 +18,7 @@ from harness.records import FAILURES, environment, memory_by_process, new_record
 RECORD_PROPERTY = "harness_record"
 matrix_key = pytest.StashKey[Matrix]()
 process_key = pytest.StashKey[Any]()  # the harness.worker.CellProcess
-zygote_key = pytest.StashKey[Any]()  # the run's zygote process (controller only)
+zygote_key = pytest.StashKey[Any]()  # (process, address) of the run's zygote (controller only)
 PROGRESS_EVERY = 25
 
 
@@ -52,11 +52,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionstart(session: pytest.Session) -> None:
-    """On the controller, before the workers start: the run's zygote, which every cell process is forked from."""
+    """On the controller of a run of the matrix, before the workers start: the run's zygote, which every cell
+    process is forked from (harness/zygote.py)."""
     from harness import zygote
 
     config = session.config
-    if hasattr(config, "workerinput") or config.option.collectonly or zygote.ADDRESS_ENV in os.environ:
+    if hasattr(config, "workerinput") or config.option.collectonly or not _runs_matrix(config):
         return
     try:
         matrix = selected_matrix(config)
@@ -65,24 +66,31 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     environment = cell_environment(matrix, Path(config.getoption("cache_dir")))
     log_file = Path(config.getoption("report_dir")) / "logs" / "zygote.log"
     try:
-        process, address = zygote.start(environment, log_file)
+        config.stash[zygote_key] = zygote.start(environment, log_file)
     except zygote.ZygoteFailed as error:
         pytest.exit(str(error), returncode=1)
-    config.stash[zygote_key] = process
-    os.environ[zygote.ADDRESS_ENV] = address  # the workers inherit it
+
+
+def _runs_matrix(config: pytest.Config) -> bool:
+    matrix = Path(config.getoption("matrix")).resolve()
+    return any(Path(arg.split("::")[0]).resolve() == matrix for arg in config.args)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, on the controller: tell each worker where the run's zygote listens."""
+    if zygote_key in node.config.stash:
+        node.workerinput["harness_zygote"] = node.config.stash[zygote_key][1]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     process = config.stash.get(process_key, None)
     if process is not None:
         process.close()
-    zygote_process = config.stash.get(zygote_key, None)
-    if zygote_process is not None:
-        from harness import zygote
-
+    if zygote_key in config.stash:
+        zygote_process, _ = config.stash[zygote_key]
         zygote_process.kill()
         zygote_process.wait()
-        os.environ.pop(zygote.ADDRESS_ENV, None)
 
 
 def _matrix(config: pytest.Config) -> Matrix:
@@ -196,7 +204,8 @@ class CellItem(pytest.Item):
 
         if process_key not in self.config.stash:
             report_dir = Path(self.config.getoption("report_dir"))
-            worker = getattr(self.config, "workerinput", {}).get("workerid", "main")
+            workerinput = getattr(self.config, "workerinput", {})
+            worker = workerinput.get("workerid", "main")
             matrix = self.config.stash[matrix_key]
             self.config.stash[process_key] = CellProcess(
                 matrix.file,
@@ -204,6 +213,7 @@ class CellItem(pytest.Item):
                 cell_environment(matrix, Path(self.config.getoption("cache_dir"))),
                 assigned_gpu(worker),
                 self.config.getoption("max_rss_mb"),
+                workerinput.get("harness_zygote") or self.config.stash.get(zygote_key, (None, None))[1],
             )
         process = self.config.stash[process_key]
         matrix = self.config.stash[matrix_key]

@@ -16,7 +16,7 @@ from typing import Any
 from harness.records import FAILURES, summary
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
-SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.paths")
+SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.standalone", "harness.paths")
 REGISTRY_DECORATORS = {"style", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
 

@@ -27,7 +27,13 @@ class CellProcess:
     """Runs cells in a child process; one instance per pytest process (the controller or an xdist worker)."""
 
     def __init__(
-        self, matrix_file: Path, log_file: Path, environment: dict[str, str], gpu: str | None, max_rss_mb: float = 0
+        self,
+        matrix_file: Path,
+        log_file: Path,
+        environment: dict[str, str],
+        gpu: str | None,
+        max_rss_mb: float = 0,
+        zygote_address: str | None = None,
     ) -> None:
         self.matrix_file = matrix_file
         self.log_file = log_file
@@ -35,8 +41,8 @@ class CellProcess:
         self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
         self.max_rss_mb = max_rss_mb  # a child resident above this after a cell is replaced (0: never)
         self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
-        self.own_zygote: subprocess.Popen[str] | None = None  # when the run's is not in HARNESS_ZYGOTE
-        self.address = os.environ.get(zygote.ADDRESS_ENV)
+        self.own_zygote: subprocess.Popen[str] | None = None  # when not given the run's
+        self.address = zygote_address
         self.pid: int | None = None
         self.conn: Connection | None = None
         self.device: str | None = None

@@ -1,8 +1,9 @@
 """The run's fork server ("zygote"): one process imports torch, Inductor and the harness and runs Inductor's
 CPU-ISA probes once, without touching CUDA; every cell process is then a fork of it, so none pays for the
 imports or the probes again (the probes compile and load one library per ISA under a lock every process
-shares: with one process per worker they queued behind each other). The controller starts it and names it
-to the workers in ``HARNESS_ZYGOTE``; a CellProcess with no such zygote starts its own.
+shares: with one process per worker they queued behind each other). The controller starts it and tells the
+workers its address (xdist's workerinput); a CellProcess given none starts its own. Before importing the
+harness it forks the run's standalone server (harness/standalone.py), which therefore holds torch only.
 
 Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
 on the same connection: the worker learns the signal that killed its cell process as a parent would.
@@ -24,9 +25,8 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-ADDRESS_ENV = "HARNESS_ZYGOTE"
 # imported once, for every fork: what a cell process uses
-PRELOAD = ("torch._inductor.compile_fx", "torch._inductor.package", "torch.export", "harness.paths", "harness.worker")
+PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.paths", "harness.worker")
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
 
 
@@ -96,15 +96,36 @@ def _supervise(conn: Connection, request: dict[str, Any]) -> None:
         pass  # the worker has gone: nobody to tell
 
 
+def _start_standalone_server(address: str) -> None:
+    """Fork the run's standalone server (harness/standalone.py) from this process while it holds torch only,
+    and wait until it serves; cell processes find it through HARNESS_STANDALONE."""
+    from harness import standalone
+
+    ready_read, ready_write = os.pipe()
+    if os.fork() == 0:
+        os.close(ready_read)
+        os.dup2(ready_write, 1)  # its "ready" line
+        sys.argv = ["-c", address]
+        exec(compile(standalone.STANDALONE_SERVER, "<standalone server>", "exec"), {"__name__": "__main__"})
+        os._exit(0)
+    os.close(ready_write)
+    with os.fdopen(ready_read) as ready:
+        if ready.readline() != "ready\n":
+            raise ZygoteFailed("the standalone server exited while starting")
+    os.environ[standalone.STANDALONE_ENV] = address
+
+
 def main(address: str, sys_path: str) -> None:
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
     os.environ[NVML_CHECK] = "1"
-    for module in PRELOAD:
-        importlib.import_module(module)
+    import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
     from torch._inductor.cpu_vec_isa import pick_vec_isa
 
     pick_vec_isa()
+    _start_standalone_server(address + ".standalone")
+    for module in PRELOAD:
+        importlib.import_module(module)
     del os.environ[NVML_CHECK]
     _check_fork_is_safe()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel

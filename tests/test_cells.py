@@ -86,13 +86,13 @@ def test_memory_is_recorded_per_cell(tmp_path: Path):
 def test_standalone_child_sees_torch_only(tmp_path: Path):
     """aoti_standalone on CPU tensors: each package runs in a fresh fork of one torch-only server, so an op this
     process registered (custom_op) is missing there, while a pure-PyTorch package loads and runs right."""
-    from harness.paths import _standalone_servers
+    from harness.standalone import _own_server
 
     (sin, *_) = load_cases("cases.sin")
     control = run_cell(sin, "control", "aoti_standalone", "cpu", MATRIX.tolerances, tmp_path, BUILT)
     assert control["status"] == "pass", control["error"]
-    server = _standalone_servers[0]
+    server = _own_server[0]
     custom = run_cell(sin, "custom_op", "aoti_standalone", "cpu", MATRIX.tolerances, tmp_path, BUILT)
     assert (custom["status"], custom["stage"]) == ("error", "run")
     assert "Could not find schema for harness::sin_custom_op" in custom["error"]
-    assert _standalone_servers == [server]  # the second cell reused the server: one torch import for both
+    assert _own_server == [server]  # the second cell reused the server: one torch import for both

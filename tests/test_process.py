@@ -1,9 +1,11 @@
 """The cell process: a crash or a hang costs only its own cell, and the next cell gets a fresh process."""
 
+import json
 from pathlib import Path
 
 from harness.config import PathSpec
 from harness.worker import CellProcess
+from tests.conftest import run_harness
 
 CPU = PathSpec(id="cpu_fallback", device="cpu", timeout=120)
 
@@ -47,3 +49,16 @@ def test_a_process_above_the_memory_bound_is_replaced(write_matrix, tmp_path: Pa
         assert second["status"] == "pass" and second["diagnostics"]["pid"] != first["diagnostics"]["pid"]
     finally:
         process.close()
+
+
+def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_path: Path):
+    """Through `harness run` (the zygote's standalone server): a pure-PyTorch package loads and runs in the fresh
+    child; a package calling an op only the cell process registered (custom_op) does not."""
+    matrix = write_matrix(["sin"], ["control", "custom_op"], {"aoti_standalone": ("cpu", 300)})
+    out = tmp_path / "out"
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "2", "-q", timeout=600)
+    records = {cell["style"]: cell for cell in json.loads((out / "results.json").read_text())["cells"]}
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert records["control"]["status"] == "pass", records["control"]["error"]
+    assert "Could not find schema for harness::sin_custom_op" in records["custom_op"]["error"]
+    assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
