@@ -1,8 +1,8 @@
 """Reproducer for add_inplace-autotune_heuristics-compile, written by the compatibility-matrix harness.
 
-Recorded: wrong at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
+Recorded: wrong at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 1 / 1 (100.0%); Greatest absolute difference: 62.207027435302734 at index (0,) (up to 1e-05 allowed); Greatest relative difference: 49.862667083740234 at index (0,) (up to 1e-05 allowed)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ea5a77fc11bd44e211d396e17d548c0134ddfeb5-dirty.
+harness commit 29caace.
 
 Run: python add_inplace-autotune_heuristics-compile.py -- it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the
@@ -359,7 +359,7 @@ def compile(cell: Cell) -> None:
     _first_call(cell, _compiled(cell), cell.inputs())
 
 STYLE, PATH, DEVICE = 'autotune_heuristics', 'compile', 'cuda'
-SIZE, SEED = 3001, 0  # the input the cell failed on
+SIZE, SEED = 1, 0  # the input the cell failed on
 
 
 def main() -> None:

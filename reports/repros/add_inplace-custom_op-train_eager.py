@@ -2,7 +2,7 @@
 
 Recorded: error at build: RuntimeError: Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_custom_op)> with schema harness::add_inplace_custom_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ea5a77fc11bd44e211d396e17d548c0134ddfeb5-dirty.
+harness commit 29caace.
 
 Run: python add_inplace-custom_op-train_eager.py -- it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the

@@ -2,7 +2,7 @@
 
 Recorded: error at run: RuntimeError: standalone process exited 1: RuntimeError: Could not find schema for harness::silu_custom_op.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ea5a77fc11bd44e211d396e17d548c0134ddfeb5-dirty.
+harness commit 29caace.
 
 Run: python silu-custom_op-aoti_standalone.py -- it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.silu) and the
@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import torch
 import triton
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from multiprocessing.connection import Client
 from pathlib import Path
 from torch.utils.flop_counter import register_flop_formula
 from typing import Any
@@ -382,6 +385,96 @@ class Cell:
                 captured.add(qualified if qualified.startswith("harness.") else name)
         self.diagnostics["captured"] = sorted(captured)
 
+STANDALONE_ENV = "HARNESS_STANDALONE"
+
+STANDALONE_TIMEOUT = 600.0
+
+STANDALONE_SERVER = r"""
+import ctypes, faulthandler, os, signal, sys, traceback
+from multiprocessing.connection import Listener
+
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
+os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # asking torch.cuda.is_available() here must not poison fork
+import torch
+import torch._inductor.package
+from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+
+def load_and_run(package, inputs_file, output_file, device):
+    inputs = [t.to(device) for t in torch.load(inputs_file)]
+    runner = torch._inductor.aoti_load_package(package)
+    with torch.no_grad():
+        out = runner(*inputs)
+    torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)
+
+
+def supervise(conn):
+    request = conn.recv()
+    pid = os.fork()
+    if pid == 0:
+        os.environ.update(request.pop("environment"))
+        log = os.open(request.pop("log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.chdir(request.pop("cwd"))
+        faulthandler.enable()
+        code = 0
+        try:
+            load_and_run(**request)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    conn.send(pid)
+    conn.send(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+
+pick_vec_isa()
+del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]  # the children ask for CUDA as any process does
+listener = Listener(sys.argv[1], family="AF_UNIX")
+signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+print("ready", flush=True)
+while True:
+    conn = listener.accept()
+    if os.fork() == 0:
+        listener.close()
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        supervise(conn)
+        os._exit(0)
+    conn.close()
+"""
+
+_own_server: list[tuple[subprocess.Popen[str], str]] = []
+
+def standalone_address() -> str:
+    """The run's standalone server, or one this process starts (once) when there is none."""
+    if os.environ.get(STANDALONE_ENV):
+        return os.environ[STANDALONE_ENV]
+    if _own_server and _own_server[0][0].poll() is None:
+        return _own_server[0][1]
+    address = str(Path(tempfile.mkdtemp(prefix="harness-standalone-")) / "socket")
+    server = subprocess.Popen([sys.executable, "-c", STANDALONE_SERVER, address], stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    if server.stdout.readline() != "ready\n":
+        server.kill()
+        raise RuntimeError(f"standalone server exited {server.wait()} while starting (its stderr is in the cell log)")
+    _own_server[:] = [(server, address)]
+    return address
+
+def run_standalone(request: dict[str, Any]) -> int:
+    """Run one package in a fresh child of the standalone server; the child's exit code (negative: signal).
+    The child sees this process's CUDA_VISIBLE_DEVICES (the cell's GPU)."""
+    gpu = {"CUDA_VISIBLE_DEVICES": os.environ["CUDA_VISIBLE_DEVICES"]} if "CUDA_VISIBLE_DEVICES" in os.environ else {}
+    with Client(standalone_address(), family="AF_UNIX") as conn:
+        conn.send({**request, "environment": gpu})
+        pid = conn.recv()
+        if not conn.poll(STANDALONE_TIMEOUT):
+            os.kill(pid, signal.SIGKILL)
+            raise TimeoutError(f"standalone process gave no answer in {STANDALONE_TIMEOUT:g} s")
+        return conn.recv()
+
 def _export(cell: Cell, strict: bool, inputs: tuple[torch.Tensor, ...]) -> torch.export.ExportedProgram:
     model = cell.model().eval()
     cell.stage = "trace"
@@ -397,38 +490,25 @@ def _package(cell: Cell, strict: bool, inputs: tuple[torch.Tensor, ...]) -> str:
     with cell.timed("compile_seconds"):
         return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
 
-STANDALONE = """
-import sys
-import torch
-package, inputs_file, output_file, device = sys.argv[1:5]
-inputs = [t.to(device) for t in torch.load(inputs_file)]
-runner = torch._inductor.aoti_load_package(package)
-with torch.no_grad():
-    out = runner(*inputs)
-torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)
-"""
-
 def aoti_standalone(cell: Cell) -> None:
     """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
-    loaded and run by a fresh Python that imports torch only, never the case: what deployment users get."""
+    loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
+    The fresh process is a fork of a torch-only server (harness/standalone.py)."""
     inputs = cell.inputs()
     package = _package(cell, True, inputs)
     cell.stage = "run"
-    inputs_file, outputs_file = cell.workdir / f"{cell.id}-in.pt", cell.workdir / f"{cell.id}-out.pt"
-    torch.save([t.cpu() for t in inputs], inputs_file)
+    files = {name: str(cell.workdir / f"{cell.id}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
+    torch.save([t.cpu() for t in inputs], files["in.pt"])
+    request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
+    request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
     with cell.timed("run_seconds"):
-        done = subprocess.run(
-            [sys.executable, "-c", STANDALONE, package, str(inputs_file), str(outputs_file), cell.device],
-            cwd=cell.workdir,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    if done.returncode < 0:
-        raise CellCrash(f"standalone process died of {signal.Signals(-done.returncode).name}: {_tail(done.stderr)}")
-    if done.returncode != 0:
-        raise RuntimeError(f"standalone process exited {done.returncode}: {_tail(done.stderr)}")
-    cell.compare("output", torch.load(outputs_file), cell.expected(inputs))
+        code = run_standalone(request)
+    stderr = Path(files["log.txt"]).read_text(errors="replace")
+    if code < 0:
+        raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")
+    if code != 0:
+        raise RuntimeError(f"standalone process exited {code}: {_tail(stderr)}")
+    cell.compare("output", torch.load(files["out.pt"]), cell.expected(inputs))
 
 def _tail(text: str) -> str:
     lines = [line for line in text.strip().splitlines() if line.strip()]

@@ -2,7 +2,7 @@
 
 Recorded: wrong at compare: Mismatch: flops: FlopCounterMode counted 0 for the op, the case declares 9472
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ea5a77fc11bd44e211d396e17d548c0134ddfeb5-dirty.
+harness commit 29caace.
 
 Run: python silu-heuristics_autotune-flop_counter.py -- it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.silu) and the

@@ -2,7 +2,7 @@
 
 Recorded: error at trace: RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ea5a77fc11bd44e211d396e17d548c0134ddfeb5-dirty.
+harness commit 29caace.
 
 Run: python softmax-raw_jit-export_nonstrict.py -- it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.softmax) and the
