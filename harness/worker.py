@@ -51,7 +51,7 @@ class CellProcess:
         """The cell's record: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails."""
         try:
             self._start()
-        except (ChildFailed, zygote.ZygoteFailed) as failure:
+        except (ChildFailed, zygote.ZygoteFailed, OSError) as failure:
             return {"status": "error", "error_type": "CellProcessFailed", "error": str(failure), "stage": "build"}
         assert self.conn is not None
         log_offset = self.log_file.stat().st_size
@@ -92,15 +92,21 @@ class CellProcess:
         if self.conn is not None:
             return
         if self.address is None or (self.own_zygote is not None and self.own_zygote.poll() is not None):
-            self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
+            self._start_own_zygote()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         offset = self.log_file.stat().st_size
         request = {"matrix_file": str(self.matrix_file), "workdir": str(self.workdir), "log_file": str(self.log_file)}
+        request["gpu"] = self.gpu
         try:
-            conn = zygote.connect(self.address, request | {"gpu": self.gpu})
-        except OSError as error:
-            raise ChildFailed(f"no fork server at {self.address}: {error}") from None
+            conn = zygote.connect(self.address, request)
+        except OSError:
+            if self.own_zygote is not None:
+                raise
+            with open(self.log_file, "a") as log:  # the run's zygote is gone: this worker goes on with its own
+                print(f"--- no zygote at {self.address}: starting one for this worker", file=log, flush=True)
+            self._start_own_zygote()
+            conn = zygote.connect(self.address, request)
         self.conn = conn
         if not conn.poll(START_TIMEOUT):
             self.stop()
@@ -116,6 +122,10 @@ class CellProcess:
         if isinstance(self.device, tuple):
             self.stop()
             raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
+
+    def _start_own_zygote(self) -> None:
+        assert self.address is None or self.own_zygote is None or self.own_zygote.poll() is not None
+        self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
 
     def stop(self) -> None:
         if self.pid is not None:

@@ -15,19 +15,23 @@ from __future__ import annotations
 
 import ctypes
 import importlib
+import itertools
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.paths", "harness.worker")
-NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
+START_TIMEOUT = 300.0  # torch.cuda.is_available() by NVML: asking does not poison fork
 
 
 def start(environment: dict[str, str], log_file: Path) -> tuple[subprocess.Popen[str], str]:
@@ -44,7 +48,8 @@ def start(environment: dict[str, str], log_file: Path) -> tuple[subprocess.Popen
             cwd=Path(__file__).resolve().parent.parent,
         )
     assert process.stdout is not None
-    if process.stdout.readline() != "ready\n":
+    started, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+    if not started or process.stdout.readline() != "ready\n":
         process.kill()
         raise ZygoteFailed(f"the cell processes' fork server exited {process.wait()} while starting; see {log_file}")
     return process, address
@@ -119,15 +124,22 @@ def main(address: str, sys_path: str) -> None:
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
     os.environ[NVML_CHECK] = "1"
+    times = [("start", time.perf_counter())]
     import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
     from torch._inductor.cpu_vec_isa import pick_vec_isa
 
+    times.append(("import torch", time.perf_counter()))
     pick_vec_isa()
+    times.append(("CPU-ISA probes", time.perf_counter()))
     _start_standalone_server(address + ".standalone")
+    times.append(("standalone server", time.perf_counter()))
     for module in PRELOAD:
         importlib.import_module(module)
+    times.append(("import harness, Inductor", time.perf_counter()))
     del os.environ[NVML_CHECK]
     _check_fork_is_safe()
+    steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
+    print(f"zygote {os.getpid()} ready: {steps}", file=sys.stderr, flush=True)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     listener = Listener(address, family="AF_UNIX")
     print("ready", flush=True)

@@ -62,3 +62,15 @@ def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_p
     assert records["control"]["status"] == "pass", records["control"]["error"]
     assert "Could not find schema for harness::sin_custom_op" in records["custom_op"]["error"]
     assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
+
+
+def test_a_worker_whose_zygote_is_gone_starts_its_own(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
+    log = tmp_path / "logs" / "main.log"
+    process = CellProcess(matrix, log, {}, None, zygote_address=str(tmp_path / "gone" / "socket"))
+    try:
+        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
+        assert process.own_zygote is not None and "no zygote at" in log.read_text()
+        assert "ready: import torch" in log.read_text()  # the zygote's own start, timed, in the log
+    finally:
+        process.close()
