@@ -65,10 +65,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return  # collection reports it
     environment = cell_environment(matrix, Path(config.getoption("cache_dir")))
     log_file = Path(config.getoption("report_dir")) / "logs" / "zygote.log"
-    try:
-        config.stash[zygote_key] = zygote.start(environment, log_file)
-    except zygote.ZygoteFailed as error:
-        pytest.exit(str(error), returncode=1)
+    config.stash[zygote_key] = zygote.start(environment, log_file, wait=False)  # its start overlaps the workers'
 
 
 def _runs_matrix(config: pytest.Config) -> bool:
@@ -80,7 +77,8 @@ def _runs_matrix(config: pytest.Config) -> bool:
 def pytest_configure_node(node: Any) -> None:
     """xdist, on the controller: tell each worker where the run's zygote listens."""
     if zygote_key in node.config.stash:
-        node.workerinput["harness_zygote"] = node.config.stash[zygote_key][1]
+        process, address = node.config.stash[zygote_key]
+        node.workerinput.update(harness_zygote=address, harness_zygote_pid=process.pid)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -140,7 +138,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     ]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
-        items[:] = keep
+    # Longest first, the path's timeout standing for its cost: the AOTInductor cells start at once rather than
+    # trail at the end on a few workers (stable: the chart keeps matrix.toml's order, from cell_ids()).
+    items[:] = sorted(keep, key=lambda item: -item.spec.timeout if isinstance(item, CellItem) else 0.0)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -213,7 +213,7 @@ class CellItem(pytest.Item):
                 cell_environment(matrix, Path(self.config.getoption("cache_dir"))),
                 assigned_gpu(worker),
                 self.config.getoption("max_rss_mb"),
-                workerinput.get("harness_zygote") or self.config.stash.get(zygote_key, (None, None))[1],
+                *self._zygote(workerinput),
             )
         process = self.config.stash[process_key]
         matrix = self.config.stash[matrix_key]
@@ -224,6 +224,15 @@ class CellItem(pytest.Item):
             pytest.skip(self.record["reason"])
         if self.record["status"] != "pass":
             raise CellFailed(summary(self.record))
+
+    def _zygote(self, workerinput: dict[str, Any]) -> tuple[str | None, int | None]:
+        """The run's zygote: (address, pid) from the controller, or (None, None) when it started none."""
+        if "harness_zygote" in workerinput:
+            return workerinput["harness_zygote"], workerinput["harness_zygote_pid"]
+        if zygote_key in self.config.stash:
+            process, address = self.config.stash[zygote_key]
+            return address, process.pid
+        return None, None
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CellFailed):

@@ -34,6 +34,7 @@ class CellProcess:
         gpu: str | None,
         max_rss_mb: float = 0,
         zygote_address: str | None = None,
+        zygote_pid: int | None = None,
     ) -> None:
         self.matrix_file = matrix_file
         self.log_file = log_file
@@ -43,6 +44,7 @@ class CellProcess:
         self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
         self.own_zygote: subprocess.Popen[str] | None = None  # when not given the run's
         self.address = zygote_address
+        self.zygote_pid = zygote_pid  # the run's zygote, which may still be starting
         self.pid: int | None = None
         self.conn: Connection | None = None
         self.device: str | None = None
@@ -99,7 +101,7 @@ class CellProcess:
         request = {"matrix_file": str(self.matrix_file), "workdir": str(self.workdir), "log_file": str(self.log_file)}
         request["gpu"] = self.gpu
         try:
-            conn = zygote.connect(self.address, request)
+            conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
         except OSError:
             if self.own_zygote is not None:
                 raise

@@ -34,32 +34,53 @@ NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
 START_TIMEOUT = 300.0  # torch.cuda.is_available() by NVML: asking does not poison fork
 
 
-def start(environment: dict[str, str], log_file: Path) -> tuple[subprocess.Popen[str], str]:
-    """Start a zygote with ``environment`` on top of this process's; its address once it serves."""
+def start(environment: dict[str, str], log_file: Path, wait: bool = True) -> tuple[subprocess.Popen[str], str]:
+    """Start a zygote with ``environment`` on top of this process's; its address (once it serves, with
+    ``wait``; else at once: ``connect`` then waits for it, while its imports overlap the workers' start)."""
     address = str(Path(tempfile.mkdtemp(prefix="harness-zygote-")) / "socket")
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "harness.zygote", address, json.dumps(sys.path)],
             env={**os.environ, **environment},
-            stdout=subprocess.PIPE,
+            stdout=subprocess.PIPE if wait else subprocess.DEVNULL,
             stderr=log,
             text=True,
             cwd=Path(__file__).resolve().parent.parent,
         )
-    assert process.stdout is not None
-    started, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-    if not started or process.stdout.readline() != "ready\n":
-        process.kill()
-        raise ZygoteFailed(f"the cell processes' fork server exited {process.wait()} while starting; see {log_file}")
+    if wait:
+        assert process.stdout is not None
+        started, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+        if not started or process.stdout.readline() != "ready\n":
+            process.kill()
+            code = process.wait()
+            raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
     return process, address
 
 
-def connect(address: str, request: dict[str, Any]) -> Connection:
-    """Ask the zygote at ``address`` for a new cell process; the connection then talks to it."""
-    conn = Client(address, family="AF_UNIX")
+def connect(address: str, request: dict[str, Any], starting_pid: int | None = None) -> Connection:
+    """Ask the zygote at ``address`` for a new cell process; the connection then talks to it. With
+    ``starting_pid``, wait (up to START_TIMEOUT) while that zygote is alive but not serving yet."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            conn = Client(address, family="AF_UNIX")
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            if starting_pid is None or not _alive(starting_pid) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
     conn.send(request)
     return conn
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a dead zygote its starter has not reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 class ZygoteFailed(Exception):

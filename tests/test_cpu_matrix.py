@@ -82,7 +82,9 @@ def test_pytest_collects_the_same_ids_as_list():
         check=True,
     )
     collected = [line.split("::")[1] for line in done.stdout.splitlines() if line.startswith("matrix.toml::")]
-    assert collected == MATRIX.cell_ids()
+    assert sorted(collected) == sorted(MATRIX.cell_ids()) and len(set(collected)) == len(collected)
+    timeouts = [MATRIX.path(cell.rsplit("-", 1)[1]).timeout for cell in collected]
+    assert timeouts == sorted(timeouts, reverse=True)  # scheduled longest path first
 
 
 def test_selection_runs_only_the_selected_cells(tmp_path: Path):

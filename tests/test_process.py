@@ -1,8 +1,13 @@
 """The cell process: a crash or a hang costs only its own cell, and the next cell gets a fresh process."""
 
 import json
+import subprocess
+import time
 from pathlib import Path
 
+import pytest
+
+from harness import zygote
 from harness.config import PathSpec
 from harness.worker import CellProcess
 from tests.conftest import run_harness
@@ -74,3 +79,23 @@ def test_a_worker_whose_zygote_is_gone_starts_its_own(write_matrix, tmp_path: Pa
         assert "ready: import torch" in log.read_text()  # the zygote's own start, timed, in the log
     finally:
         process.close()
+
+
+def test_connect_waits_for_a_starting_zygote_not_for_a_dead_one(tmp_path: Path):
+    dead = subprocess.Popen(["true"])
+    time.sleep(0.5)  # exited, not reaped: a zombie
+    start = time.monotonic()
+    with pytest.raises(FileNotFoundError):
+        zygote.connect(str(tmp_path / "none" / "socket"), {}, starting_pid=dead.pid)
+    assert time.monotonic() - start < 5
+    dead.wait()
+
+    process, address = zygote.start({}, tmp_path / "zygote.log", wait=False)
+    try:
+        request = {"matrix_file": "-", "workdir": "-", "log_file": str(tmp_path / "cell.log")}
+        conn = zygote.connect(address, request, starting_pid=process.pid)
+        assert isinstance(conn.recv(), int)  # the forked cell process's pid: the zygote served once it could
+        conn.close()
+    finally:
+        process.kill()
+        process.wait()
