@@ -30,8 +30,8 @@ from typing import Any
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.paths", "harness.worker")
-NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"
-START_TIMEOUT = 300.0  # torch.cuda.is_available() by NVML: asking does not poison fork
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
+START_TIMEOUT = 300.0
 
 
 def start(environment: dict[str, str], log_file: Path, wait: bool = True) -> tuple[subprocess.Popen[str], str]:
