@@ -72,12 +72,17 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
     return summarize(data["cells"], wall, data["environment"]["device"], data["environment"].get("memory"))
 
 
-def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
-    """One fresh ``python -m bench.naive_cell`` per cell, ``--workers`` at a time, the environment as found."""
+def selection(args: argparse.Namespace) -> tuple[Any, list[tuple[str, str, Any]]]:
+    """The matrix narrowed to ``--cases``, and its cells as (case, style, path spec)."""
     from harness.config import load_matrix, parse_ids, select
 
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
-    cells = [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+    return matrix, [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+
+
+def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
+    """One fresh ``python -m bench.naive_cell`` per cell, ``--workers`` at a time, the environment as found."""
+    matrix, cells = selection(args)
     out_dir.mkdir(parents=True)
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"), TRITON_CACHE_DIR=str(cache / "triton"))
 
@@ -104,12 +109,10 @@ def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any
 def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
     """Each of ``--workers`` cell processes runs its share of the cells twice (caches as cold left them): the
     RSS each process gains over the second pass is growth that does not stop once every cell has run."""
-    from harness.config import load_matrix, parse_ids, select
     from harness.plugin import cell_environment
     from harness.worker import CellProcess
 
-    matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
-    cells = [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+    matrix, cells = selection(args)
     environment = cell_environment(matrix, cache)
 
     def passes(worker: int) -> list[dict[str, Any]]:

@@ -59,11 +59,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     config = session.config
     if hasattr(config, "workerinput") or config.option.collectonly or not _runs_matrix(config):
         return
-    try:
-        matrix = selected_matrix(config)
-    except InputError:
-        return  # collection reports it
-    environment = cell_environment(matrix, Path(config.getoption("cache_dir")))
+    environment = cell_environment(_matrix(config), Path(config.getoption("cache_dir")))
     log_file = Path(config.getoption("report_dir")) / "logs" / "zygote.log"
     config.stash[zygote_key] = zygote.start(environment, log_file, wait=False)  # its start overlaps the workers'
 

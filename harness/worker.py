@@ -126,7 +126,6 @@ class CellProcess:
             raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
 
     def _start_own_zygote(self) -> None:
-        assert self.address is None or self.own_zygote is None or self.own_zygote.poll() is not None
         self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
 
     def stop(self) -> None:
