@@ -72,31 +72,29 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
     return summarize(data["cells"], wall, data["environment"]["device"], data["environment"].get("memory"))
 
 
-def selection(args: argparse.Namespace) -> tuple[Any, list[tuple[str, str, Any]]]:
-    """The matrix narrowed to ``--cases``, and its cells as (case, style, path spec)."""
+def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
+    """The matrix narrowed to ``--cases``, and its cells (``CellSpec``s)."""
     from harness.config import load_matrix, parse_ids, select
 
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
-    return matrix, [(case, style, spec) for case in matrix.cases for style in matrix.styles for spec in matrix.paths]
+    return matrix, matrix.cells
 
 
 def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
     """One fresh ``python -m bench.naive_cell`` per cell, ``--workers`` at a time, the environment as found."""
-    matrix, cells = selection(args)
+    _, cells = selection(args)
     out_dir.mkdir(parents=True)
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"), TRITON_CACHE_DIR=str(cache / "triton"))
 
-    def one(cell: tuple[str, str, Any]) -> dict[str, Any]:
-        case, style, spec = cell
-        target = out_dir / f"{case}-{style}-{spec.id}.json"
-        command = [sys.executable, "-m", "bench.naive_cell", str(args.matrix), matrix.modules[case], case, style]
-        command += [spec.id, str(target)]
+    def one(spec: Any) -> dict[str, Any]:
+        target = out_dir / f"{spec.id}.json"
+        command = [sys.executable, "-m", "bench.naive_cell", str(args.matrix), spec.id, str(target)]
         try:
-            subprocess.run(command, cwd=REPO, env=env, timeout=spec.timeout, capture_output=True)
+            subprocess.run(command, cwd=REPO, env=env, timeout=spec.path.timeout, capture_output=True)
         except subprocess.TimeoutExpired:
-            return {"id": f"{case}-{style}-{spec.id}", "status": "timeout", "seconds": spec.timeout}
+            return {"id": spec.id, "status": "timeout", "seconds": spec.path.timeout}
         if not target.exists():
-            return {"id": f"{case}-{style}-{spec.id}", "status": "crash", "seconds": 0.0}
+            return {"id": spec.id, "status": "crash", "seconds": 0.0}
         return json.loads(target.read_text())
 
     start = time.perf_counter()
@@ -109,20 +107,20 @@ def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any
 def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
     """Each of ``--workers`` cell processes runs its share of the cells twice (caches as cold left them): the
     RSS each process gains over the second pass is growth that does not stop once every cell has run."""
-    from harness.plugin import cell_environment
-    from harness.worker import CellProcess
+    from harness.cellprocess import CellProcess
+    from harness.processes import cell_environment
+    from harness.records import new_record
 
     matrix, cells = selection(args)
     environment = cell_environment(matrix, cache)
 
     def passes(worker: int) -> list[dict[str, Any]]:
-        process = CellProcess(matrix.file, out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)
+        process = CellProcess(out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)
         try:
             return [
-                {"id": f"{case}-{style}-{spec.id}", "pass": n, **process.run(matrix.modules[case], case, style, spec)}
-                | {"device": process.device}
+                new_record(spec, process.run(spec)) | {"pass": n, "device": process.device}
                 for n in (1, 2)
-                for case, style, spec in cells[worker :: args.workers]
+                for spec in cells[worker :: args.workers]
             ]
         finally:
             process.close()

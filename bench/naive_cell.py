@@ -1,7 +1,7 @@
 """The naive design the benchmark compares with: a fresh Python for one cell, which imports torch, runs the
 cell with the harness's own code (same inputs, same comparison) and exits.
 
-Usage: python -m bench.naive_cell MATRIX MODULE CASE STYLE PATH OUT_JSON
+Usage: python -m bench.naive_cell MATRIX CELL_ID OUT_JSON
 """
 
 import json
@@ -11,21 +11,19 @@ import time
 from pathlib import Path
 
 
-def main(matrix_file: str, module: str, case_id: str, style: str, path_id: str, out: str) -> None:
+def main(matrix_file: str, cell_id: str, out: str) -> None:
     start = time.perf_counter()
     from harness.case import load_case
-    from harness.cell import device_name, run_cell
     from harness.config import load_matrix
+    from harness.records import new_record
+    from harness.runner import device_name, run_cell
 
-    matrix = load_matrix(matrix_file)
-    spec = matrix.path(path_id)
+    spec = next(spec for spec in load_matrix(matrix_file).cells if spec.id == cell_id)
     with tempfile.TemporaryDirectory() as workdir:
-        record = run_cell(
-            load_case(module, case_id), style, path_id, spec.device, matrix.tolerances, Path(workdir), {}, spec.examples
-        )
-    record.update(id=f"{case_id}-{style}-{path_id}", device=device_name(), seconds=time.perf_counter() - start)
-    Path(out).write_text(json.dumps(record, default=repr))
+        outcome = run_cell(load_case(spec.module, spec.case), spec, Path(workdir), {})
+    outcome.seconds = time.perf_counter() - start
+    Path(out).write_text(json.dumps(new_record(spec, outcome) | {"device": device_name()}, default=repr))
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:7])
+    main(*sys.argv[1:4])

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.options import DEFAULT_REPORT_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -15,17 +15,21 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
     run.add_argument("--matrix", default="matrix.toml")
-    run.add_argument("--report-dir", default="reports")
-    for axis in ("cases", "styles", "paths", "cells"):
+    run.add_argument("--report-dir", default=DEFAULT_REPORT_DIR)
+    for axis in ("cases", "styles", "paths"):
         run.add_argument(f"--{axis}", default=None, help=f"only these {axis} (comma-separated ids)")
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
     run.add_argument("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
+    run.add_argument("--baseline", default=None, help="re-run the cells whose status differs from this results file")
     listing = commands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default="matrix.toml")
     report = commands.add_parser("report", help="redraw the chart from a results file")
     report.add_argument("--results", default="reports/results.json")
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
-    repro = commands.add_parser("repro", help="write a standalone script for every non-pass cell of a results file")
+    repro = commands.add_parser(
+        "repro", help="write a standalone script per distinct failure of a results file, or for the cells named"
+    )
+    repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
     repro.add_argument("--results", default="reports/results.json")
     repro.add_argument("--matrix", default="matrix.toml", help="the tolerances the scripts compare with")
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
@@ -64,23 +68,30 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
     axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
     # bad input: one line and exit 2, before pytest starts
-    select(
+    matrix = select(
         load_matrix(args.matrix),
         **{k: parse_ids(v) if v else None for k, v in axes.items()},
         cuda=torch.cuda.is_available(),
     )
+    node_ids = [arg for arg in pytest_args if arg.partition("::")[0] == args.matrix and "::" in arg]
+    unknown = sorted({node.partition("::")[2] for node in node_ids} - set(matrix.cell_ids()))
+    if unknown:
+        raise InputError("command line", f"{args.matrix}::", f"not a cell of the selection: {', '.join(unknown)}")
     if args.shard:
         parse_shard(args.shard)
-    forwarded = {**axes, "cells": args.cells, "shard": args.shard}
+    if args.baseline:
+        read_results(args.baseline)
+    forwarded = {**axes, "shard": args.shard, "baseline": args.baseline}
     pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args
     if args.resume:
         pytest_args = ["--resume", *pytest_args]
     if not any(arg.startswith(("-n", "--numprocesses")) for arg in pytest_args):
-        pytest_args = ["-n", str(default_workers()), *pytest_args]
-    # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it)
-    code = pytest.main(
-        ["-p", "harness.plugin", args.matrix, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args]
-    )
+        pytest_args = ["-n", "auto", *pytest_args]
+    targets = [] if node_ids else [args.matrix]  # node ids (MATRIX::CELL-ID) select cells themselves
+    # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
+    # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
+    plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
+    code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("error: no cell matches the selection", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -91,11 +102,6 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)
         return 1
     return int(code)
-
-
-def default_workers() -> int:
-    """One worker per core, less two for the controller and the C++/Triton compilers (at least one)."""
-    return max(1, (os.cpu_count() or 1) - 2)
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
@@ -121,7 +127,7 @@ def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
 
     results = Path(args.results)
     out = Path(args.out) if args.out else results.parent / "repros"
-    written = write_repros(read_results(results), load_matrix(args.matrix).tolerances, out)
+    written = write_repros(read_results(results), load_matrix(args.matrix).tolerances, out, args.cells)
     print(f"{len(written)} repro script(s) in {out}/")
     return 0
 
@@ -153,8 +159,8 @@ def rerun_regressions(changes: list, regressed: list[str], current: dict, args: 
     import subprocess
     import tempfile
 
-    from harness.cell import device_name
     from harness.records import read_results
+    from harness.runner import device_name
 
     here = device_name()
     if current["environment"].get("device") != here:
@@ -177,8 +183,7 @@ def rerun_regressions(changes: list, regressed: list[str], current: dict, args: 
                     args.matrix,
                     "--report-dir",
                     out,
-                    "--cells",
-                    ",".join(regressed),
+                    *(f"{args.matrix}::{cell}" for cell in regressed),
                     "-q",
                 ],
                 check=False,

@@ -6,28 +6,23 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from harness.case import Case, load_cases
 from harness.compare import Tolerance, dtype_name
 from harness.errors import InputError
+from harness.spec import CellSpec, PathSpec
 
 DEVICES = ("cuda", "cpu")
 TOP_KEYS = {"cases", "styles", "paths", "tolerances"}
-OPTIONAL_TOP_KEYS = {"environment"}
+OPTIONAL_TOP_KEYS = {"environment", "run"}
+DEFAULT_RERUNS = 4
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
 TOLERANCE_KEYS = {"atol", "rtol"}
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
-
-
-@dataclass(frozen=True)
-class PathSpec:
-    id: str
-    device: str
-    timeout: float
-    examples: int = 1  # inputs per cell: the case's first size, then sizes hypothesis draws
 
 
 @dataclass(frozen=True)
@@ -40,14 +35,26 @@ class Matrix:
     paths: tuple[PathSpec, ...]
     tolerances: dict[str, Tolerance]
     modules: dict[str, str]  # case id -> the module that defines it
+    dtypes: dict[str, str]  # case id -> the dtype it runs in (a key of ``tolerances``)
     docs: dict[str, Any] | None = None  # {"source": url, "expect": {style: {path: documented as supported}}}
     environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
+    reruns: int = DEFAULT_RERUNS  # more attempts of a cell that ends wrong (or unlike its baseline)
 
     def path(self, path_id: str) -> PathSpec:
         return next(spec for spec in self.paths if spec.id == path_id)
 
+    @cached_property
+    def cells(self) -> tuple[CellSpec, ...]:
+        """Every cell, in chart order (case, then style, then path)."""
+        return tuple(
+            CellSpec(case, self.modules[case], style, path, self.tolerances[self.dtypes[case]])
+            for case in self.cases
+            for style in self.styles
+            for path in self.paths
+        )
+
     def cell_ids(self) -> list[str]:
-        return [cell_id(c, s, p.id) for c in self.cases for s in self.styles for p in self.paths]
+        return [cell.id for cell in self.cells]
 
 
 def select(
@@ -58,12 +65,14 @@ def select(
     cuda: bool = True,
 ) -> Matrix:
     """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
-    ``--cases`` may also name a module (dotted, not a case of the matrix): its cases join the run.
-    A path that needs CUDA, asked for by name on a host without it, is bad input (by default it is a skip)."""
+    A ``--cases`` item that is not a case of the matrix names a module (``mykernels``, ``mypkg.kernels``): its
+    cases join the run. A path that needs CUDA, asked for by name on a host without it, is bad input (by
+    default it is a skip)."""
     if cases:
-        matrix = _with_modules(matrix, [item for item in cases if "." in item and item not in matrix.cases])
-        cases = [item for item in cases if item in matrix.cases] + [
-            case for item in cases if "." in item for case, module in matrix.modules.items() if module == item
+        modules = [item for item in cases if item not in matrix.cases]
+        matrix = _with_modules(matrix, modules)
+        cases = [item for item in cases if item in matrix.cases and item not in modules] + [
+            case for item in modules for case, module in matrix.modules.items() if module == item
         ]
     chosen = {
         "cases": _choose("--cases", cases, matrix.cases),
@@ -78,6 +87,7 @@ def select(
         matrix,
         cases=chosen["cases"],
         modules={case: matrix.modules[case] for case in chosen["cases"]},
+        dtypes={case: matrix.dtypes[case] for case in chosen["cases"]},
         styles=chosen["styles"],
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
@@ -105,16 +115,18 @@ def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tu
     return tuple(item for item in known if item in wanted)
 
 
-def cell_id(case: str, style: str, path: str) -> str:
-    return f"{case}-{style}-{path}"
-
-
 def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
     """The matrix with the cases of user modules named on the command line added (validated like the file's)."""
     if not modules:
         return matrix
-    found = _load_cases("command line", "--cases", modules, matrix.tolerances, dict(matrix.modules))
-    return replace(matrix, cases=tuple(found), modules=found)
+    known = {case: (matrix.modules[case], matrix.dtypes[case]) for case in matrix.cases}
+    found = _load_cases("command line", "--cases", [(module, module) for module in modules], matrix.tolerances, known)
+    return replace(
+        matrix,
+        cases=tuple(found),
+        modules={case: module for case, (module, _) in found.items()},
+        dtypes={case: dtype for case, (_, dtype) in found.items()},
+    )
 
 
 def case_module(entry: str) -> str:
@@ -146,7 +158,7 @@ def load_matrix(file: Path | str) -> Matrix:
         dtype: _tolerance(file, dtype, spec)
         for dtype, spec in _table(file, "tolerances", data.get("tolerances")).items()
     }
-    modules = _load_cases(file, "cases", list(entries), tolerances, {})
+    found = _load_cases(file, "cases", [(entry, case_module(entry)) for entry in entries], tolerances, {})
     for style, expect in (docs or {}).get("expect", {}).items():
         if style not in styles:
             raise InputError(file, f"docs.expect.{style}", f"not a style of this matrix ({', '.join(styles)})")
@@ -155,13 +167,15 @@ def load_matrix(file: Path | str) -> Matrix:
                 raise InputError(file, f"docs.expect.{style}.{path_id}", "not a path of this matrix")
     return Matrix(
         file=file,
-        cases=tuple(modules),
+        cases=tuple(found),
         styles=styles,
         paths=paths,
         tolerances=tolerances,
-        modules=modules,
+        modules={case: module for case, (module, _) in found.items()},
+        dtypes={case: dtype for case, (_, dtype) in found.items()},
         docs=docs,
         environment=environment,
+        reruns=_reruns(file, data.get("run", {})),
     )
 
 
@@ -173,6 +187,18 @@ def _environment(file: Path, value: Any) -> dict[str, str]:
         if not isinstance(setting, str):
             raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
     return dict(value)
+
+
+def _reruns(file: Path, value: Any) -> int:
+    """The optional [run] table: ``reruns``, how many more times a cell that ends wrong (or unlike its
+    baseline) runs, each in a fresh cell process, so the chart shows its measured rate."""
+    if not isinstance(value, dict):
+        raise InputError(file, "run", "expected a table")
+    _no_unknown(file, "run.", value, set(), {"reruns"})
+    reruns = value.get("reruns", DEFAULT_RERUNS)
+    if isinstance(reruns, bool) or not isinstance(reruns, int) or reruns < 0:
+        raise InputError(file, "run.reruns", f"expected a whole number >= 0, got {reruns!r}")
+    return reruns
 
 
 def _docs(file: Path, value: Any) -> dict[str, Any] | None:
@@ -190,35 +216,37 @@ def _docs(file: Path, value: Any) -> dict[str, Any] | None:
     return table
 
 
+Found = dict[str, tuple[str, str]]  # case id -> (the module defining it, its dtype's name), in matrix order
+
+
 def _load_cases(
-    file: Path | str, key: str, entries: list[str], tolerances: dict[str, Tolerance], found: dict[str, str]
-) -> dict[str, str]:
-    """Import each entry's module; ``found`` grows to {case id: module}, in order. A bare entry must define
-    the case of that id; a dotted one may define several (``CASES``)."""
-    for index, entry in enumerate(entries):
+    file: Path | str, key: str, entries: list[tuple[str, str]], tolerances: dict[str, Tolerance], found: Found
+) -> Found:
+    """Import each (entry, module); ``found`` grows by the cases each defines, in order. A module of
+    ``cases/`` must define the case named by its entry; another module may define several (``CASES``)."""
+    for index, (entry, module) in enumerate(entries):
         where = f"{key}[{index}]"
-        module = case_module(entry)
         try:
             cases = load_cases(module)
         except ModuleNotFoundError as error:
-            raise InputError(file, where, f"unknown case {entry!r}: {error}") from None
+            raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
         except Exception as error:  # a broken user module: say so in one line
             raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
-        if "." not in entry and [case.id for case in cases] != [entry]:
+        if module == f"cases.{entry}" and [case.id for case in cases] != [entry]:
             raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
         for case in cases:
             _check_case(file, where, case, module, tolerances, found)
-            found[case.id] = module
+            found[case.id] = (module, dtype_name(case.dtype))
     return found
 
 
 def _check_case(
-    file: Path | str, where: str, case: Case, module: str, tolerances: dict[str, Tolerance], found: dict[str, str]
+    file: Path | str, where: str, case: Case, module: str, tolerances: dict[str, Tolerance], found: Found
 ) -> None:
     if not ID_PATTERN.fullmatch(case.id) or "." in case.id:
         raise InputError(file, where, f"{module}: bad case id {case.id!r}: use letters, digits and '_'")
     if case.id in found:
-        raise InputError(file, where, f"{module}: case id {case.id!r} is already defined by {found[case.id]}")
+        raise InputError(file, where, f"{module}: case id {case.id!r} is already defined by {found[case.id][0]}")
     dtype = dtype_name(case.dtype)
     if dtype not in tolerances:
         raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")

@@ -11,8 +11,8 @@ from tabulate import tabulate
 
 from harness.errors import InputError
 from harness.history import label
-from harness.records import FAILURES
 from harness.report import SYMBOLS, escape
+from harness.spec import FAILURES
 
 # Each class, the heading it gets, and whether it fails the gate (always / only with --strict / never).
 CLASSES = {

@@ -13,33 +13,36 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
+from harness.spec import STATUSES, CellSpec, Outcome
 
 SCHEMA = 1
 ROOT = Path(__file__).resolve().parent.parent
-STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
-FAILURES = ("wrong", "error", "crash", "timeout")
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
-RECORD_KEYS = (
-    "id",
-    "case",
-    "style",
-    "path",
-    "module",
-    "status",
-    "error_type",
-    "error",
-    "stage",
-    "reason",
-    "diagnostics",
-    "seconds",
-)
 
 
-def new_record(case: str, style: str, path: str, **fields: Any) -> dict[str, Any]:
-    """A full record with every key present (missing ones ``None``, diagnostics ``{}``)."""
-    record: dict[str, Any] = dict.fromkeys(RECORD_KEYS)
-    record.update(id=f"{case}-{style}-{path}", case=case, style=style, path=path, diagnostics={}, seconds=0.0)
-    record.update(fields)
+def new_record(spec: CellSpec, outcome: Outcome) -> dict[str, Any]:
+    """The record of one cell: born here, and only here, from the cell's spec and its outcome. Every key is
+    present; ``traceback``, ``cuda_fault`` and ``outcomes`` only where the outcome has them."""
+    record: dict[str, Any] = {
+        "id": spec.id,
+        "case": spec.case,
+        "style": spec.style,
+        "path": spec.path.id,
+        "module": spec.module,
+        "status": outcome.status,
+        "error_type": outcome.error_type,
+        "error": outcome.error,
+        "stage": outcome.stage,
+        "reason": outcome.reason,
+        "diagnostics": outcome.diagnostics,
+        "seconds": outcome.seconds,
+    }
+    if outcome.traceback is not None:
+        record["traceback"] = outcome.traceback
+    if outcome.cuda_fault:
+        record["cuda_fault"] = True
+    if outcome.outcomes is not None:
+        record["outcomes"] = outcome.outcomes
     return record
 
 

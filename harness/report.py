@@ -9,7 +9,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.records import FAILURES, read_results, summary
+from harness.records import read_results, summary
+from harness.spec import FAILURES
 
 SYMBOLS = {"pass": "✅", "wrong": "❗WRONG", "error": "❌", "crash": "💥", "timeout": "⏱️", "skip": "➖"}
 LEGEND = {

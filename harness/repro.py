@@ -1,7 +1,9 @@
-"""Reproducers: for every cell that did not pass, ``repros/<cell-id>.py``, a script that needs only torch and
-triton and shows the failure with one ``python`` call. It inlines the case's module and exactly the harness
-code the cell ran (the style and path functions and what they use, found by walking their names), so the
-repro fails the way the cell did; it runs the input the cell failed on (the shrunk one, when hypothesis drew it).
+"""Reproducers: a script per distinct failure of a run (``repros/<failure>.py``), that needs only torch and
+triton and shows the failure with one ``python`` call; ``python -m harness repro CELL-ID`` writes one for any
+other cell on demand. A script inlines the case's module and exactly the harness code the cell ran (the style
+and path functions and what they use, found by walking their names), so it fails the way the cell did; it
+runs the input the cell failed on (the shrunk one, when hypothesis drew it). Cells fail "the same way" when
+their stage, error type and message match once case-specific names and numbers are set aside.
 """
 
 from __future__ import annotations
@@ -10,33 +12,82 @@ import ast
 import functools
 import importlib
 import inspect
+import re
 from pathlib import Path
 from typing import Any
 
-from harness.records import FAILURES, summary
+from harness.errors import InputError
+from harness.records import summary
+from harness.spec import FAILURES
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
 SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.standalone", "harness.paths")
 REGISTRY_DECORATORS = {"style", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
+SPECIFIC = (
+    (re.compile(r"harness::\w+"), "harness::OP"),  # an op registered per case and style
+    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
+    (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
+)
+MAX_NAME = 80
 
 
-def write_repros(results: dict[str, Any], tolerances: dict[str, Any], out_dir: Path) -> list[Path]:
-    """One script per non-pass cell of ``results`` into ``out_dir`` (emptied of older scripts first)."""
+def failure_signature(record: dict[str, Any]) -> str:
+    """How a cell failed, with what is specific to its case set aside: status, stage, error type and the
+    message's first line with op names, addresses, numbers and the cell's own ids replaced."""
+    lines = (record.get("error") or "").strip().splitlines()
+    message = lines[0] if lines else ""
+    for name in (record["case"], record["style"], record["path"]):
+        message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
+    for pattern, replacement in SPECIFIC:
+        message = pattern.sub(replacement, message)
+    return " | ".join(str(part) for part in (record["status"], record.get("stage"), record.get("error_type"), message))
+
+
+def write_repros(
+    results: dict[str, Any], tolerances: dict[str, Any], out_dir: Path, cells: list[str] | None = None
+) -> list[Path]:
+    """Into ``out_dir`` (emptied of older scripts first): for the ``cells`` named, one script each; else one
+    script per distinct failure of ``results``, named after the failure and listing every cell it stands for."""
+    records = {record["id"]: record for record in results["cells"]}
+    unknown = [cell for cell in cells or [] if cell not in records or not records[cell].get("module")]
+    if unknown:
+        raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
+    if cells:
+        groups = {cell: [records[cell]] for cell in cells}
+    else:
+        groups = {}
+        for record in results["cells"]:
+            if record["status"] in FAILURES and record.get("module"):
+                groups.setdefault(failure_signature(record), []).append(record)
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.py"):
         old.unlink()
-    written = []
-    for record in results["cells"]:
-        if record["status"] in FAILURES and record.get("module"):
-            target = out_dir / f"{record['id']}.py"
-            target.write_text(repro_source(record, results["environment"], tolerances))
-            written.append(target)
+    written: list[Path] = []
+    for key, group in groups.items():
+        name = group[0]["id"] if cells else _file_name(key)
+        target = out_dir / f"{name}.py"
+        for n in range(2, len(groups) + 2):
+            if target not in written:
+                break
+            target = out_dir / f"{name}-{n}.py"
+        target.write_text(repro_source(group[0], results["environment"], tolerances, [r["id"] for r in group[1:]]))
+        written.append(target)
     return written
 
 
-def repro_source(record: dict[str, Any], env: dict[str, Any], tolerances: dict[str, Any]) -> str:
-    """The script for one record (``record["module"]`` names the case's module)."""
+def _file_name(signature: str) -> str:
+    """A failure signature as a file name: lowercase words joined by '-', at most MAX_NAME characters."""
+    words = re.findall(r"[a-z0-9]+", signature.lower().replace("harness::op", "op"))
+    name = "-".join(words)[:MAX_NAME].rstrip("-")
+    return name or "failure"
+
+
+def repro_source(
+    record: dict[str, Any], env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
+) -> str:
+    """The script for one record (``record["module"]`` names the case's module); ``also``: the other cells
+    that failed the same way, listed in its docstring."""
     from harness.case import load_case
     from harness.compare import dtype_name
 
@@ -47,11 +98,11 @@ def repro_source(record: dict[str, Any], env: dict[str, Any], tolerances: dict[s
     definitions, imports = _harness_code(["Cell", "Tolerance", record["style"], record["path"]])
     header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
 
-Recorded: {summary(record)}
+Recorded: {summary(record)}{_also(also)}
 Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")},
 harness commit {env.get("commit")}.
 
-Run: python {record["id"]}.py -- it raises the failure (exit 1) while the failure is there, and prints
+Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module ({record["module"]}) and the
 harness code the cell ran (style {record["style"]!r}, path {record["path"]!r}) are inlined below.
 """
@@ -98,6 +149,12 @@ if __name__ == "__main__":
         main,
     ]
     return "\n".join(parts).replace("\n\n\n\n", "\n\n\n")
+
+
+def _also(cells: list[str] | None) -> str:
+    if not cells:
+        return ""
+    return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "."
 
 
 Definitions = dict[str, tuple[int, str, set[str], str]]  # name -> (order, source, names it uses, module)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 # imported once, for every fork: what a cell process uses
-PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.paths", "harness.worker")
+PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.child")
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
 START_TIMEOUT = 300.0
 
@@ -105,7 +105,7 @@ def _check_fork_is_safe() -> None:
 
 def _supervise(conn: Connection, request: dict[str, Any]) -> None:
     """In the supervisor: fork the cell process, wait for it, send its exit code."""
-    from harness.worker import serve
+    from harness.child import serve
 
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     pid = os.fork()
@@ -113,7 +113,7 @@ def _supervise(conn: Connection, request: dict[str, Any]) -> None:
         if request.get("gpu") is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = request["gpu"]
         conn.send(os.getpid())
-        serve(conn, request["matrix_file"], request["workdir"], request["log_file"])
+        serve(conn, request["workdir"], request["log_file"])
         os._exit(0)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     try:

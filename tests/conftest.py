@@ -1,5 +1,6 @@
 """Fixtures for the harness's own tests."""
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -16,10 +17,15 @@ bfloat16 = { atol = 1e-2, rtol = 1.6e-2 }
 """
 
 
-def run_harness(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
-    """``python -m harness ARGS`` from the repository root, as a user runs it."""
+def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` from the repository root, as a user runs it (``env``: added variables)."""
     return subprocess.run(
-        [sys.executable, "-m", "harness", *args], cwd=REPO, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "harness", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -39,3 +45,21 @@ def write_matrix(tmp_path: Path) -> Callable[..., Path]:
         return file
 
     return write
+
+
+def cell_spec(case: str, style: str, path: str = "cpu_fallback", timeout: float = 120, module: str | None = None):
+    """A CellSpec as the matrix would make it (CPU device, float32 tolerance)."""
+    from harness.compare import Tolerance
+    from harness.spec import CellSpec, PathSpec
+
+    module = module or (case if "." in case else f"cases.{case}")
+    return CellSpec(case.rpartition(".")[2], module, style, PathSpec(path, "cpu", timeout), Tolerance(1e-5, 1e-5))
+
+
+def make_record(case: str, style: str, path: str, **fields) -> dict:
+    """A record built the one way records are built, from a spec and an outcome with ``fields``."""
+    from harness.records import new_record
+    from harness.spec import CellSpec, Outcome, PathSpec
+
+    spec = CellSpec(case, fields.pop("module", None), style, PathSpec(path, "cuda", 60), None)
+    return new_record(spec, Outcome(**fields))

@@ -6,20 +6,22 @@ import pytest
 import torch
 
 from harness.case import load_cases
-from harness.cell import run_cell
 from harness.compare import Mismatch, Tolerance, assert_match
 from harness.config import load_matrix
+from harness.runner import run_cell
+from harness.spec import CellSpec
 from tests.conftest import REPO
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 BUILT: dict = {}  # styles register torch.library ops once per process
 
 
-def run(case: str, style: str, path: str, tmp_path: Path) -> dict:
-    """A case of the matrix by id, or the (first) case of a module by its dotted name."""
-    (loaded, *_) = load_cases(case if "." in case else MATRIX.modules[case])
-    spec = MATRIX.path(path)
-    return run_cell(loaded, style, path, spec.device, MATRIX.tolerances, tmp_path, BUILT, spec.examples)
+def run(case: str, style: str, path: str, tmp_path: Path, device: str | None = None) -> dict:
+    """A case of the matrix by id, or the (first) case of a module by its dotted name: its outcome's fields."""
+    module = case if "." in case else MATRIX.modules[case]
+    (loaded, *_) = load_cases(module)
+    spec = CellSpec(loaded.id, module, style, MATRIX.path(path), MATRIX.tolerances[str(loaded.dtype).split(".")[1]])
+    return vars(run_cell(loaded, spec, tmp_path, BUILT, device))
 
 
 @pytest.mark.parametrize("case", MATRIX.cases)
@@ -88,11 +90,10 @@ def test_standalone_child_sees_torch_only(tmp_path: Path):
     process registered (custom_op) is missing there, while a pure-PyTorch package loads and runs right."""
     from harness.standalone import _own_server
 
-    (sin, *_) = load_cases("cases.sin")
-    control = run_cell(sin, "control", "aoti_standalone", "cpu", MATRIX.tolerances, tmp_path, BUILT)
+    control = run("sin", "control", "aoti_standalone", tmp_path, device="cpu")
     assert control["status"] == "pass", control["error"]
     server = _own_server[0]
-    custom = run_cell(sin, "custom_op", "aoti_standalone", "cpu", MATRIX.tolerances, tmp_path, BUILT)
+    custom = run("sin", "custom_op", "aoti_standalone", tmp_path, device="cpu")
     assert (custom["status"], custom["stage"]) == ("error", "run")
     assert "Could not find schema for harness::sin_custom_op" in custom["error"]
     assert _own_server == [server]  # the second cell reused the server: one torch import for both

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from harness import gate
 from harness.errors import InputError
 from harness.history import render as render_history
-from harness.records import SCHEMA, STATUSES, new_record
-from tests.conftest import run_harness
+from harness.records import SCHEMA
+from harness.spec import STATUSES
+from tests.conftest import make_record, run_harness
 
 CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
 
@@ -27,7 +28,7 @@ def runs(draw: st.DrawFn) -> dict:
         status = draw(st.sampled_from(STATUSES))
         failing = status in ("wrong", "error", "crash", "timeout")
         cells.append(
-            new_record(
+            make_record(
                 case,
                 style,
                 path,
@@ -126,10 +127,10 @@ def run_gate(*args: str) -> subprocess.CompletedProcess:
 
 def test_cli_exit_codes_and_readable_diff(tmp_path: Path):
     good = [
-        new_record("sin", "triton_op", "aoti_strict", status="pass"),
-        new_record("sin", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError", stage="trace"),
+        make_record("sin", "triton_op", "aoti_strict", status="pass"),
+        make_record("sin", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError", stage="trace"),
     ]
-    bad = [new_record("sin", "triton_op", "aoti_strict", status="crash", error_type="SIGSEGV"), good[1]]
+    bad = [make_record("sin", "triton_op", "aoti_strict", status="crash", error_type="SIGSEGV"), good[1]]
     old, new = results_file(tmp_path / "old.json", good), results_file(tmp_path / "new.json", bad, torch="2.13.0")
     out = tmp_path / "gate.md"
 
@@ -174,7 +175,7 @@ def test_cli_exit_codes_and_readable_diff(tmp_path: Path):
     ],
 )
 def test_cli_unusable_input_is_exit_2(tmp_path: Path, current: str, message: str):
-    old = results_file(tmp_path / "old.json", [new_record("sin", "raw_jit", "eager", status="pass")])
+    old = results_file(tmp_path / "old.json", [make_record("sin", "raw_jit", "eager", status="pass")])
     bad = tmp_path / "new.json"
     bad.write_text(current)
     done = run_gate("--baseline", str(old), "--current", str(bad), "--out", str(tmp_path / "g.md"))
@@ -182,11 +183,11 @@ def test_cli_unusable_input_is_exit_2(tmp_path: Path, current: str, message: str
 
 
 def test_all_skip_and_foreign_case_sets_are_errors(tmp_path: Path):
-    old = {"cells": [new_record("sin", "raw_jit", "eager", status="pass")]}
+    old = {"cells": [make_record("sin", "raw_jit", "eager", status="pass")]}
     with pytest.raises(InputError, match="no cell ran"):
-        gate.check_comparable(old, {"cells": [new_record("sin", "raw_jit", "eager", status="skip")]}, "o", "n")
+        gate.check_comparable(old, {"cells": [make_record("sin", "raw_jit", "eager", status="skip")]}, "o", "n")
     with pytest.raises(InputError, match="another case set"):
-        gate.check_comparable(old, {"cells": [new_record("add", "raw_jit", "eager", status="pass")]}, "o", "n")
+        gate.check_comparable(old, {"cells": [make_record("add", "raw_jit", "eager", status="pass")]}, "o", "n")
 
 
 def test_known_file_entries_must_match_cells(tmp_path: Path):
@@ -202,7 +203,7 @@ def test_known_file_entries_must_match_cells(tmp_path: Path):
 def test_a_regression_that_passes_when_re_run_is_flaky(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
     cell = "good-triton_op-cpu_fallback"
-    passed = new_record("good", "triton_op", "cpu_fallback", status="pass")
+    passed = make_record("good", "triton_op", "cpu_fallback", status="pass")
     failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
     old = results_file(tmp_path / "old.json", [passed], device="cpu")
     new = results_file(tmp_path / "new.json", [failed], device="cpu")
@@ -233,8 +234,8 @@ def test_history_shows_each_cell_across_versions():
         return {
             "environment": {"torch": torch, "triton": "3", "device": "cpu"},
             "cells": [
-                new_record("sin", "triton_op", "cpu_compile", status=status),
-                new_record("sin", "control", "cpu_compile", status="pass"),
+                make_record("sin", "triton_op", "cpu_compile", status=status),
+                make_record("sin", "control", "cpu_compile", status="pass"),
             ],
         }
 

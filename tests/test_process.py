@@ -8,50 +8,44 @@ from pathlib import Path
 import pytest
 
 from harness import zygote
-from harness.config import PathSpec
-from harness.worker import CellProcess
-from tests.conftest import run_harness
+from harness.cellprocess import CellProcess
+from tests.conftest import cell_spec, run_harness
 
-CPU = PathSpec(id="cpu_fallback", device="cpu", timeout=120)
+GOOD = cell_spec("tests.fixtures.good", "triton_op")
 
 
-def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(write_matrix, tmp_path: Path):
-    cases = ["tests.fixtures.good", "tests.fixtures.crash", "tests.fixtures.hang"]
-    matrix = write_matrix(cases, ["triton_op"], {"cpu_fallback": ("cpu", 120)})
-    process = CellProcess(matrix, tmp_path / "logs" / "main.log", {}, None)
+def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(tmp_path: Path):
+    process = CellProcess(tmp_path / "logs" / "main.log", {}, None)
     try:
-        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
+        assert process.run(GOOD).status == "pass"
         first_pid = process.pid
 
-        crash = process.run("tests.fixtures.crash", "crash", "triton_op", CPU)
-        assert (crash["status"], crash["error_type"]) == ("crash", "SIGSEGV")
-        assert "cell process died of SIGSEGV" in crash["error"]
-        assert "Fatal Python error: Segmentation fault" in crash["error"]  # faulthandler's stack, from the log
+        crash = process.run(cell_spec("tests.fixtures.crash", "triton_op"))
+        assert (crash.status, crash.error_type) == ("crash", "SIGSEGV")
+        assert "cell process died of SIGSEGV" in crash.error
+        assert "Fatal Python error: Segmentation fault" in crash.error  # faulthandler's stack, from the log
 
-        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
+        assert process.run(GOOD).status == "pass"
         assert process.pid != first_pid
 
-        hang = process.run(
-            "tests.fixtures.hang", "hang", "triton_op", PathSpec(id="cpu_fallback", device="cpu", timeout=3)
-        )
-        assert (hang["status"], hang["error_type"]) == ("timeout", "Timeout")
-        assert "no result after 3 s" in hang["error"] and 3 <= hang["seconds"] < 30
+        hang = process.run(cell_spec("tests.fixtures.hang", "triton_op", timeout=3))
+        assert (hang.status, hang.error_type) == ("timeout", "Timeout")
+        assert "no result after 3 s" in hang.error and 3 <= hang.seconds < 30
         assert process.pid is None  # the hung process was killed
 
-        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
+        assert process.run(GOOD).status == "pass"
     finally:
         process.close()
 
 
-def test_a_process_above_the_memory_bound_is_replaced(write_matrix, tmp_path: Path):
-    matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
-    process = CellProcess(matrix, tmp_path / "logs" / "main.log", {}, None, max_rss_mb=1)
+def test_a_process_above_the_memory_bound_is_replaced(tmp_path: Path):
+    process = CellProcess(tmp_path / "logs" / "main.log", {}, None, max_rss_mb=1)
     try:
-        first = process.run("tests.fixtures.good", "good", "triton_op", CPU)
-        assert first["status"] == "pass" and first["diagnostics"]["replaced_above_rss_mb"] == 1
+        first = process.run(GOOD)
+        assert first.status == "pass" and first.diagnostics["replaced_above_rss_mb"] == 1
         assert process.pid is None  # replaced: the next cell starts a new one
-        second = process.run("tests.fixtures.good", "good", "triton_op", CPU)
-        assert second["status"] == "pass" and second["diagnostics"]["pid"] != first["diagnostics"]["pid"]
+        second = process.run(GOOD)
+        assert second.status == "pass" and second.diagnostics["pid"] != first.diagnostics["pid"]
     finally:
         process.close()
 
@@ -69,12 +63,11 @@ def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_p
     assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
 
 
-def test_a_worker_whose_zygote_is_gone_starts_its_own(write_matrix, tmp_path: Path):
-    matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
+def test_a_worker_whose_zygote_is_gone_starts_its_own(tmp_path: Path):
     log = tmp_path / "logs" / "main.log"
-    process = CellProcess(matrix, log, {}, None, zygote_address=str(tmp_path / "gone" / "socket"))
+    process = CellProcess(log, {}, None, zygote_address=str(tmp_path / "gone" / "socket"))
     try:
-        assert process.run("tests.fixtures.good", "good", "triton_op", CPU)["status"] == "pass"
+        assert process.run(GOOD).status == "pass"
         assert process.own_zygote is not None and "no zygote at" in log.read_text()
         assert "ready: import torch" in log.read_text()  # the zygote's own start, timed, in the log
     finally:
@@ -92,7 +85,7 @@ def test_connect_waits_for_a_starting_zygote_not_for_a_dead_one(tmp_path: Path):
 
     process, address = zygote.start({}, tmp_path / "zygote.log", wait=False)
     try:
-        request = {"matrix_file": "-", "workdir": "-", "log_file": str(tmp_path / "cell.log")}
+        request = {"workdir": "-", "log_file": str(tmp_path / "cell.log")}
         conn = zygote.connect(address, request, starting_pid=process.pid)
         assert isinstance(conn.recv(), int)  # the forked cell process's pid: the zygote served once it could
         conn.close()

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records import SCHEMA, new_record, read_results, write_results
+from harness.records import SCHEMA, read_results, write_results
 from harness.report import escape, render
-from tests.conftest import run_harness
+from tests.conftest import make_record, run_harness
 
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
 
@@ -26,7 +26,7 @@ def table(chart: str, section: str) -> dict[str, list[str]]:
 
 
 def test_write_then_read_round_trip(tmp_path: Path):
-    cells = [new_record("add", "raw_jit", "eager", status="pass")]
+    cells = [make_record("add", "raw_jit", "eager", status="pass")]
     write_results(tmp_path / "r.json", ENV, cells)
     assert read_results(tmp_path / "r.json")["cells"] == cells
     assert not (tmp_path / "r.json.tmp").exists()
@@ -57,7 +57,7 @@ def test_unusable_results_file_names_the_key(tmp_path: Path, content: str, key: 
 
 
 def test_duplicate_cell_is_rejected(tmp_path: Path):
-    cell = new_record("add", "raw_jit", "eager", status="pass")
+    cell = make_record("add", "raw_jit", "eager", status="pass")
     file = tmp_path / "r.json"
     file.write_text(json.dumps(results(cell, cell)))
     with pytest.raises(InputError, match=r"cells\[1\]\.id: duplicate cell"):
@@ -67,8 +67,8 @@ def test_duplicate_cell_is_rejected(tmp_path: Path):
 def test_chart_tables_symbols_and_notes():
     chart = render(
         results(
-            new_record("add", "raw_jit", "eager", status="pass"),
-            new_record(
+            make_record("add", "raw_jit", "eager", status="pass"),
+            make_record(
                 "add",
                 "raw_jit",
                 "export_nonstrict",
@@ -77,14 +77,14 @@ def test_chart_tables_symbols_and_notes():
                 error="Cannot access data pointer\nsecond line",
                 stage="trace",
             ),
-            new_record("add", "control", "eager", status="pass"),
-            new_record("add", "control", "export_nonstrict", status="pass"),
-            new_record(
+            make_record("add", "control", "eager", status="pass"),
+            make_record("add", "control", "export_nonstrict", status="pass"),
+            make_record(
                 "sin", "raw_jit", "eager", status="wrong", error_type="Mismatch", error="output: 3 / 9", stage="compare"
             ),
-            new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
-            new_record("sin", "control", "eager", status="pass"),
-            new_record("sin", "control", "export_nonstrict", status="skip", reason="no CUDA device"),
+            make_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
+            make_record("sin", "control", "eager", status="pass"),
+            make_record("sin", "control", "export_nonstrict", status="skip", reason="no CUDA device"),
         )
     )
     assert "NVIDIA H200" in chart and "torch 2.11.0" in chart and "Incomplete" not in chart
@@ -100,15 +100,15 @@ def test_chart_tables_symbols_and_notes():
 def test_control_failure_marks_the_path_broken():
     chart = render(
         results(
-            new_record("add", "raw_jit", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
-            new_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+            make_record("add", "raw_jit", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
+            make_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
         )
     )
     assert table(chart, "add") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
 
 
 def test_incomplete_run_lists_missing_cells():
-    data = results(new_record("add", "raw_jit", "eager", status="pass"), complete=False)
+    data = results(make_record("add", "raw_jit", "eager", status="pass"), complete=False)
     data["environment"]["expected_cells"].append("add-raw_jit-compile")
     chart = render(data)
     assert "**Incomplete run**: 1 of 2 cells recorded. Missing: add-raw_jit-compile" in chart
@@ -117,7 +117,7 @@ def test_incomplete_run_lists_missing_cells():
 
 @pytest.mark.parametrize("nasty", ["a | b", "`code`", "line1\nline2", "<script>x</script>", "*bold*", "x" * 5000])
 def test_error_text_never_breaks_the_table(nasty: str):
-    chart = render(results(new_record("add", "raw_jit", "eager", status="error", error_type="E", error=nasty)))
+    chart = render(results(make_record("add", "raw_jit", "eager", status="error", error_type="E", error=nasty)))
     note = next(line for line in chart.splitlines() if line.startswith("1. "))
     assert "<script>" not in chart and "`" not in note and "\n" not in note
     assert len(note) <= 320
@@ -133,7 +133,7 @@ def test_escape_shortens_and_flattens():
 
 def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
     file = tmp_path / "results.json"
-    file.write_text(json.dumps(results(new_record("add", "raw_jit", "eager", status="pass"))))
+    file.write_text(json.dumps(results(make_record("add", "raw_jit", "eager", status="pass"))))
     done = run_harness("report", "--results", str(file))
     assert done.returncode == 0, done.stderr
     assert "| raw_jit" in (tmp_path / "matrix.md").read_text()
@@ -147,11 +147,11 @@ def test_cells_contradicting_the_docs_are_listed_and_marked():
     docs = {"source": "the recipe", "expect": {"raw_jit": {"eager": True, "export_nonstrict": False}}}
     chart = render(
         results(
-            new_record("add", "raw_jit", "eager", status="error", error_type="E", error="boom", stage="run"),
-            new_record("add", "raw_jit", "export_nonstrict", status="pass"),
-            new_record("add", "raw_jit", "compile", status="error", error_type="E", error="no claim", stage="run"),
-            new_record("sin", "raw_jit", "eager", status="pass"),
-            new_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
+            make_record("add", "raw_jit", "eager", status="error", error_type="E", error="boom", stage="run"),
+            make_record("add", "raw_jit", "export_nonstrict", status="pass"),
+            make_record("add", "raw_jit", "compile", status="error", error_type="E", error="no claim", stage="run"),
+            make_record("sin", "raw_jit", "eager", status="pass"),
+            make_record("sin", "raw_jit", "export_nonstrict", status="skip", reason="no CUDA device"),
             docs=docs,
         )
     )

@@ -9,10 +9,10 @@ import pytest
 
 from harness.config import load_matrix
 from harness.paths import PATHS
-from harness.records import new_record, read_results
-from harness.repro import repro_source
+from harness.records import read_results
+from harness.repro import failure_signature, repro_source
 from harness.styles import STYLES
-from tests.conftest import REPO, run_harness
+from tests.conftest import REPO, make_record, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 # run the script as __main__ with every harness import failing: it must need torch and triton only
@@ -21,23 +21,50 @@ NO_HARNESS += "exec(compile(open(path).read(), path, 'exec'), {'__name__': '__ma
 
 
 def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
+    """One script per distinct failure, listing the cells it stands for; each fails as its cell did."""
     matrix = write_matrix(["sin", "examples.activations"], ["raw_jit", "triton_op"], {"cpu_compile": ("cpu", 300)})
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
-    failing = [cell for cell in read_results(out / "results.json")["cells"] if cell["status"] != "pass"]
-    assert len(failing) >= 3 and sorted(p.stem for p in (out / "repros").glob("*.py")) == sorted(
-        cell["id"] for cell in failing
-    )
-    for cell in failing:
-        script = out / "repros" / f"{cell['id']}.py"
-        assert "import harness" not in script.read_text() and "from harness" not in script.read_text()
+    failing = {cell["id"]: cell for cell in read_results(out / "results.json")["cells"] if cell["status"] != "pass"}
+    signatures = {failure_signature(cell) for cell in failing.values()}
+    scripts = sorted((out / "repros").glob("*.py"))
+    assert len(failing) >= 3 and len(scripts) == len(signatures) < len(failing)
+    listed = []
+    for script in scripts:
+        text = script.read_text()
+        assert "import harness" not in text and "from harness" not in text
+        cell = failing[text.split("Reproducer for ", 1)[1].split(",")[0]]
+        listed += [cell["id"], *(c for c in failing if c != cell["id"] and c in text)]
         ran = subprocess.run(
             [sys.executable, "-c", NO_HARNESS, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
         )
         assert ran.returncode == 1, (cell["id"], ran.stdout, ran.stderr[-2000:])
         assert cell["error_type"] in ran.stderr, (cell["id"], ran.stderr[-2000:])
         assert cell["error"].splitlines()[0][:80] in ran.stderr, (cell["id"], ran.stderr[-2000:])
+    assert sorted(listed) == sorted(failing)  # every failing cell is named by exactly one script
+
+    on_demand = tmp_path / "one"
+    cell_id = sorted(failing)[0]
+    made = run_harness("repro", cell_id, "--results", str(out / "results.json"), "--out", str(on_demand))
+    assert made.returncode == 0 and [p.name for p in on_demand.glob("*.py")] == [f"{cell_id}.py"], made.stderr
+    unknown = run_harness("repro", "nosuch-cell-id", "--results", str(out / "results.json"), "--out", str(on_demand))
+    assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "nosuch-cell-id" in unknown.stderr
+
+
+def test_failures_differing_only_in_names_and_numbers_share_a_signature():
+    def failed(case: str, style: str, error: str) -> dict:
+        return make_record(case, style, "aoti_standalone", status="error", stage="run", error_type="E", error=error)
+
+    schema = "Could not find schema for harness::{}_custom_op"
+    assert failure_signature(failed("add", "custom_op", schema.format("add"))) == failure_signature(
+        failed("softmax", "custom_op", schema.format("softmax"))
+    )
+    flops = "flops: FlopCounterMode counted 0 for the op, the case declares {}"
+    assert failure_signature(failed("add", "raw_jit", flops.format(3001))) == failure_signature(
+        failed("matmul", "autotune", flops.format(5_577_142))
+    )
+    assert failure_signature(failed("add", "raw_jit", "boom")) != failure_signature(failed("add", "raw_jit", "bang"))
 
 
 @pytest.mark.parametrize("style", list(STYLES))
@@ -45,7 +72,7 @@ def test_every_style_and_path_has_a_complete_script(style: str):
     """The script of any cell parses and defines what its main() calls (no name left undefined)."""
     env = {"device": "d", "torch": "t", "triton": "x", "commit": "c"}
     for path in PATHS:
-        record = new_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
+        record = make_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
         tree = ast.parse(repro_source(record, env, MATRIX.tolerances))
         defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
         assert {style, path, "Cell", "Case", "main"} <= defined

@@ -1,11 +1,9 @@
-"""The cell process: a long-lived child, forked from the run's zygote (harness/zygote.py) with torch already
-imported, that runs cells one by one. Its parent (a pytest process) survives the child's crashes, hangs and
-CUDA faults, records them, and gets a new one."""
+"""The pytest side of a cell process: a long-lived child, forked from the run's zygote (harness/zygote.py) with
+torch already imported, that runs cells one by one (harness/child.py). Its parent (a pytest process) survives
+the child's crashes, hangs and CUDA faults, turns them into outcomes, and gets a new child."""
 
 from __future__ import annotations
 
-import faulthandler
-import itertools
 import os
 import shutil
 import signal
@@ -14,10 +12,9 @@ import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from harness import zygote
-from harness.config import PathSpec
+from harness.spec import CellSpec, Outcome
 
 START_TIMEOUT = 300.0
 STDERR_TAIL_LINES = 8
@@ -28,7 +25,6 @@ class CellProcess:
 
     def __init__(
         self,
-        matrix_file: Path,
         log_file: Path,
         environment: dict[str, str],
         gpu: str | None,
@@ -36,7 +32,6 @@ class CellProcess:
         zygote_address: str | None = None,
         zygote_pid: int | None = None,
     ) -> None:
-        self.matrix_file = matrix_file
         self.log_file = log_file
         self.environment = environment  # for a zygote of its own: matrix.toml's [environment], the caches
         self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
@@ -49,46 +44,52 @@ class CellProcess:
         self.conn: Connection | None = None
         self.device: str | None = None
 
-    def run(self, module: str, case: str, style: str, path: PathSpec) -> dict[str, Any]:
-        """The cell's record: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails."""
+    def run(self, spec: CellSpec) -> Outcome:
+        """The cell's outcome: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails.
+        Its diagnostics say when it started and ended (seconds since the epoch), for a run's timeline."""
+        started = time.time()
+        outcome = self._run(spec)
+        outcome.diagnostics.update(started=round(started, 3), ended=round(time.time(), 3))
+        return outcome
+
+    def _run(self, spec: CellSpec) -> Outcome:
         try:
             self._start()
         except (ChildFailed, zygote.ZygoteFailed, OSError) as failure:
-            return {"status": "error", "error_type": "CellProcessFailed", "error": str(failure), "stage": "build"}
+            return Outcome(status="error", error_type="CellProcessFailed", error=str(failure), stage="build")
         assert self.conn is not None
         log_offset = self.log_file.stat().st_size
         start = time.perf_counter()
-        self.conn.send((module, case, style, path.id, path.device, path.examples))
-        if not self.conn.poll(path.timeout):
+        self.conn.send(spec)
+        timeout = spec.path.timeout
+        if not self.conn.poll(timeout):
             self.stop()
-            return {
-                "status": "timeout",
-                "error_type": "Timeout",
-                "stage": None,
-                "seconds": round(time.perf_counter() - start, 3),
-                "error": f"no result after {path.timeout:g} s (the path's timeout in matrix.toml)",
-            }
+            return Outcome(
+                status="timeout",
+                error_type="Timeout",
+                seconds=round(time.perf_counter() - start, 3),
+                error=f"no result after {timeout:g} s (the path's timeout in matrix.toml)",
+            )
         try:
-            record = self.conn.recv()
+            reply = self.conn.recv()
         except (EOFError, OSError):
-            record = ("exit", None)  # the supervisor went too
-        if isinstance(record, tuple):  # the supervisor's word: the cell process exited mid-cell
-            code = record[1]
+            reply = ("exit", None)  # the supervisor went too
+        if isinstance(reply, tuple):  # the supervisor's word: the cell process exited mid-cell
+            code = reply[1]
             died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
             self.stop()
-            return {
-                "status": "crash",
-                "error_type": died.split()[-1],
-                "stage": None,
-                "seconds": round(time.perf_counter() - start, 3),
-                "error": f"cell process {died}; stderr: {self._log_tail(log_offset)}",
-            }
-        if record.get("cuda_fault"):
+            return Outcome(
+                status="crash",
+                error_type=died.split()[-1],
+                seconds=round(time.perf_counter() - start, 3),
+                error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",
+            )
+        if reply.cuda_fault:
             self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
-        elif self.max_rss_mb and record["diagnostics"].get("rss_mb", 0) > self.max_rss_mb:
-            record["diagnostics"]["replaced_above_rss_mb"] = self.max_rss_mb
+        elif self.max_rss_mb and reply.diagnostics.get("rss_mb", 0) > self.max_rss_mb:
+            reply.diagnostics["replaced_above_rss_mb"] = self.max_rss_mb
             self.stop()  # memory stays bounded however many cells a worker runs
-        return record
+        return reply
 
     def _start(self) -> None:
         if self.conn is not None:
@@ -98,8 +99,7 @@ class CellProcess:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         offset = self.log_file.stat().st_size
-        request = {"matrix_file": str(self.matrix_file), "workdir": str(self.workdir), "log_file": str(self.log_file)}
-        request["gpu"] = self.gpu
+        request = {"workdir": str(self.workdir), "log_file": str(self.log_file), "gpu": self.gpu}
         try:
             conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
         except OSError:
@@ -158,31 +158,3 @@ class CellProcess:
 
 class ChildFailed(Exception):
     pass
-
-
-def serve(conn: Connection, matrix_file: str, workdir: str, log_file: str) -> None:
-    """The child's loop: receive (module, case, style, path, device, examples), send back the record."""
-    log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    faulthandler.enable()  # a crash leaves the Python stack in the log, whose tail goes into the record
-    from harness.case import load_case
-    from harness.cell import device_name, run_cell
-    from harness.config import load_matrix
-
-    matrix = load_matrix(matrix_file)
-    cases: dict[str, Any] = {}
-    built: dict[tuple[str, str], Any] = {}
-    conn.send(device_name())
-    for nth in itertools.count(1):
-        try:
-            module, case_id, style, path_id, device, examples = conn.recv()
-        except EOFError:
-            return
-        if case_id not in cases:
-            cases[case_id] = load_case(module, case_id)
-        print(f"--- cell {case_id}-{style}-{path_id}", flush=True)
-        record = run_cell(cases[case_id], style, path_id, device, matrix.tolerances, Path(workdir), built, examples)
-        # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
-        record["diagnostics"].update(pid=os.getpid(), nth=nth, gpu=os.environ.get("CUDA_VISIBLE_DEVICES"))
-        conn.send(record)

@@ -1,0 +1,128 @@
+"""The cell processes of a run: the controller starts the run's zygote and tells the xdist workers where it
+listens; every pytest process (controller or worker) keeps one ``CellProcess`` (one GPU per worker) and runs
+its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes so the
+record holds its measured rate."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import options as opts
+from harness.cellprocess import CellProcess
+from harness.config import Matrix
+from harness.spec import CellSpec, Outcome
+
+processes_key = pytest.StashKey["CellProcesses"]()
+
+
+class CellProcesses:
+    """Owns the run's zygote (on the controller) and this pytest process's cell process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.options = config.stash[opts.options_key]
+        self.workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.worker = self.workerinput.get("workerid", "main")
+        self.zygote: tuple[subprocess.Popen[str], str] | None = None
+        self.process: CellProcess | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """On the controller of a run of the matrix, before the workers start: the run's zygote, which every
+        cell process is forked from. Its start overlaps the workers' (they wait for it on their first cell)."""
+        from harness import zygote
+
+        if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
+            return
+        log_file = self.options.report_dir / "logs" / "zygote.log"
+        self.zygote = zygote.start(self._environment(), log_file, wait=False)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist, on the controller: tell each worker where the run's zygote listens."""
+        if self.zygote is not None:
+            process, address = self.zygote
+            node.workerinput.update(harness_zygote=address, harness_zygote_pid=process.pid)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.process is not None:
+            self.process.close()
+        if self.zygote is not None:
+            self.zygote[0].kill()
+            self.zygote[0].wait()
+
+    def run(self, spec: CellSpec) -> Outcome:
+        """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
+        more times, each in a fresh cell process, and keep every attempt's status (the first is the record's)."""
+        outcome = self._cell_process().run(spec)
+        matrix: Matrix = self.config.stash[opts.matrix_key]
+        expected = opts.baseline(self.config).get(spec.id)
+        suspect = outcome.status == "wrong" or (expected is not None and outcome.status not in (expected, "skip"))
+        if not suspect or not matrix.reruns:
+            return outcome
+        statuses = [outcome.status]
+        for _ in range(matrix.reruns):
+            self._cell_process().stop()  # a fresh process: nothing of the previous attempt (autotune caches) stays
+            statuses.append(self._cell_process().run(spec).status)
+        outcome.outcomes = statuses
+        return outcome
+
+    @property
+    def device(self) -> str | None:
+        return self.process.device if self.process is not None else None
+
+    def _cell_process(self) -> CellProcess:
+        if self.process is None:
+            address, pid = self._zygote_address()
+            self.process = CellProcess(
+                self.options.report_dir / "logs" / f"{self.worker}.log",
+                self._environment(),
+                assigned_gpu(self.worker),
+                self.options.max_rss_mb,
+                address,
+                pid,
+            )
+        return self.process
+
+    def _zygote_address(self) -> tuple[str | None, int | None]:
+        """The run's zygote: (address, pid) from the controller, or (None, None) when it started none."""
+        if "harness_zygote" in self.workerinput:
+            return self.workerinput["harness_zygote"], self.workerinput["harness_zygote_pid"]
+        if self.zygote is not None:
+            return self.zygote[1], self.zygote[0].pid
+        return None, None
+
+    def _environment(self) -> dict[str, str]:
+        return cell_environment(opts.matrix(self.config), self.options.cache_dir)
+
+
+def cell_environment(matrix: Matrix, cache_dir: Path) -> dict[str, str]:
+    """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
+    (bytecode, Inductor, Triton) unless the caller's environment already names them."""
+    cache_dir = cache_dir.resolve()
+    caches = {
+        "PYTHONPYCACHEPREFIX": cache_dir / "pycache",
+        "TORCHINDUCTOR_CACHE_DIR": cache_dir / "inductor",
+        "TRITON_CACHE_DIR": cache_dir / "triton",
+    }
+    chosen = {name: str(folder) for name, folder in caches.items() if name not in os.environ}
+    return {**matrix.environment, **chosen}
+
+
+def assigned_gpu(worker: str) -> str | None:
+    """One GPU per worker, round-robin over the visible ones (gw0 -> first, gw1 -> second, ...); None (no
+    restriction) with fewer than two GPUs."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        return None
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    ids = [item.strip() for item in visible.split(",")][:count] if visible else [str(i) for i in range(count)]
+    index = int(worker.removeprefix("gw")) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return ids[index % len(ids)]

@@ -1,0 +1,148 @@
+"""The results writer, on the controller only: every record to results.json as it arrives (atomically, so a
+killed run keeps what it measured), a cell whose pytest worker died recorded as ``crash``, and at the end the
+chart and one repro script per distinct failure."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from harness import options as opts
+from harness.collect import RECORD_PROPERTY, CellItem, device_of, record_of
+from harness.errors import EXIT_BAD_INPUT
+from harness.records import environment, memory_by_process, new_record, write_results
+from harness.spec import Outcome
+
+results_key = pytest.StashKey["ResultsWriter"]()
+
+
+class ResultsWriter:
+    """Collects records as reports arrive and keeps results.json current; draws the chart at the end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.options = config.stash[opts.options_key]
+        self.cells: dict[str, dict[str, Any]] = {}
+        self.expected: list[str] = []
+        self.env: dict[str, Any] | None = None
+        self.start = time.perf_counter()
+        self.resumed: list[str] = []
+        self.previous_env: dict[str, Any] = {}
+        self.finished = False
+        previous = opts.resumed(config)
+        if previous is not None:
+            import torch
+
+            if previous["environment"].get("torch") != torch.__version__:
+                pytest.exit(
+                    f"{self.options.results_file}: environment.torch: a run of torch "
+                    f"{previous['environment'].get('torch')} cannot be resumed under torch {torch.__version__}",
+                    returncode=EXIT_BAD_INPUT,
+                )
+            self.cells = {cell["id"]: cell for cell in previous["cells"]}
+            self.resumed = list(self.cells)
+            self.previous_env = previous["environment"]
+
+    def _environment(self, device: str | None) -> dict[str, Any]:
+        if self.env is None:
+            option = self.config.option
+            workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
+            matrix = opts.matrix(self.config)
+            self.env = environment(device or "unknown", workers, str(self.options.matrix_file))
+            axes = {"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]}
+            self.env.update(
+                docs=matrix.docs,
+                axes=axes,
+                reruns=matrix.reruns,
+                cell_environment=matrix.environment,
+                cache_dir=str(self.options.cache_dir.resolve()),
+            )
+        return self.env
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._expect({item.name for item in session.items if isinstance(item, CellItem)})
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if not self.expected:
+            matrix_file = self.options.matrix_file.resolve()
+            file_of = {nodeid: (self.config.rootpath / nodeid.partition("::")[0]).resolve() for nodeid in ids}
+            self._expect({nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file})
+
+    def _expect(self, to_run: set[str]) -> None:
+        """The cells this run must record: those selected now, plus those a resumed run already has."""
+        wanted = to_run | set(self.resumed)
+        if not wanted:
+            return
+        order = [*self.previous_env.get("expected_cells", []), *opts.matrix(self.config).cell_ids()]
+        self.expected = list(dict.fromkeys(cell for cell in order if cell in wanted))
+        self.expected += sorted(wanted - set(self.expected))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+        """xdist: the pytest worker running ``crashitem`` died. Its record says so (the report then arrives
+        through pytest_runtest_logreport like any other)."""
+        specs = {spec.id: spec for spec in opts.matrix(self.config).cells}
+        spec = specs.get(crashitem.partition("::")[2])
+        if spec is not None:
+            lost = Outcome(status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:])
+            report.user_properties.append((RECORD_PROPERTY, new_record(spec, lost)))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = record_of(report)
+        if record is None:
+            return
+        device = device_of(report)
+        env = self._environment(device)
+        if env["device"] == "unknown" and device:
+            env["device"] = device
+        self.cells[record["id"]] = record
+        self._write(complete=False)
+
+    def _data(self, complete: bool) -> dict[str, Any]:
+        env = dict(self._environment(None))
+        env["wall_seconds"] = round(time.perf_counter() - self.start, 1)
+        env["complete"] = complete and all(cell in self.cells for cell in self.expected)
+        env["expected_cells"] = self.expected
+        if self.resumed:
+            env["resumed_cells"] = len(self.resumed)
+        if self.options.shard:
+            env["shard"] = "{}/{}".format(*self.options.shard)
+        env["memory"] = memory_by_process(list(self.cells.values()))
+        order = {cell: index for index, cell in enumerate(self.expected)}
+        cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
+        return {"environment": env, "cells": cells}
+
+    def _write(self, complete: bool) -> dict[str, Any]:
+        data = self._data(complete)
+        write_results(self.options.results_file, data["environment"], data["cells"])
+        return data
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.finish()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
+
+    def finish(self) -> None:
+        """Write the final results, the chart and the repros, once (a partial chart for an interrupted run)."""
+        if not self.expected or self.config.option.collectonly or self.finished:
+            return
+        from harness.report import render
+        from harness.repro import write_repros
+
+        self.finished = True
+        data = self._write(complete=True)
+        (self.options.report_dir / "matrix.md").write_text(render(data))
+        write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.expected:
+            folder = self.options.report_dir
+            terminalreporter.write_line(
+                f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
+                f"repros: {folder / 'repros'}/"
+            )
