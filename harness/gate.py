@@ -18,7 +18,7 @@ from harness.spec import FAILURES
 CLASSES = {
     "regression": ("Regressions (was pass, now failing)", "always"),
     "missing": ("Missing cells (in the baseline, absent now)", "always"),
-    "flaky": ("Flaky (failed, then passed when re-run)", "strict"),
+    "flaky": ("Flaky (passes on some attempts only: in its run's re-runs, or the gate's)", "strict"),
     "fix": ("Fixes (was not passing, now pass): refresh the baseline", "strict"),
     "stale_known": ("Stale known failures (listed, but the cell passes now)", "strict"),
     "known": ("Known failures (regressed, listed in the known-failures file)", "never"),
@@ -43,35 +43,54 @@ class KnownFailure:
     link: str
 
 
+def pass_rate(record: dict[str, Any]) -> float | None:
+    """The share of a cell's attempts that passed (every attempt's status when it was re-run within its run;
+    else its one status); None for a skipped cell."""
+    attempts = [status for status in record.get("outcomes") or [record["status"]] if status != "skip"]
+    return sum(status == "pass" for status in attempts) / len(attempts) if attempts else None
+
+
 def outcome(record: dict[str, Any] | None) -> str:
-    """A cell's status as the diff shows it: ``error (RuntimeError at trace)``."""
+    """A cell's status as the diff shows it: ``error (RuntimeError at trace)``, ``wrong 2/5 (Mismatch at
+    compare)`` for a cell that failed on 2 of its 5 attempts."""
     if record is None:
         return "—"
     status = record["status"]
-    if status in FAILURES:
+    attempts = record.get("outcomes") or []
+    if len(attempts) > 1:
+        status += f" {sum(attempt == record['status'] for attempt in attempts)}/{len(attempts)}"
+    if record["status"] in FAILURES:
         detail = " at ".join(part for part in (record.get("error_type"), record.get("stage")) if part)
         return f"{status} ({detail})" if detail else status
     return status
 
 
 def classify(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
-    """The change class of one cell, or None when nothing a user cares about changed."""
+    """The change class of one cell, by its measured pass rate (a cell re-run within its run has one), or
+    None when nothing a user cares about changed. A cell that passed every time and now passes only
+    sometimes is flaky; one that passed at least half the time and now never passes has regressed."""
     if after is None:
         return "missing"
     if before is None:
         return "new"
-    was, now = before["status"], after["status"]
-    if was == "pass" and now in FAILURES:
+    was, now = pass_rate(before), pass_rate(after)
+    if now is None:
+        return "skipped_now" if was is not None else None
+    if was is None:
+        return "changed_failure" if now < 1 else "fix"
+    if now == 1:
+        return "fix" if was < 1 else None
+    if 0 < now < 1:
+        return "flaky" if was in (0, 1) else None
+    if was == 1 or was >= 0.5:
         return "regression"
-    if was != "pass" and now == "pass":
-        return "fix"
-    if was != "skip" and now == "skip":
-        return "skipped_now"
-    if was in FAILURES and now in FAILURES and outcome(before) != outcome(after):
-        return "changed_failure"
-    if was == "skip" and now in FAILURES:
+    if was > 0 or _how(before) != _how(after):
         return "changed_failure"
     return None
+
+
+def _how(record: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    return record["status"], record.get("error_type"), record.get("stage")
 
 
 def diff(

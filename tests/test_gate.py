@@ -242,3 +242,23 @@ def test_history_shows_each_cell_across_versions():
     text = render_history([run("2.13.0+cpu", "error"), run("2.15.0", "pass")])
     assert "| sin-triton_op-cpu_compile | 2.13.0 ❌ → 2.15.0 ✅ |" in text
     assert "## Cells whose status changed (1)" in text
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        (["pass"], ["wrong", "pass", "wrong"], "flaky"),
+        (["wrong", "pass", "pass", "pass"], ["wrong", "wrong", "wrong"], "regression"),
+        (["wrong", "wrong", "pass"], ["wrong", "wrong", "wrong"], "changed_failure"),
+        (["wrong", "pass", "wrong"], ["wrong", "wrong", "pass"], None),
+        (["wrong", "pass"], ["pass"], "fix"),
+        (["wrong", "wrong"], ["wrong", "wrong", "wrong"], None),
+    ],
+)
+def test_cells_are_gated_by_their_measured_rate(before: list[str], after: list[str], kind: str | None):
+    def measured(outcomes: list[str]) -> dict:
+        fields = {"outcomes": outcomes} if len(outcomes) > 1 else {}
+        return make_record("add", "autotune_heuristics", "compile", status=outcomes[0], **fields)
+
+    assert gate.classify(measured(before), measured(after)) == kind
+    assert gate.outcome(measured(["wrong", "pass", "wrong", "pass", "pass"])) == "wrong 2/5"
