@@ -16,7 +16,19 @@ from typing import Any
 from harness.records import FAILURES, summary
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
-SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.standalone", "harness.paths")
+SOURCES = (
+    "harness.case",
+    "harness.compare",
+    "harness.styles",
+    "harness.cell",
+    "harness.standalone",
+    "harness.paths",
+    "harness.paths.common",
+    "harness.paths.compilation",
+    "harness.paths.export",
+    "harness.paths.training",
+    "harness.paths.subsystems",
+)
 REGISTRY_DECORATORS = {"style", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
 
