@@ -83,4 +83,5 @@ CASE = Case(
     key=["M", "N", "K"],
     heuristics={"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0},
     dtype=torch.float16,
+    dynamic_dims=((0,), ()),  # the size is M, the rows of a; b is (K, N), fixed
 )

@@ -72,4 +72,5 @@ CASE = Case(
     configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
     key=["n_cols"],
     heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
+    dynamic_dims=((0,), ()),  # the size is the rows of x; weight is (1000,), fixed
 )

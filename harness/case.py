@@ -31,6 +31,9 @@ class Case:
     - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
     - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
       (default: 1 to twice the largest of ``sizes``).
+    - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
+      batch-like dims), ``()`` for an input whose shape does not depend on it. The dynamic export paths mark
+      these dims dynamic with one ``torch.export.Dim`` bounded by ``size_bounds`` (default: dim 0 of every input).
     """
 
     id: str
@@ -52,6 +55,7 @@ class Case:
     cpu_kernel: Callable[..., Tensor | None] | None = None
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
     size_bounds: tuple[int, int] | None = None
+    dynamic_dims: tuple[tuple[int, ...], ...] | None = None
     description: str = field(default="", compare=False)
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:

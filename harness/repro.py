@@ -21,7 +21,19 @@ from harness.records import summary
 from harness.spec import FAILURES
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
-SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.standalone", "harness.paths")
+SOURCES = (
+    "harness.case",
+    "harness.compare",
+    "harness.styles",
+    "harness.cell",
+    "harness.standalone",
+    "harness.paths",
+    "harness.paths.common",
+    "harness.paths.compilation",
+    "harness.paths.export",
+    "harness.paths.training",
+    "harness.paths.subsystems",
+)
 REGISTRY_DECORATORS = {"style", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
 SPECIFIC = (

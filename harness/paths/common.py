@@ -1,0 +1,24 @@
+"""What several path modules share: running a model and comparing its output, and compiling the cell's model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+if TYPE_CHECKING:
+    from harness.cell import Cell
+
+
+def _infer(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ...], what: str = "output") -> None:
+    """Run ``model`` without grad (first call timed as ``compile_seconds`` when it compiles) and compare."""
+    with torch.no_grad():
+        out = model(*(t.clone() for t in inputs))
+    cell.synchronize()
+    cell.compare(what, out, cell.expected(inputs))
+
+
+def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
+    patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
+    return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)

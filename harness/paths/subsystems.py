@@ -1,0 +1,129 @@
+"""The subsystems group: CPU tensors and PyTorch machinery around the op (flop counting, ...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from harness.compare import Mismatch
+from harness.paths import path
+from harness.paths.common import _compiled, _infer
+from harness.paths.compilation import compile, eager
+
+if TYPE_CHECKING:
+    from harness.cell import Cell
+
+GROUP = "subsystems"
+VMAP_BATCH = 3
+
+
+@path
+def cpu_fallback(cell: Cell) -> None:
+    """CPU tensors, eager: works where the style has a CPU kernel."""
+    eager(cell)
+
+
+@path
+def cpu_compile(cell: Cell) -> None:
+    """CPU tensors under ``torch.compile``."""
+    compile(cell)
+
+
+@path
+def flop_counter(cell: Cell) -> None:
+    """``FlopCounterMode`` must report the op's declared flops (the control row checks the output only)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    inputs = cell.inputs()
+    model = cell.model()
+    cell.stage = "run"
+    counter = FlopCounterMode(display=False)
+    with counter:
+        _infer(cell, model, inputs)
+    counted = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if str(op).startswith("harness."))
+    cell.diagnostics["flops"] = counted
+    if cell.style != "control":
+        declared = _declared_flops(cell, inputs)
+        if counted != declared:
+            cell.stage = "compare"
+            raise Mismatch(f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}")
+
+
+def _declared_flops(cell: Cell, inputs: tuple[torch.Tensor, ...]) -> int:
+    """The case's flop formula over the shapes the op is really called with inside the module."""
+    declared = 0
+
+    def spy(*args: torch.Tensor) -> Any:
+        nonlocal declared
+        declared += cell.case.flops(*(tuple(t.shape) for t in args))
+        return cell.case.reference(*args)
+
+    with torch.no_grad():
+        cell.case.build_module(spy).to(cell.device)(*(t.clone() for t in inputs))
+    return declared
+
+
+def _halves(cell: Cell) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """Two input sets of the cell's size (its seed, and the next), and each input as a ``TwoTensor`` of the two:
+    the wrapper subclass PyTorch's own tests use (every aten op runs once per half)."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    seed = cell.example[1] if cell.example else 0
+    first, second = cell.inputs(), cell.inputs(seed=seed + 1)
+    return first, second, tuple(TwoTensor(a.clone(), b.clone()) for a, b in zip(first, second, strict=True))
+
+
+def _run_subclass(cell: Cell, model: Any) -> None:
+    """Call ``model`` on ``TwoTensor`` inputs; the output must be a ``TwoTensor`` whose ``.a`` and ``.b`` each equal
+    the reference applied to that half's inputs."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    first, second, both = _halves(cell)
+    with torch.no_grad():
+        out = model(*both)
+    cell.synchronize()
+    if not isinstance(out, TwoTensor):
+        cell.stage = "compare"
+        raise Mismatch(f"output: expected a TwoTensor, got {type(out).__name__}")
+    cell.compare("output .a", out.a, cell.expected(first))
+    cell.compare("output .b", out.b, cell.expected(second))
+
+
+@path
+def subclass_eager(cell: Cell) -> None:
+    """The module called on tensor-subclass inputs (``TwoTensor``: a wrapper holding two tensors), eagerly; both
+    halves of the output compared."""
+    model = cell.model()
+    cell.stage = "run"
+    with cell.timed("run_seconds"):
+        _run_subclass(cell, model)
+
+
+@path
+def subclass_compile(cell: Cell) -> None:
+    """The module under ``torch.compile`` called on ``TwoTensor`` inputs; both halves of the output compared."""
+    model = _compiled(cell)
+    cell.stage = "trace"  # the backend moves it on to compile, then run
+    with cell.timed("compile_seconds"):
+        _run_subclass(cell, model)
+
+
+@path
+def vmap(cell: Cell) -> None:
+    """``torch.vmap`` over the module, on ``VMAP_BATCH`` input sets of the cell's size (its seed and the next
+    ones) stacked along a new dim 0; every item of the output compared with the reference of that item."""
+    seed = cell.example[1] if cell.example else 0
+    items = [cell.inputs(seed=seed + k) for k in range(VMAP_BATCH)]
+    batched = tuple(torch.stack(inputs) for inputs in zip(*items, strict=True))
+    model = cell.model()
+    cell.stage = "run"
+    with cell.timed("run_seconds"), torch.no_grad():
+        out = torch.vmap(model)(*batched)
+    cell.synchronize()
+    if not isinstance(out, torch.Tensor) or out.shape[:1] != (VMAP_BATCH,):
+        cell.stage = "compare"
+        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
+        raise Mismatch(f"output: expected {VMAP_BATCH} items along dim 0, got {got}")
+    for k, inputs in enumerate(items):
+        cell.compare(f"output of item {k}", out[k], cell.expected(inputs))
