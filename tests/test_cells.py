@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.case import load_cases
-from harness.compare import Mismatch, Tolerance, assert_match
+from harness.case import Case, load_cases
+from harness.compare import Mismatch, Tolerance, assert_match, dtype_name
 from harness.config import load_matrix
 from harness.runner import run_cell
 from harness.spec import CellSpec
@@ -16,11 +16,13 @@ MATRIX = load_matrix(REPO / "matrix.toml")
 BUILT: dict = {}  # styles register torch.library ops once per process
 
 
-def run(case: str, style: str, path: str, tmp_path: Path, device: str | None = None) -> dict:
-    """A case of the matrix by id, or the (first) case of a module by its dotted name: its outcome's fields."""
-    module = case if "." in case else MATRIX.modules[case]
-    (loaded, *_) = load_cases(module)
-    spec = CellSpec(loaded.id, module, style, MATRIX.path(path), MATRIX.tolerances[str(loaded.dtype).split(".")[1]])
+def run(case: str | Case, style: str, path: str, tmp_path: Path, device: str | None = None) -> dict:
+    """A cell in this process, its outcome's fields: a case of the matrix by id, the (first) case of a module
+    by its dotted name, or a Case; the path as matrix.toml declares it, on ``device`` when given."""
+    module = case.id if isinstance(case, Case) else case if "." in case else MATRIX.modules[case]
+    loaded = case if isinstance(case, Case) else load_cases(module)[0]
+    tolerance = MATRIX.tolerances[dtype_name(loaded.dtype)]
+    spec = CellSpec(loaded.id, module, style, MATRIX.path(path), tolerance)
     return vars(run_cell(loaded, spec, tmp_path, BUILT, device))
 
 

@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from harness.case import load_cases
-from harness.cell import Cell, run_cell
+from harness.cell import Cell
 from harness.paths import PATH_GROUPS, PATHS
 from harness.paths.export import _other_sizes
-from tests.test_cells import BUILT, MATRIX  # one registration cache per process: ops register once
+from tests.test_cells import MATRIX
+from tests.test_cells import run as run_here
 
 NEW_PATHS = (
     "export_dynamic_strict",
@@ -37,8 +38,7 @@ def case_of(case_id: str):
 
 def run(case, style: str, path: str, tmp_path: Path) -> dict:
     """A cell on CPU tensors, with the examples its path runs in matrix.toml."""
-    case = case_of(case) if isinstance(case, str) else case
-    return run_cell(case, style, path, "cpu", MATRIX.tolerances, tmp_path, BUILT, MATRIX.path(path).examples)
+    return run_here(case, style, path, tmp_path, device="cpu")
 
 
 def test_every_path_has_a_group_and_the_new_paths_are_in_the_matrix():
