@@ -15,7 +15,7 @@ import torch
 
 from harness.case import Case, Inputs
 from harness.compare import Mismatch, Tolerance, assert_match, tolerance_for
-from harness.styles import STYLES, Wrapped
+from harness.styles import Wrapped, build_style
 
 STAGES = ("build", "trace", "compile", "run", "compare")
 CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
@@ -123,7 +123,7 @@ def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrap
     """Build a style once per process (torch.library ops can be registered only once)."""
     key = (case.id, style)
     if key not in cache:
-        cache[key] = STYLES[style](case)
+        cache[key] = build_style(style, case)
     return cache[key]
 
 

@@ -14,8 +14,9 @@ from harness.compare import Tolerance, dtype_name
 from harness.errors import InputError
 
 DEVICES = ("cuda", "cpu")
-TOP_KEYS = {"cases", "styles", "paths", "tolerances"}
-OPTIONAL_TOP_KEYS = {"environment"}
+TOP_KEYS = {"cases", "paths", "tolerances"}
+STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
+OPTIONAL_TOP_KEYS = {"environment", "styles", *STYLE_KEYS}
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
 TOLERANCE_KEYS = {"atol", "rtol"}
@@ -40,7 +41,9 @@ class Matrix:
     paths: tuple[PathSpec, ...]
     tolerances: dict[str, Tolerance]
     modules: dict[str, str]  # case id -> the module that defines it
-    docs: dict[str, Any] | None = None  # {"source": url, "expect": {style: {path: documented as supported}}}
+    style_axes: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # style -> (decorator, wrapper)
+    # {"sources": {name: text}, "claims": {style: {path: {"supported": bool, "source": "name[, name]"}}}}
+    docs: dict[str, Any] | None = None
     environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
 
     def path(self, path_id: str) -> PathSpec:
@@ -79,6 +82,7 @@ def select(
         cases=chosen["cases"],
         modules={case: matrix.modules[case] for case in chosen["cases"]},
         styles=chosen["styles"],
+        style_axes={style: matrix.style_axes[style] for style in chosen["styles"]},
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
 
@@ -124,8 +128,8 @@ def case_module(entry: str) -> str:
 
 def load_matrix(file: Path | str) -> Matrix:
     """Read and validate ``file``; raise ``InputError`` on the first problem found."""
+    from harness.docs import resolve_docs
     from harness.paths import PATHS
-    from harness.styles import STYLES
 
     file = Path(file)
     try:
@@ -134,11 +138,11 @@ def load_matrix(file: Path | str) -> Matrix:
         raise InputError(file, "(file)", "no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
-    docs = _docs(file, data.pop("docs", None))
+    docs = data.pop("docs", None)
     _no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = _environment(file, data.get("environment", {}))
     entries = _ids(file, "cases", data, None)
-    styles = _ids(file, "styles", data, STYLES)
+    style_axes = _styles(file, data)
     path_table = _table(file, "paths", data.get("paths"))
     _ids(file, "paths", {"paths": list(path_table)}, PATHS)
     paths = tuple(_path_spec(file, path_id, spec) for path_id, spec in path_table.items())
@@ -147,20 +151,15 @@ def load_matrix(file: Path | str) -> Matrix:
         for dtype, spec in _table(file, "tolerances", data.get("tolerances")).items()
     }
     modules = _load_cases(file, "cases", list(entries), tolerances, {})
-    for style, expect in (docs or {}).get("expect", {}).items():
-        if style not in styles:
-            raise InputError(file, f"docs.expect.{style}", f"not a style of this matrix ({', '.join(styles)})")
-        for path_id in expect:
-            if path_id not in path_table:
-                raise InputError(file, f"docs.expect.{style}.{path_id}", "not a path of this matrix")
     return Matrix(
         file=file,
         cases=tuple(modules),
-        styles=styles,
+        styles=tuple(style_axes),
+        style_axes=style_axes,
         paths=paths,
         tolerances=tolerances,
         modules=modules,
-        docs=docs,
+        docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
         environment=environment,
     )
 
@@ -175,19 +174,27 @@ def _environment(file: Path, value: Any) -> dict[str, str]:
     return dict(value)
 
 
-def _docs(file: Path, value: Any) -> dict[str, Any] | None:
-    """The optional [docs] table: what a document claims, per style and path (true: supported)."""
-    if value is None:
-        return None
-    table = _table(file, "docs", value)
-    _no_unknown(file, "docs.", table, {"source", "expect"})
-    if not isinstance(table["source"], str):
-        raise InputError(file, "docs.source", "expected a string (where the claims come from)")
-    for style, expect in _table(file, "docs.expect", table["expect"]).items():
-        for path_id, claim in _table(file, f"docs.expect.{style}", expect).items():
-            if not isinstance(claim, bool):
-                raise InputError(file, f"docs.expect.{style}.{path_id}", f"expected true or false, got {claim!r}")
-    return table
+def _styles(file: Path, data: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
+    """Style id -> (decorator, wrapper), in chart order: every decorator of ``decorators`` inside every wrapper
+    of ``wrappers`` (plus the control when ``control = true``), or the style ids ``styles`` lists."""
+    from harness.decorators import DECORATORS
+    from harness.styles import KNOWN_STYLES, cross
+    from harness.wrappers import WRAPPERS
+
+    axes = [key for key in STYLE_KEYS if key in data]
+    if "styles" in data:
+        if axes:
+            raise InputError(file, axes[0], "give either styles or the axes (decorators, wrappers, control), not both")
+        return {style: KNOWN_STYLES[style] for style in _ids(file, "styles", data, KNOWN_STYLES)}
+    if not axes:
+        raise InputError(file, "styles", "missing (declare the axes decorators and wrappers, or list styles)")
+    for key in ("decorators", "wrappers"):
+        if key not in data:
+            raise InputError(file, key, "missing (the styles cross decorators with wrappers)")
+    control = data.get("control", False)
+    if not isinstance(control, bool):
+        raise InputError(file, "control", f"expected true or false, got {control!r}")
+    return cross(_ids(file, "decorators", data, DECORATORS), _ids(file, "wrappers", data, WRAPPERS), control)
 
 
 def _load_cases(

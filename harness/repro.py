@@ -16,8 +16,17 @@ from typing import Any
 from harness.records import FAILURES, summary
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
-SOURCES = ("harness.case", "harness.compare", "harness.styles", "harness.cell", "harness.standalone", "harness.paths")
-REGISTRY_DECORATORS = {"style", "path"}
+SOURCES = (
+    "harness.case",
+    "harness.compare",
+    "harness.decorators",
+    "harness.wrappers",
+    "harness.styles",
+    "harness.cell",
+    "harness.standalone",
+    "harness.paths",
+)
+REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
 
 
@@ -44,7 +53,8 @@ def repro_source(record: dict[str, Any], env: dict[str, Any], tolerances: dict[s
     tolerance = tolerances[dtype_name(case.dtype)]
     example = (record.get("diagnostics") or {}).get("example") or {"size": case.sizes[0], "seed": 0}
     device = "cpu" if record["path"].startswith("cpu_") else "cuda"
-    definitions, imports = _harness_code(["Cell", "Tolerance", record["style"], record["path"]])
+    build, style_functions = _style_call(record["style"], case)
+    definitions, imports = _harness_code(["Cell", "Tolerance", *style_functions, record["path"]])
     header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
 
 Recorded: {summary(record)}
@@ -73,7 +83,7 @@ def main() -> None:
     )
     cell.example = (SIZE, SEED)
     torch.manual_seed(0)
-    cell.wrapped = {record["style"]}(CASE)
+    cell.wrapped = {build}
     {record["path"]}(cell)
     print(f"no failure: {{CASE.id}}-{{STYLE}}-{{PATH}} passes here")
 
@@ -98,6 +108,17 @@ if __name__ == "__main__":
         main,
     ]
     return "\n".join(parts).replace("\n\n\n\n", "\n\n\n")
+
+
+def _style_call(style: str, case: Any) -> tuple[str, list[str]]:
+    """The script's expression that builds ``style`` (as ``harness.styles.build_style`` does, with the functions
+    named directly: the decorator stack inside the wrapper, or the control) and the functions it calls."""
+    from harness.styles import KNOWN_STYLES, control, op_name
+
+    decorator, wrapper = KNOWN_STYLES[style]
+    if decorator is None:
+        return f"{control.__name__}(CASE)", [control.__name__]
+    return f"{wrapper}(CASE, *{decorator}(CASE), {op_name(case, style)!r})", [decorator, wrapper]
 
 
 Definitions = dict[str, tuple[int, str, set[str], str]]  # name -> (order, source, names it uses, module)
