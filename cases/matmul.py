@@ -81,7 +81,8 @@ CASE = Case(
         triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
     ],
     key=["M", "N", "K"],
-    heuristics={"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0},
+    heuristics={"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0},  # no K tail, whatever the config
+    config_heuristics={"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0},  # the picked config
     dtype=torch.float16,
     dynamic_dims=((0,), ()),  # the size is M, the rows of a; b is (K, N), fixed
 )

@@ -76,7 +76,8 @@ CASE = Case(
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)],
     key=["n_elements"],
-    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
     dtype=torch.bfloat16,
     module=module,
 )

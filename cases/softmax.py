@@ -55,5 +55,6 @@ CASE = Case(
     meta={"EVEN": False},
     configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
     key=["n_cols"],
+    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
     heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
 )

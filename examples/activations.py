@@ -95,7 +95,8 @@ def gated_case(name, activation, reference, backward, flops_per_element):
         meta={"ACTIVATION": activation, "BLOCK_SIZE": 256, "EVEN": False},
         configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
         key=["n_elements"],
-        heuristics={"EVEN": lambda args: args["n_elements"] % 1024 == 0},
+        heuristics={"EVEN": lambda args: args["n_elements"] % 1024 == 0},  # no tail, whatever the config
+        config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # picked config
     )
 
 

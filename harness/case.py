@@ -17,8 +17,9 @@ Inputs = tuple[Tensor, ...]
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
 
-    - ``kernel``: the ``@triton.jit`` function. Constexprs that autotune picks come from ``configs``;
-      the ones ``heuristics`` computes are passed explicitly (``meta``) by the styles without heuristics.
+    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.decorators``)
+      is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
+      computes from those; a stack without them passes them explicitly, from ``meta``.
     - ``launch(kernel, *inputs, **meta)``: allocates the output, launches ``kernel[grid](...)`` and
       returns it (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
     - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
@@ -26,6 +27,11 @@ class Case:
     - ``backward(inputs, output, grad)``: gradients of the op's inputs, in PyTorch ops; an input named
       in ``mutates`` arrives as ``None`` (it was overwritten).
     - ``flops(*shapes)``: the op's flop count from its inputs' shapes, as ``FlopCounterMode`` should report.
+    - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
+      where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
+    - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
+      they replace ``heuristics`` of the same name where ``@triton.heuristics`` sits under
+      ``@triton.autotune`` and sees the config the autotuner picked (the reason that order exists).
     - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
     - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
     - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
@@ -56,7 +62,12 @@ class Case:
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
     size_bounds: tuple[int, int] | None = None
     dynamic_dims: tuple[tuple[int, ...], ...] | None = None
-    description: str = field(default="", compare=False)
+    config_heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        extra = set(self.config_heuristics) - set(self.heuristics)
+        if extra:
+            raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
         """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""

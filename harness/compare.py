@@ -12,6 +12,11 @@ class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
 
 
+class SubsystemMismatch(Mismatch):
+    """The op's numbers are right, but a PyTorch subsystem observing it saw something else (FlopCounterMode
+    counting other flops than the op declares): status ``wrong``, charted apart from wrong numbers."""
+
+
 @dataclass(frozen=True)
 class Tolerance:
     atol: float

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -12,17 +10,23 @@ from typing import Any
 
 from harness.case import Case, load_cases
 from harness.compare import Tolerance, dtype_name
+from harness.decorators import DECORATORS
+from harness.docs import resolve_docs
 from harness.errors import InputError
+from harness.paths import PATHS
 from harness.spec import CellSpec, PathSpec
+from harness.styles import KNOWN_STYLES, cross
+from harness.tomlcheck import ID_PATTERN, id_list, no_unknown, nonempty_table, number
+from harness.wrappers import WRAPPERS
 
 DEVICES = ("cuda", "cpu")
-TOP_KEYS = {"cases", "styles", "paths", "tolerances"}
-OPTIONAL_TOP_KEYS = {"environment", "run"}
+TOP_KEYS = {"cases", "paths", "tolerances"}
+STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
+OPTIONAL_TOP_KEYS = {"environment", "run", "styles", *STYLE_KEYS}
 DEFAULT_RERUNS = 4
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
 TOLERANCE_KEYS = {"atol", "rtol"}
-ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
 
 
 @dataclass(frozen=True)
@@ -36,7 +40,9 @@ class Matrix:
     tolerances: dict[str, Tolerance]
     modules: dict[str, str]  # case id -> the module that defines it
     dtypes: dict[str, str]  # case id -> the dtype it runs in (a key of ``tolerances``)
-    docs: dict[str, Any] | None = None  # {"source": url, "expect": {style: {path: documented as supported}}}
+    style_axes: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # style -> (decorator, wrapper)
+    # {"sources": {name: text}, "claims": {style: {path: {"supported": bool, "source": "name[, name]"}}}}
+    docs: dict[str, Any] | None = None
     environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
     reruns: int = DEFAULT_RERUNS  # more attempts of a cell that ends wrong (or unlike its baseline)
 
@@ -89,6 +95,7 @@ def select(
         modules={case: matrix.modules[case] for case in chosen["cases"]},
         dtypes={case: matrix.dtypes[case] for case in chosen["cases"]},
         styles=chosen["styles"],
+        style_axes={style: matrix.style_axes[style] for style in chosen["styles"]},
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
 
@@ -136,8 +143,6 @@ def case_module(entry: str) -> str:
 
 def load_matrix(file: Path | str) -> Matrix:
     """Read and validate ``file``; raise ``InputError`` on the first problem found."""
-    from harness.paths import PATHS
-    from harness.styles import STYLES
 
     file = Path(file)
     try:
@@ -146,34 +151,29 @@ def load_matrix(file: Path | str) -> Matrix:
         raise InputError(file, "(file)", "no such file") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
-    docs = _docs(file, data.pop("docs", None))
-    _no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
+    docs = data.pop("docs", None)
+    no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = _environment(file, data.get("environment", {}))
-    entries = _ids(file, "cases", data, None)
-    styles = _ids(file, "styles", data, STYLES)
-    path_table = _table(file, "paths", data.get("paths"))
-    _ids(file, "paths", {"paths": list(path_table)}, PATHS)
+    entries = id_list(file, "cases", data, None)
+    style_axes = _styles(file, data)
+    path_table = nonempty_table(file, "paths", data.get("paths"))
+    id_list(file, "paths", {"paths": list(path_table)}, PATHS)
     paths = tuple(_path_spec(file, path_id, spec) for path_id, spec in path_table.items())
     tolerances = {
         dtype: _tolerance(file, dtype, spec)
-        for dtype, spec in _table(file, "tolerances", data.get("tolerances")).items()
+        for dtype, spec in nonempty_table(file, "tolerances", data.get("tolerances")).items()
     }
     found = _load_cases(file, "cases", [(entry, case_module(entry)) for entry in entries], tolerances, {})
-    for style, expect in (docs or {}).get("expect", {}).items():
-        if style not in styles:
-            raise InputError(file, f"docs.expect.{style}", f"not a style of this matrix ({', '.join(styles)})")
-        for path_id in expect:
-            if path_id not in path_table:
-                raise InputError(file, f"docs.expect.{style}.{path_id}", "not a path of this matrix")
     return Matrix(
         file=file,
         cases=tuple(found),
-        styles=styles,
+        styles=tuple(style_axes),
+        style_axes=style_axes,
         paths=paths,
         tolerances=tolerances,
         modules={case: module for case, (module, _) in found.items()},
         dtypes={case: dtype for case, (_, dtype) in found.items()},
-        docs=docs,
+        docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
         environment=environment,
         reruns=_reruns(file, data.get("run", {})),
     )
@@ -194,26 +194,31 @@ def _reruns(file: Path, value: Any) -> int:
     baseline) runs, each in a fresh cell process, so the chart shows its measured rate."""
     if not isinstance(value, dict):
         raise InputError(file, "run", "expected a table")
-    _no_unknown(file, "run.", value, set(), {"reruns"})
+    no_unknown(file, "run.", value, set(), {"reruns"})
     reruns = value.get("reruns", DEFAULT_RERUNS)
     if isinstance(reruns, bool) or not isinstance(reruns, int) or reruns < 0:
         raise InputError(file, "run.reruns", f"expected a whole number >= 0, got {reruns!r}")
     return reruns
 
 
-def _docs(file: Path, value: Any) -> dict[str, Any] | None:
-    """The optional [docs] table: what a document claims, per style and path (true: supported)."""
-    if value is None:
-        return None
-    table = _table(file, "docs", value)
-    _no_unknown(file, "docs.", table, {"source", "expect"})
-    if not isinstance(table["source"], str):
-        raise InputError(file, "docs.source", "expected a string (where the claims come from)")
-    for style, expect in _table(file, "docs.expect", table["expect"]).items():
-        for path_id, claim in _table(file, f"docs.expect.{style}", expect).items():
-            if not isinstance(claim, bool):
-                raise InputError(file, f"docs.expect.{style}.{path_id}", f"expected true or false, got {claim!r}")
-    return table
+def _styles(file: Path, data: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
+    """Style id -> (decorator, wrapper), in chart order: every decorator of ``decorators`` inside every wrapper
+    of ``wrappers`` (plus the control when ``control = true``), or the style ids ``styles`` lists."""
+
+    axes = [key for key in STYLE_KEYS if key in data]
+    if "styles" in data:
+        if axes:
+            raise InputError(file, axes[0], "give either styles or the axes (decorators, wrappers, control), not both")
+        return {style: KNOWN_STYLES[style] for style in id_list(file, "styles", data, KNOWN_STYLES)}
+    if not axes:
+        raise InputError(file, "styles", "missing (declare the axes decorators and wrappers, or list styles)")
+    for key in ("decorators", "wrappers"):
+        if key not in data:
+            raise InputError(file, key, "missing (the styles cross decorators with wrappers)")
+    control = data.get("control", False)
+    if not isinstance(control, bool):
+        raise InputError(file, "control", f"expected true or false, got {control!r}")
+    return cross(id_list(file, "decorators", data, DECORATORS), id_list(file, "wrappers", data, WRAPPERS), control)
 
 
 Found = dict[str, tuple[str, str]]  # case id -> (the module defining it, its dtype's name), in matrix order
@@ -252,58 +257,13 @@ def _check_case(
         raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
 
 
-def _no_unknown(
-    file: Path,
-    prefix: str,
-    table: dict[str, Any],
-    required: set[str],
-    optional: frozenset[str] | set[str] = frozenset(),
-) -> None:
-    allowed = required | optional
-    for key in table:
-        if key not in allowed:
-            raise InputError(file, f"{prefix}{key}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
-    for key in sorted(required - table.keys()):
-        raise InputError(file, f"{prefix}{key}", "missing")
-
-
-def _table(file: Path, key: str, value: Any) -> dict[str, Any]:
-    if not isinstance(value, dict) or not value:
-        raise InputError(file, key, "expected a non-empty table")
-    return value
-
-
-def _ids(file: Path, key: str, data: dict[str, Any], known: dict[str, Any] | None) -> tuple[str, ...]:
-    value = data.get(key)
-    if not isinstance(value, list) or not value:
-        raise InputError(file, key, "expected a non-empty list of ids")
-    seen: set[str] = set()
-    for index, item in enumerate(value):
-        if not isinstance(item, str) or not item:
-            raise InputError(file, f"{key}[{index}]", f"expected an id string, got {item!r}")
-        if not ID_PATTERN.fullmatch(item):
-            raise InputError(file, f"{key}[{index}]", f"bad id {item!r}: use letters, digits, '_' and '.'")
-        if item in seen:
-            raise InputError(file, f"{key}[{index}]", f"duplicate id {item!r}")
-        if known is not None and item not in known:
-            raise InputError(file, f"{key}[{index}]", f"unknown id {item!r} (known: {', '.join(known)})")
-        seen.add(item)
-    return tuple(value)
-
-
-def _number(file: Path, key: str, value: Any, minimum: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
-        raise InputError(file, key, f"expected a number >= {minimum}, got {value!r}")
-    return float(value)
-
-
 def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
     prefix = f"paths.{path_id}"
-    spec = _table(file, prefix, spec)
-    _no_unknown(file, prefix + ".", spec, PATH_KEYS, OPTIONAL_PATH_KEYS)
+    spec = nonempty_table(file, prefix, spec)
+    no_unknown(file, prefix + ".", spec, PATH_KEYS, OPTIONAL_PATH_KEYS)
     if spec["device"] not in DEVICES:
         raise InputError(file, f"{prefix}.device", f"expected one of {', '.join(DEVICES)}, got {spec['device']!r}")
-    timeout = _number(file, f"{prefix}.timeout", spec["timeout"], 1)
+    timeout = number(file, f"{prefix}.timeout", spec["timeout"], 1)
     examples = spec.get("examples", 1)
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
         raise InputError(file, f"{prefix}.examples", f"expected a whole number >= 1, got {examples!r}")
@@ -312,8 +272,8 @@ def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
 
 def _tolerance(file: Path, dtype: str, spec: Any) -> Tolerance:
     prefix = f"tolerances.{dtype}"
-    spec = _table(file, prefix, spec)
-    _no_unknown(file, prefix + ".", spec, TOLERANCE_KEYS)
+    spec = nonempty_table(file, prefix, spec)
+    no_unknown(file, prefix + ".", spec, TOLERANCE_KEYS)
     return Tolerance(
-        atol=_number(file, f"{prefix}.atol", spec["atol"], 0), rtol=_number(file, f"{prefix}.rtol", spec["rtol"], 0)
+        atol=number(file, f"{prefix}.atol", spec["atol"], 0), rtol=number(file, f"{prefix}.rtol", spec["rtol"], 0)
     )

@@ -113,8 +113,14 @@ def render(data: dict[str, Any]) -> str:
 
 def contradictions(cells: list[dict[str, Any]], docs: dict[str, Any] | None) -> dict[str, bool]:
     """Cells whose status contradicts the docs' claim, either way: cell id -> the claim (supported or not).
-    A skipped cell contradicts nothing."""
-    expect = (docs or {}).get("expect", {})
+    A skipped cell contradicts nothing. Reads ``docs["claims"][style][path]["supported"]`` (and the
+    ``docs["expect"][style][path]`` of results written before the claims came per source)."""
+    docs = docs or {}
+    claims = docs.get("claims")
+    if claims is not None:
+        expect = {style: {path: c["supported"] for path, c in paths.items()} for style, paths in claims.items()}
+    else:
+        expect = docs.get("expect", {})
     found = {}
     for cell in cells:
         claim = expect.get(cell["style"], {}).get(cell["path"])

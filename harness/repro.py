@@ -24,6 +24,8 @@ from harness.spec import FAILURES
 SOURCES = (
     "harness.case",
     "harness.compare",
+    "harness.decorators",
+    "harness.wrappers",
     "harness.styles",
     "harness.cell",
     "harness.standalone",
@@ -34,7 +36,7 @@ SOURCES = (
     "harness.paths.training",
     "harness.paths.subsystems",
 )
-REGISTRY_DECORATORS = {"style", "path"}
+REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
 CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
 SPECIFIC = (
     (re.compile(r"harness::\w+"), "harness::OP"),  # an op registered per case and style
@@ -107,7 +109,8 @@ def repro_source(
     tolerance = tolerances[dtype_name(case.dtype)]
     example = (record.get("diagnostics") or {}).get("example") or {"size": case.sizes[0], "seed": 0}
     device = "cpu" if record["path"].startswith("cpu_") else "cuda"
-    definitions, imports = _harness_code(["Cell", "Tolerance", record["style"], record["path"]])
+    build, style_functions = _style_call(record["style"], case)
+    definitions, imports = _harness_code(["Cell", "Tolerance", *style_functions, record["path"]])
     header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
 
 Recorded: {summary(record)}{_also(also)}
@@ -136,7 +139,7 @@ def main() -> None:
     )
     cell.example = (SIZE, SEED)
     torch.manual_seed(0)
-    cell.wrapped = {record["style"]}(CASE)
+    cell.wrapped = {build}
     {record["path"]}(cell)
     print(f"no failure: {{CASE.id}}-{{STYLE}}-{{PATH}} passes here")
 
@@ -167,6 +170,17 @@ def _also(cells: list[str] | None) -> str:
     if not cells:
         return ""
     return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "."
+
+
+def _style_call(style: str, case: Any) -> tuple[str, list[str]]:
+    """The script's expression that builds ``style`` (as ``harness.styles.build_style`` does, with the functions
+    named directly: the decorator stack inside the wrapper, or the control) and the functions it calls."""
+    from harness.styles import KNOWN_STYLES, control, op_name
+
+    decorator, wrapper = KNOWN_STYLES[style]
+    if decorator is None:
+        return f"{control.__name__}(CASE)", [control.__name__]
+    return f"{wrapper}(CASE, *{decorator}(CASE), {op_name(case, style)!r})", [decorator, wrapper]
 
 
 Definitions = dict[str, tuple[int, str, set[str], str]]  # name -> (order, source, names it uses, module)

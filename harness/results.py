@@ -12,10 +12,16 @@ import pytest
 from harness import options as opts
 from harness.collect import RECORD_PROPERTY, CellItem, device_of, record_of
 from harness.errors import EXIT_BAD_INPUT
+from harness.paths import PATH_GROUPS, PATHS
 from harness.records import environment, memory_by_process, new_record, write_results
 from harness.spec import Outcome
 
 results_key = pytest.StashKey["ResultsWriter"]()
+
+
+def _first_line(function: Any) -> str:
+    """A path's definition for the chart: its docstring's first sentence."""
+    return " ".join((function.__doc__ or "").split()).split(". ")[0].rstrip(".")
 
 
 class ResultsWriter:
@@ -55,6 +61,11 @@ class ResultsWriter:
             self.env.update(
                 docs=matrix.docs,
                 axes=axes,
+                styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
+                paths={
+                    spec.id: {"group": PATH_GROUPS[spec.id], "doc": _first_line(PATHS[spec.id])}
+                    for spec in matrix.paths
+                },
                 reruns=matrix.reruns,
                 cell_environment=matrix.environment,
                 cache_dir=str(self.options.cache_dir.resolve()),

@@ -15,7 +15,7 @@ from harness.cell import Cell, CellCrash, CellSkip
 from harness.compare import Mismatch
 from harness.paths import PATHS
 from harness.spec import CellSpec, Outcome
-from harness.styles import STYLES, Wrapped
+from harness.styles import Wrapped, build_style
 
 CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
 
@@ -24,7 +24,7 @@ def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrap
     """Build a style once per process (torch.library ops can be registered only once)."""
     key = (case.id, style)
     if key not in cache:
-        cache[key] = STYLES[style](case)
+        cache[key] = build_style(style, case)
     return cache[key]
 
 

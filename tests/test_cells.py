@@ -63,6 +63,20 @@ def test_compile_error_gets_its_stage_and_graph(tmp_path: Path):
     assert opaque["status"] == "pass" and opaque["diagnostics"]["captured"] == ["harness.sin_custom_op.default"]
 
 
+def test_library_wrappers_build_around_every_decorator_stack(tmp_path: Path):
+    """On CPU the library ops run their CPU kernel eagerly whatever the stack; under torch.compile triton_op hands
+    the decorated kernel to wrap_triton (which refuses heuristics outermost) and custom_op stays opaque."""
+    for style in ("triton_op_autotune", "triton_op_heuristics_autotune", "triton_op_autotune_heuristics"):
+        assert run("sin", style, "cpu_fallback", tmp_path)["status"] == "pass", style
+    for style in ("custom_op_autotune", "custom_op_heuristics_autotune", "custom_op_autotune_heuristics"):
+        record = run("add", style, "cpu_compile", tmp_path)
+        assert record["status"] == "pass" and record["diagnostics"]["captured"] == [f"harness.add_{style}.default"]
+    traced = run("sin", "triton_op_autotune", "cpu_compile", tmp_path)
+    assert (traced["status"], traced["stage"]) == ("error", "compile")  # as the jit kernel's: no CPU Triton backend
+    refused = run("sin", "triton_op_heuristics_autotune", "cpu_compile", tmp_path)
+    assert refused["status"] == "error" and "wrap_triton only works on functions annotated with" in refused["error"]
+
+
 @pytest.mark.parametrize(
     ("actual", "message"),
     [

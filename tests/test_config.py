@@ -9,13 +9,15 @@ from harness.errors import InputError
 from tests.conftest import REPO, TOLERANCES, run_harness
 
 GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'
+AXES = 'decorators = ["jit", "autotune"]\nwrappers = ["launcher", "custom_op"]\ncontrol = true\n'
+AXES_HEAD = GOOD_HEAD.replace('styles = ["raw_jit"]\n', AXES)
 
 
 def test_default_matrix_has_every_cell():
     matrix = load_matrix(REPO / "matrix.toml")
     ids = matrix.cell_ids()
     assert len(ids) == len(set(ids)) >= 525
-    assert len(matrix.cases) >= 5 and len(matrix.styles) == 7 and len(matrix.paths) == 22
+    assert len(matrix.cases) >= 5 and len(matrix.styles) == 13 and len(matrix.paths) == 22
     assert "sin-triton_op-aoti_standalone" in ids
     assert {spec.device for spec in matrix.paths} == {"cuda", "cpu"}
 
@@ -41,6 +43,15 @@ def test_default_matrix_has_every_cell():
         (GOOD_HEAD.replace("timeout = 10", "timeout = 10, examples = 0") + TOLERANCES, "paths.eager.examples", "whole"),
         (GOOD_HEAD + TOLERANCES + "[environment]\nX = 1\n", "environment.X", "expected a string"),
         (GOOD_HEAD.replace('"add"', '"harness.errors"') + TOLERANCES, "cases[0]", "defines neither CASE nor CASES"),
+        (AXES_HEAD.replace('"autotune"]', '"autotune", "jitt"]') + TOLERANCES, "decorators[2]", "unknown id 'jitt'"),
+        (AXES_HEAD.replace('"autotune"]', '"autotune", "jit"]') + TOLERANCES, "decorators[2]", "duplicate id 'jit'"),
+        (AXES_HEAD.replace('"custom_op"]', '"customop"]') + TOLERANCES, "wrappers[1]", "unknown id 'customop'"),
+        (AXES_HEAD.replace('"custom_op"]', '"launcher"]') + TOLERANCES, "wrappers[1]", "duplicate id 'launcher'"),
+        (AXES_HEAD.replace("wrappers = [", "wrapers = [") + TOLERANCES, "wrapers", "unknown key"),
+        (AXES_HEAD.replace('wrappers = ["launcher", "custom_op"]\n', "") + TOLERANCES, "wrappers", "missing"),
+        (AXES_HEAD.replace('["jit", "autotune"]', "[]") + TOLERANCES, "decorators", "expected a non-empty list"),
+        (AXES_HEAD.replace("control = true", 'control = "yes"') + TOLERANCES, "control", "expected true or false"),
+        ('styles = ["raw_jit"]\n' + AXES_HEAD + TOLERANCES, "decorators", "either styles or the axes"),
         (
             GOOD_HEAD.replace('"add"', '"tests.fixtures.good", "tests.fixtures.good"') + TOLERANCES,
             "cases[1]",
@@ -83,26 +94,58 @@ def test_list_prints_every_id_in_matrix_order():
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()
 
 
+RECIPE = '[docs.recipe]\nsource = "the recipe"\n[docs.recipe.expect]\n'
+
+
 @pytest.mark.parametrize(
-    ("docs", "key"),
+    ("docs", "key", "problem"),
     [
-        ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { eager = "yes" }\n', "docs.expect.raw_jit.eager"),
-        ('[docs]\nsource = "x"\n[docs.expect]\ntriton_op = { eager = true }\n', "docs.expect.triton_op"),
-        ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { compile = true }\n', "docs.expect.raw_jit.compile"),
-        ("[docs]\nexpect = { raw_jit = { eager = true } }\n", "docs.source"),
+        (RECIPE + 'launcher = { eager = "yes" }\n', "docs.recipe.expect.launcher.eager", "expected true or false"),
+        (RECIPE + "triton_op = { eager = true }\n", "docs.recipe.expect.triton_op", "not a wrapper (launcher"),
+        (RECIPE + "autotune = { eager = true }\n", "docs.recipe.expect.autotune", "or style (raw_jit) of"),
+        (RECIPE + "jit = { eager = true }\n", "docs.recipe.expect.jit", "not a wrapper"),
+        (RECIPE + "raw_jit = { compile = true }\n", "docs.recipe.expect.raw_jit.compile", "not a path of this"),
+        (RECIPE + "raw_jit = { subclass_eager = true }\n", "docs.recipe.expect.raw_jit.subclass_eager", "not a path"),
+        ("[docs.recipe]\nexpect = { raw_jit = { eager = true } }\n", "docs.recipe.source", "missing"),
+        ('[docs.recipe]\nsource = "x"\nexpect = {}\n', "docs.recipe.expect", "expected a non-empty table"),
+        (
+            '[docs.recipe]\nsource = "x"\nurl = "y"\nexpect = { raw_jit = { eager = true } }\n',
+            "docs.recipe.url",
+            "unknown",
+        ),
+        ('[docs]\nsource = "x"\n[docs.expect]\nraw_jit = { eager = true }\n', "docs.source", "expected a table"),
+        (
+            RECIPE + 'launcher = { eager = true }\n[docs.blog]\nsource = "b"\n[docs.blog.expect]\n'
+            "raw_jit = { eager = false }\n",
+            "docs.blog.expect.raw_jit.eager",
+            "raw_jit-eager: False contradicts docs.recipe.expect.launcher.eager = True",
+        ),
     ],
 )
-def test_bad_docs_claims_name_the_key(tmp_path: Path, docs: str, key: str):
+def test_bad_docs_claims_name_the_key(tmp_path: Path, docs: str, key: str, problem: str):
     file = tmp_path / "bad.toml"
     file.write_text(GOOD_HEAD + TOLERANCES + docs)
     with pytest.raises(InputError) as raised:
         load_matrix(file)
-    assert str(raised.value).startswith(f"{file}: {key}: ")
+    message = str(raised.value)
+    assert message.startswith(f"{file}: {key}: ") and problem in message, message
+    assert "\n" not in message
 
 
-def test_default_matrix_declares_the_recipe_claims():
+def test_default_matrix_declares_the_recipe_and_blog_claims():
     docs = load_matrix(REPO / "matrix.toml").docs
-    assert docs["expect"]["custom_op"]["aoti_strict"] is False and docs["expect"]["raw_jit"]["cpu_fallback"] is False
+    assert set(docs["sources"]) == {"recipe", "blog"}
+    claims = docs["claims"]
+    assert claims["custom_op"]["aoti_strict"] == {"supported": False, "source": "recipe"}
+    assert claims["raw_jit"]["cpu_fallback"] == {"supported": False, "source": "recipe"}
+    assert claims["raw_jit"]["export_nonstrict"] == {"supported": False, "source": "blog"}
+    assert claims["triton_op_autotune"]["export_nonstrict"] == {"supported": True, "source": "blog"}
+    # the recipe's "heuristics cannot be used after autotune": for the wrappers torch.compile traces into
+    assert claims["autotune_heuristics"]["compile"] == {"supported": False, "source": "recipe"}
+    assert claims["triton_op_autotune_heuristics"]["dynamic"]["supported"] is False
+    assert claims["custom_op_autotune_heuristics"]["compile"]["supported"] is True
+    assert claims["heuristics_autotune"]["compile"]["supported"] is True
+    assert "control" not in claims
 
 
 def test_cli_unknown_case_module_is_one_line_exit_2():

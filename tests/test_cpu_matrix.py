@@ -45,15 +45,16 @@ def test_cuda_cells_skip_and_cpu_cells_run(cpu_run):
 def test_cpu_outcomes_are_the_measured_ones(cpu_run):
     cells = {cell["id"]: cell for cell in read_results(cpu_run[1] / "results.json")["cells"]}
     for case in MATRIX.cases:
-        assert cells[f"{case}-triton_op-cpu_fallback"]["status"] == "pass"
-        assert cells[f"{case}-custom_op-cpu_fallback"]["status"] == "pass"
         for path in CPU_PATHS:
             assert cells[f"{case}-control-{path}"]["status"] == "pass"
-        for style in ("raw_jit", "autotune", "heuristics_autotune", "autotune_heuristics"):
-            record = cells[f"{case}-{style}-cpu_fallback"]
-            assert (record["status"], record["stage"]) == ("error", "run"), record
-        assert cells[f"{case}-triton_op-cpu_compile"]["status"] == "error"
-        assert cells[f"{case}-custom_op-cpu_compile"]["status"] == "pass"
+        for style, (_, wrapper) in MATRIX.style_axes.items():
+            fallback, compiled = cells[f"{case}-{style}-cpu_fallback"], cells[f"{case}-{style}-cpu_compile"]
+            if wrapper == "launcher":  # a Triton kernel on CPU tensors, whatever its decorators
+                assert (fallback["status"], fallback["stage"]) == ("error", "run"), fallback
+            elif wrapper in ("triton_op", "custom_op"):  # the registered CPU kernel
+                assert fallback["status"] == "pass", fallback
+                # triton_op is decomposed into its Triton body under torch.compile; custom_op stays opaque
+                assert compiled["status"] == ("error" if wrapper == "triton_op" else "pass"), compiled
 
 
 def test_chart_is_drawn_from_the_records(cpu_run):

@@ -11,7 +11,7 @@ from harness.config import load_matrix
 from harness.paths import PATHS
 from harness.records import read_results
 from harness.repro import failure_signature, repro_source
-from harness.styles import STYLES
+from harness.styles import KNOWN_STYLES
 from tests.conftest import REPO, make_record, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
@@ -22,7 +22,9 @@ NO_HARNESS += "exec(compile(open(path).read(), path, 'exec'), {'__name__': '__ma
 
 def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
     """One script per distinct failure, listing the cells it stands for; each fails as its cell did."""
-    matrix = write_matrix(["sin", "examples.activations"], ["raw_jit", "triton_op"], {"cpu_compile": ("cpu", 300)})
+    matrix = write_matrix(
+        ["sin", "examples.activations"], ["raw_jit", "triton_op", "triton_op_autotune"], {"cpu_compile": ("cpu", 300)}
+    )
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
@@ -67,12 +69,15 @@ def test_failures_differing_only_in_names_and_numbers_share_a_signature():
     assert failure_signature(failed("add", "raw_jit", "boom")) != failure_signature(failed("add", "raw_jit", "bang"))
 
 
-@pytest.mark.parametrize("style", list(STYLES))
+@pytest.mark.parametrize("style", list(KNOWN_STYLES))
 def test_every_style_and_path_has_a_complete_script(style: str):
-    """The script of any cell parses and defines what its main() calls (no name left undefined)."""
+    """The script of any cell parses and defines what its main() calls (no name left undefined): the style's
+    decorator stack and wrapper, or the control."""
     env = {"device": "d", "torch": "t", "triton": "x", "commit": "c"}
+    decorator, wrapper = KNOWN_STYLES[style]
+    functions = {"control"} if decorator is None else {decorator, wrapper}
     for path in PATHS:
         record = make_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
         tree = ast.parse(repro_source(record, env, MATRIX.tolerances))
         defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
-        assert {style, path, "Cell", "Case", "main"} <= defined
+        assert {*functions, path, "Cell", "Case", "main"} <= defined

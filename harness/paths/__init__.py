@@ -4,26 +4,7 @@ One module per chart group, each declaring ``GROUP``; a path is one function reg
 Importing this package registers every path: ``PATHS`` (id -> function) and ``PATH_GROUPS`` (id -> group).
 """
 
-from __future__ import annotations
+from harness.paths import compilation, export, subsystems, training  # noqa: F401  (importing registers them)
+from harness.paths.common import PATH_GROUPS, PATHS, PathRunner, path
 
-import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from harness.cell import Cell
-
-PathRunner = Callable[["Cell"], None]
-PATHS: dict[str, PathRunner] = {}
-PATH_GROUPS: dict[str, str] = {}  # path id -> the chart group of the module that registered it
-
-
-def path(runner: PathRunner) -> PathRunner:
-    """Register a path under its function's name (the id used in matrix.toml and cell ids), in the group its
-    module declares (``GROUP``)."""
-    PATHS[runner.__name__] = runner
-    PATH_GROUPS[runner.__name__] = sys.modules[runner.__module__].GROUP
-    return runner
-
-
-from harness.paths import compilation, export, training, subsystems  # noqa: E402, F401, I001  (registers them)
+__all__ = ["PATHS", "PATH_GROUPS", "PathRunner", "path"]

@@ -1,7 +1,9 @@
-"""What several path modules share: running a model and comparing its output, and compiling the cell's model."""
+"""What the path modules share: the registry (``@path``), running a model and comparing its output, and
+compiling the cell's model."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +11,19 @@ import torch
 
 if TYPE_CHECKING:
     from harness.cell import Cell
+
+
+PathRunner = Callable[["Cell"], None]
+PATHS: dict[str, PathRunner] = {}
+PATH_GROUPS: dict[str, str] = {}  # path id -> the chart group of the module that registered it
+
+
+def path(runner: PathRunner) -> PathRunner:
+    """Register a path under its function's name (the id used in matrix.toml and cell ids), in the group its
+    module declares (``GROUP``)."""
+    PATHS[runner.__name__] = runner
+    PATH_GROUPS[runner.__name__] = sys.modules[runner.__module__].GROUP
+    return runner
 
 
 def _infer(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ...], what: str = "output") -> None:

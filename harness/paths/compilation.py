@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from harness.paths import path
-from harness.paths.common import _compiled, _infer
+from harness.paths.common import _compiled, _infer, path
 
 if TYPE_CHECKING:
     from harness.cell import Cell

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from harness.cell import CellCrash
-from harness.paths import path
-from harness.paths.common import _infer
+from harness.paths.common import _infer, path
 from harness.standalone import run_standalone
 
 if TYPE_CHECKING:

@@ -6,9 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from harness.compare import Mismatch
-from harness.paths import path
-from harness.paths.common import _compiled, _infer
+from harness.compare import Mismatch, SubsystemMismatch
+from harness.paths.common import _compiled, _infer, path
 from harness.paths.compilation import compile, eager
 
 if TYPE_CHECKING:
@@ -47,7 +46,9 @@ def flop_counter(cell: Cell) -> None:
         declared = _declared_flops(cell, inputs)
         if counted != declared:
             cell.stage = "compare"
-            raise Mismatch(f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}")
+            raise SubsystemMismatch(
+                f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}"
+            )
 
 
 def _declared_flops(cell: Cell, inputs: tuple[torch.Tensor, ...]) -> int:

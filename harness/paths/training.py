@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from harness.compare import Mismatch
-from harness.paths import path
-from harness.paths.common import _compiled
+from harness.paths.common import _compiled, path
 
 if TYPE_CHECKING:
     from harness.cell import Cell

@@ -1,0 +1,57 @@
+"""Checks of a TOML file's values that name the file and the key on the first problem (``InputError``)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
+
+
+def no_unknown(
+    file: Path,
+    prefix: str,
+    table: dict[str, Any],
+    required: set[str],
+    optional: frozenset[str] | set[str] = frozenset(),
+) -> None:
+    allowed = required | optional
+    for key in table:
+        if key not in allowed:
+            raise InputError(file, f"{prefix}{key}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+    for key in sorted(required - table.keys()):
+        raise InputError(file, f"{prefix}{key}", "missing")
+
+
+def nonempty_table(file: Path, key: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, dict) or not value:
+        raise InputError(file, key, "expected a non-empty table")
+    return value
+
+
+def id_list(file: Path, key: str, data: dict[str, Any], known: dict[str, Any] | None) -> tuple[str, ...]:
+    value = data.get(key)
+    if not isinstance(value, list) or not value:
+        raise InputError(file, key, "expected a non-empty list of ids")
+    seen: set[str] = set()
+    for index, item in enumerate(value):
+        if not isinstance(item, str) or not item:
+            raise InputError(file, f"{key}[{index}]", f"expected an id string, got {item!r}")
+        if not ID_PATTERN.fullmatch(item):
+            raise InputError(file, f"{key}[{index}]", f"bad id {item!r}: use letters, digits, '_' and '.'")
+        if item in seen:
+            raise InputError(file, f"{key}[{index}]", f"duplicate id {item!r}")
+        if known is not None and item not in known:
+            raise InputError(file, f"{key}[{index}]", f"unknown id {item!r} (known: {', '.join(known)})")
+        seen.add(item)
+    return tuple(value)
+
+
+def number(file: Path, key: str, value: Any, minimum: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
+        raise InputError(file, key, f"expected a number >= {minimum}, got {value!r}")
+    return float(value)
