@@ -34,7 +34,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             config.pluginmanager.unregister(plugin)
 
 
-@pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker per core less two, for the controller and the C++/Triton compilers."""
     return max(1, (os.cpu_count() or 1) - 2)
