@@ -1,5 +1,9 @@
 """nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``lint``.
 
+Without nox installed, ``python3 noxw.py ARGS`` runs ``nox ARGS`` (it installs nox first; README, "Quick start").
+``matrix`` writes into ``reports/latest/`` (git-ignored): the committed ``reports/matrix.md`` and
+``reports/results.json`` are the GPU reference run and are only replaced on purpose.
+
 On a GPU image whose interpreter already holds torch and triton, run ``nox --no-venv -s matrix``: the
 session then uses that interpreter and installs nothing (README, "GPU runners")."""
 
@@ -15,6 +19,8 @@ CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
 # torch -> the triton it pins (CUDA builds) or that matches it (CPU builds): the CPU matrix's versions.
 TORCH_TRITON = {"2.13.0": "3.7.1", "2.15.0": "3.9.0"}
 CPU_PATHS = "cpu_fallback,cpu_compile"
+# where `nox -s matrix` writes (ignored by git): never over the committed GPU reference in reports/
+LATEST = "reports/latest"
 
 
 def _python(session: nox.Session) -> str:
@@ -26,14 +32,15 @@ def _install(session: nox.Session, *requirements: str) -> None:
     if session.venv_backend == "none":
         session.log("no venv: using this interpreter's packages, installing nothing")
         return
-    session.install(*requirements)
+    session.install(*requirements, silent=False)  # a first install downloads torch: show pip's progress
 
 
 @nox.session
 def matrix(session: nox.Session) -> None:
-    """Run every cell and write reports/results.json and reports/matrix.md. ARGS after -- go to pytest."""
+    """Run every cell and write reports/latest/results.json and reports/latest/matrix.md. ARGS after -- go to
+    python -m harness run (its options, e.g. --paths cpu_fallback or --report-dir DIR, then pytest's)."""
     _install(session, *CPU_TORCH, "-e", ".")
-    session.run(_python(session), "-m", "harness", "run", *session.posargs)
+    session.run(_python(session), "-m", "harness", "run", "--report-dir", LATEST, *session.posargs)
 
 
 @nox.session
@@ -48,9 +55,12 @@ def matrix_cpu(session: nox.Session, torch: str) -> None:
 
 @nox.session
 def gate(session: nox.Session) -> None:
-    """Compare reports/results.json with a baseline: nox -s gate -- --baseline OLD.json [--known FILE]."""
+    """Compare the last `nox -s matrix` run (reports/latest/results.json, unless --current is given) with a
+    baseline: nox -s gate -- --baseline OLD.json [--known FILE]."""
     _install(session, *CPU_TORCH, "-e", ".")
-    session.run(_python(session), "-m", "harness", "gate", *session.posargs)
+    given = any(arg == "--current" or arg.startswith("--current=") for arg in session.posargs)
+    current = [] if given else ["--current", f"{LATEST}/results.json"]
+    session.run(_python(session), "-m", "harness", "gate", *current, *session.posargs)
 
 
 @nox.session

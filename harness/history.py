@@ -6,7 +6,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.report import SYMBOLS
+from harness.chart_marks import FLAKY, MISSING, SUBSYSTEM, SYMBOLS, mark
 
 
 def label(env: dict[str, Any]) -> str:
@@ -19,12 +19,13 @@ def short(env: dict[str, Any]) -> str:
 
 
 def render(runs: list[dict[str, Any]]) -> str:
-    """Runs in the order given (oldest first); every cell's status in each, changed cells first."""
+    """Runs in the order given (oldest first); every cell's mark in each (a subsystem that ignored the kernel
+    and a flaky cell's rate as in the chart), cells whose mark changed first."""
     cells: dict[str, list[str | None]] = {}
     for index, run in enumerate(runs):
         for cell in run["cells"]:
-            cells.setdefault(cell["id"], [None] * len(runs))[index] = cell["status"]
-    changed = {cell: statuses for cell, statuses in cells.items() if len(set(statuses)) > 1}
+            cells.setdefault(cell["id"], [None] * len(runs))[index] = mark(cell)
+    changed = {cell: marks for cell, marks in cells.items() if len(set(marks)) > 1}
     headers = ["cell", *(label(run["environment"]) for run in runs)]
     out = ["# Support history across torch/triton versions", ""]
     out += [
@@ -34,24 +35,25 @@ def render(runs: list[dict[str, Any]]) -> str:
     ]
     out += ["", f"## Cells whose status changed ({len(changed)})", ""]
     if changed:
-        rows = [[cell, _trend(runs, statuses)] for cell, statuses in changed.items()]
+        rows = [[cell, _trend(runs, marks)] for cell, marks in changed.items()]
         out += [tabulate(rows, headers=["cell", "trend"], tablefmt="github"), ""]
     else:
         out += ["None: every cell has the same status in every run.", ""]
-    rows = [[cell, *(_symbol(status) for status in statuses)] for cell, statuses in cells.items()]
+    rows = [[cell, *(_symbol(m) for m in marks)] for cell, marks in cells.items()]
     out += [f"## All cells ({len(cells)})", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     out += [
-        "Legend: " + ", ".join(f"{symbol} {status}" for status, symbol in SYMBOLS.items()) + ", · not in that run",
+        "Legend: "
+        + ", ".join(f"{symbol} {status}" for status, symbol in SYMBOLS.items())
+        + f", {SUBSYSTEM} a subsystem ignored the kernel (not wrong numbers), {FLAKY} flaky (failing attempts"
+        f" / attempts), {MISSING} not in that run",
         "",
     ]
     return "\n".join(out)
 
 
-def _symbol(status: str | None) -> str:
-    return "·" if status is None else SYMBOLS[status]
+def _symbol(cell_mark: str | None) -> str:
+    return MISSING if cell_mark is None else cell_mark
 
 
-def _trend(runs: list[dict[str, Any]], statuses: list[str | None]) -> str:
-    return " → ".join(
-        f"{short(run['environment'])} {_symbol(status)}" for run, status in zip(runs, statuses, strict=True)
-    )
+def _trend(runs: list[dict[str, Any]], marks: list[str | None]) -> str:
+    return " → ".join(f"{short(run['environment'])} {_symbol(m)}" for run, m in zip(runs, marks, strict=True))

@@ -18,11 +18,37 @@ def results(*records: dict, **env: object) -> dict:
     return {"schema": SCHEMA, "environment": environment, "cells": list(records)}
 
 
-def table(chart: str, section: str) -> dict[str, list[str]]:
-    """The markdown table under ``## section``: first column -> the other cells, stripped."""
-    lines = chart.split(f"## {section}\n", 1)[1].split("\n## ", 1)[0].splitlines()
-    rows = [[cell.strip() for cell in line.strip("|").split(" | ")] for line in lines if line.startswith("| ")]
-    return {row[0]: row[1:] for row in rows}
+def section(chart: str, title: str) -> str:
+    """The text under ``## title``, up to the next ``## `` heading."""
+    return chart.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def rows(text: str) -> list[list[str]]:
+    """Every markdown table row in ``text``, cells stripped (separator rows left out)."""
+    lines = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("|--")]
+    return [[cell.strip() for cell in line.strip().strip("|").split(" | ")] for line in lines]
+
+
+def tables(chart: str, title: str) -> dict[str, dict[str, list[str]]]:
+    """The style tables under ``## title``, keyed by their path group's caption ("" for a lone table):
+    style -> its cells (the wrapper column dropped; the header row under "style \\ path")."""
+    found: dict[str, dict[str, list[str]]] = {}
+    caption = ""
+    for block in (block.strip() for block in section(chart, title).split("\n\n")):
+        if block.startswith("**") and block.endswith("**"):
+            caption = block.strip("*")
+        elif block.startswith("| "):
+            found[caption] = {row[1]: row[2:] for row in rows(block)}
+    return found
+
+
+def table(chart: str, title: str) -> dict[str, list[str]]:
+    """All of a section's style tables side by side: style -> its cells across the path groups, in order."""
+    joined: dict[str, list[str]] = {}
+    for grid in tables(chart, title).values():
+        for style, cells in grid.items():
+            joined.setdefault(style, []).extend(cells)
+    return joined
 
 
 def test_write_then_read_round_trip(tmp_path: Path):
@@ -88,13 +114,17 @@ def test_chart_tables_symbols_and_notes():
         )
     )
     assert "NVIDIA H200" in chart and "torch 2.11.0" in chart and "Incomplete" not in chart
-    assert table(chart, "Summary")["raw_jit"] == ["1/2 ❗", "0/1"]  # skips are not counted as run
-    assert table(chart, "Summary")["control"] == ["2/2", "1/1"]
-    assert table(chart, "add")["raw_jit"] == ["✅", "❌ [1]"]
-    assert table(chart, "sin")["raw_jit"] == ["❗WRONG [2]", "➖ [3]"]
-    assert "1. error at trace: RuntimeError: Cannot access data pointer" in chart
+    # eager and export_nonstrict are in two path groups: one table each, captioned
+    assert tables(chart, "Summary") == {
+        "compile": {"style \\ path": ["eager"], "raw_jit": ["1/2 ❗"], "control": ["2/2"]},
+        "export and deploy": {"style \\ path": ["export_nonstrict"], "raw_jit": ["0/1"], "control": ["1/1"]},
+    }  # skips are not counted as run
+    # notes are numbered in order of first use: the goals section (sin's wrong eager cell) comes first
+    assert table(chart, "add")["raw_jit"] == ["✅", "❌ [2]"]
+    assert table(chart, "sin")["raw_jit"] == ["❗WRONG [1]", "➖ [3]"]
+    assert "2. error at trace: RuntimeError: Cannot access data pointer" in chart
     assert "second line" not in chart
-    assert "❗WRONG [2]" in chart and "➖ [3]" in chart and "3. skip: no CUDA device" in chart
+    assert "1. wrong at compare: Mismatch: output: 3 / 9" in chart and "3. skip: no CUDA device" in chart
 
 
 def test_control_failure_marks_the_path_broken():
@@ -105,6 +135,7 @@ def test_control_failure_marks_the_path_broken():
         )
     )
     assert table(chart, "add") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
+    assert "- † **broken path**" in section(chart, "Legend")
 
 
 def test_incomplete_run_lists_missing_cells():
@@ -120,15 +151,16 @@ def test_error_text_never_breaks_the_table(nasty: str):
     chart = render(results(make_record("add", "raw_jit", "eager", status="error", error_type="E", error=nasty)))
     note = next(line for line in chart.splitlines() if line.startswith("1. "))
     assert "<script>" not in chart and "`" not in note and "\n" not in note
-    assert len(note) <= 320
+    assert len(note) <= 1020
     assert note.count("|") == note.count("\\|")
-    table_rows = [line for line in chart.splitlines() if line.startswith("| raw_jit")]
-    assert all(row.count("|") == 3 for row in table_rows)
+    table_rows = [line for line in chart.splitlines() if line.startswith("| launcher ")]
+    assert table_rows and all(row.count("|") == 4 for row in table_rows)
 
 
 def test_escape_shortens_and_flattens():
     assert escape("a\n b |c", 100) == "a b \\|c"
     assert escape("x" * 50, 10) == "x" * 9 + "…"
+    assert escape("one two three four five six", 16) == "one two three…"  # never mid-word
 
 
 def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
@@ -155,12 +187,13 @@ def test_cells_contradicting_the_docs_are_listed_and_marked():
             docs=docs,
         )
     )
-    assert "## Contradicts the docs (2 cells)" in chart and "Claims from the recipe" in chart
-    top = table(chart, "Contradicts the docs (2 cells)")
-    assert top == {
-        "cell": ["documented", "measured"],
-        "add-raw_jit-eager": ["supported", "❌ error"],
-        "add-raw_jit-export_nonstrict": ["not supported", "✅ pass"],
-    }
-    assert table(chart, "add")["raw_jit"] == ["❌ [1] ≠docs", "✅ ≠docs", "❌ [2]"]
-    assert table(chart, "sin")["raw_jit"] == ["✅", "➖ [3]", "·"]
+    # the old shape (one unnamed source, expect: style -> path -> bool) is read as one source named "docs"
+    top = section(chart, "Contradicts the docs (2 cells)")
+    assert "- **docs**: the recipe" in top
+    assert rows(top) == [
+        ["cell", "documented", "source", "measured"],
+        ["add-raw_jit-eager", "supported", "docs", "❌ error"],
+        ["add-raw_jit-export_nonstrict", "not supported", "docs", "✅ pass"],
+    ]
+    assert table(chart, "add")["raw_jit"] == ["❌ [1] ≠docs", "❌ [3]", "✅ ≠docs"]
+    assert table(chart, "sin")["raw_jit"] == ["✅", "·", "➖ [2]"]

@@ -1,0 +1,196 @@
+"""What one record looks like in the chart: its mark, its attempts' rate, and its footnote's text."""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from harness.spec import FAILURES
+
+SYMBOLS = {"pass": "✅", "wrong": "❗WRONG", "error": "❌", "crash": "💥", "timeout": "⏱️", "skip": "➖"}
+SUBSYSTEM = "🔇"  # status wrong, but only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
+FLAKY = "🎲"
+BROKEN_PATH = "†"
+CONTRADICTS = "≠docs"
+MISSING = "·"
+MAX_NOTE = 1000  # a first sentence longer than this (a tensor dump) is cut at a word
+# the subsystem check's message in results files written before error_type "SubsystemMismatch" existed
+OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
+# most severe first: the order a flaky cell's failing attempts are listed in
+SEVERITY = ("wrong", "crash", "timeout", "error", "skip")
+LEGEND = [
+    (SYMBOLS["pass"], "pass", "ran, and every output (and gradient) matched the PyTorch reference"),
+    (
+        SYMBOLS["wrong"],
+        "wrong",
+        "ran without an error, but an output or a gradient differs from the reference: **silent wrong numbers**",
+    ),
+    (
+        SUBSYSTEM,
+        "subsystem blind",
+        "outputs right, but a PyTorch subsystem silently ignored the kernel "
+        "(FlopCounterMode counted 0 flops for it): not wrong numbers, but the subsystem is of no use with this style",
+    ),
+    (SYMBOLS["error"], "error", "raised an exception (the note gives stage, type and its first sentence)"),
+    (SYMBOLS["crash"], "crash", "a process died (signal)"),
+    (SYMBOLS["timeout"], "timeout", "no result within the path's timeout"),
+    (SYMBOLS["skip"], "skip", "cannot run on this machine (reason in the note); neither a pass nor a fail"),
+    (
+        FLAKY,
+        "flaky",
+        "the cell looked flaky, was run again within the run, and its attempts disagreed; "
+        f"`{SYMBOLS['wrong']} 2/5 {FLAKY}` = 2 of 5 attempts wrong (the record's status is the first attempt's). "
+        f"A rate without {FLAKY} (`❌ 3/3`): every attempt failed alike. A flaky cell is never a pass",
+    ),
+    (
+        BROKEN_PATH,
+        "broken path",
+        "the `control` style (pure PyTorch) fails on this path too: the path is broken "
+        "on this machine, not the wrapping style",
+    ),
+    (
+        CONTRADICTS,
+        "contradicts the docs",
+        "the measurement contradicts what the docs claim for this style and "
+        "path (see [Contradicts the docs](#contradicts-the-docs))",
+    ),
+    ("[n]", "note", "the error's first sentence, in [Notes](#notes); the full text is in results.json"),
+    (MISSING, "not recorded", "the run ended before this cell, or it was not selected"),
+]
+
+
+def escape(text: str, limit: int = MAX_NOTE) -> str:
+    """One line of text that cannot break a markdown table or inject HTML; longer than ``limit``, it is cut
+    at the last word boundary before it."""
+    flat = " ".join(text.split())
+    if len(flat) > limit:
+        cut = flat[: limit - 1]
+        space = cut.rfind(" ")
+        flat = (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+    return html.escape(flat, quote=False).replace("|", "\\|").replace("`", "'").replace("*", "\\*")
+
+
+def prose(text: str, limit: int = MAX_NOTE) -> str:
+    """``escape`` for a line of a list (definitions from the matrix): one line, no HTML, backticks kept."""
+    flat = " ".join(text.split())
+    return escape(flat, limit) if flat.count("`") % 2 else escape(flat.replace("`", "\0"), limit).replace("\0", "`")
+
+
+def attempts(record: dict[str, Any]) -> list[str]:
+    """The statuses of every attempt of the cell: ``outcomes`` when it was re-run, else its one status."""
+    outcomes = record.get("outcomes")
+    return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else [record["status"]]
+
+
+def is_flaky(record: dict[str, Any]) -> bool:
+    return len(set(attempts(record))) > 1
+
+
+def is_subsystem(record: dict[str, Any]) -> bool:
+    """A PyTorch subsystem ignored the kernel (not wrong numbers): ``SubsystemMismatch``, or an older file's
+    ``Mismatch`` whose message is the FlopCounterMode check's."""
+    if record["status"] != "wrong" and "wrong" not in attempts(record):
+        return False
+    if record.get("error_type") == "SubsystemMismatch":
+        return True
+    return record.get("error_type") == "Mismatch" and (record.get("error") or "").startswith(OLD_SUBSYSTEM_TEXT)
+
+
+def wrong_numbers(record: dict[str, Any]) -> bool:
+    """Silently wrong outputs or gradients, on any attempt."""
+    return "wrong" in attempts(record) and not is_subsystem(record)
+
+
+def reliable_pass(record: dict[str, Any] | None) -> bool:
+    """Passed on every attempt: what a goal's answer needs."""
+    return record is not None and set(attempts(record)) == {"pass"}
+
+
+def failed(record: dict[str, Any]) -> bool:
+    """Failed on some attempt (a flaky cell counts)."""
+    return any(status in FAILURES for status in attempts(record))
+
+
+def symbol(status: str, record: dict[str, Any]) -> str:
+    return SUBSYSTEM if status == "wrong" and is_subsystem(record) else SYMBOLS[status]
+
+
+def mark(record: dict[str, Any] | None) -> str:
+    """The cell's mark without its note number: ``✅``, ``❌``, ``🔇``, ``❗WRONG 2/5 🎲``."""
+    if record is None:
+        return MISSING
+    runs = attempts(record)
+    if len(runs) == 1:
+        return symbol(record["status"], record)
+    bad = [status for status in SEVERITY if status in runs]
+    if not bad:
+        return f"{SYMBOLS['pass']} {len(runs)}/{len(runs)}"
+    rates = ", ".join(f"{symbol(status, record)} {runs.count(status)}/{len(runs)}" for status in bad)
+    return rates + (f" {FLAKY}" if is_flaky(record) else "")
+
+
+def note_text(record: dict[str, Any]) -> str:
+    """A footnote: status, stage, error type and the error's whole first sentence (for an error without a
+    message, where the traceback says it was raised); a skip's reason."""
+    if record["status"] == "skip" and not is_flaky(record):
+        return f"skip: {record.get('reason') or ''}"
+    runs = f" (attempts: {', '.join(attempts(record))})" if is_flaky(record) else ""
+    if record["status"] == "pass":  # a flaky cell whose first attempt passed: its record holds no error
+        return f"flaky{runs}"
+    stage = f" at {record['stage']}" if record.get("stage") else ""
+    kind = "subsystem blind" if is_subsystem(record) else record["status"]
+    head = f"{kind}{stage}: {record.get('error_type') or ''}: "
+    sentence = first_sentence(record.get("error") or "")
+    if not _message(sentence):
+        sentence = " ".join(part for part in (sentence, "(no message)", raised_at(record.get("traceback"))) if part)
+    return head + sentence + runs
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\"'`])")
+_ABBREVIATION = re.compile(r"\b(e\.g|i\.e|etc|vs|cf)\.$", re.IGNORECASE)
+_TYPE_PREFIX = re.compile(r"^\s*([\w.]+(Error|Exception|Warning|Interrupt)\s*:\s*)+")
+
+
+def first_sentence(text: str) -> str:
+    """The message's first sentence, whole: its first line (continued while a line ends with ``:`` or holds only
+    an exception type, never past a blank line), up to the first ``. `` before a capital (not ``e.g. ``)."""
+    paragraph = text.strip().split("\n\n", 1)[0].splitlines() or [""]
+    lines = [paragraph[0]]
+    for line in paragraph[1:]:
+        if not (lines[-1].rstrip().endswith(":") or not _message(lines[-1])):
+            break
+        lines.append(line)
+    flat = " ".join(" ".join(lines).split())
+    for match in _SENTENCE_END.finditer(flat):
+        if not _ABBREVIATION.search(flat[: match.start()]):
+            return flat[: match.start()]
+    return flat
+
+
+def _message(sentence: str) -> str:
+    """What is left of a message once exception-type prefixes (``AssertionError:``) are taken off."""
+    return _TYPE_PREFIX.sub("", sentence).strip()
+
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>.+?)\s*$')
+_EXCEPTION_LINE = re.compile(r"^[\w.]+:(\s|$)")
+
+
+def raised_at(traceback: str | None) -> str:
+    """``raised at torch/_inductor/pattern_matcher.py:316 in replace_by_example: assert len(...`` from the last
+    frame of a traceback (its source line when the traceback shows it); empty without a traceback."""
+    lines = (traceback or "").splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        frame = _FRAME.match(lines[index])
+        if not frame:
+            continue
+        file = frame["file"].split("site-packages/")[-1]
+        if file == frame["file"]:
+            file = "/".join(file.split("/")[-2:])
+        where = f"raised at {file}:{frame['line']} in {frame['fn']}"
+        following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+        if following and not _EXCEPTION_LINE.match(following) and not set(following) <= set("^~ "):
+            where += f": {following}"
+        return where
+    return ""
