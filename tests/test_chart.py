@@ -3,9 +3,8 @@ docs sources, grouping of styles by wrapper and of paths by group, and the commi
 
 from harness.chart_marks import first_sentence, raised_at
 from harness.history import render as render_history
-from harness.records import new_record
 from harness.report import render
-from tests.conftest import REPO
+from tests.conftest import REPO, make_record
 from tests.test_records_report import results, rows, section, table, tables
 
 GOALS = "Which style for which goal"
@@ -21,7 +20,7 @@ def cells(spec: dict[str, dict[str, dict]], cases=("add", "sin", "softmax")) -> 
     for style, by_path in spec.items():
         for path, fields in by_path.items():
             for case in cases:
-                out.append(new_record(case, style, path, **fields.get(case, fields if "status" in fields else PASS)))
+                out.append(make_record(case, style, path, **fields.get(case, fields if "status" in fields else PASS)))
     return out
 
 
@@ -81,11 +80,11 @@ def test_flaky_cell_is_not_a_pass_and_unrun_goals_are_left_out():
 def test_rate_of_a_cell_run_several_times():
     chart = render(
         results(
-            new_record(
+            make_record(
                 "add", "autotune", "compile", **FLAKY_WRONG, outcomes=["wrong", "pass", "wrong", "pass", "pass"]
             ),
-            new_record("add", "raw_jit", "compile", **BOOM, outcomes=["error", "error", "error"]),
-            new_record("add", "triton_op", "compile", status="pass", outcomes=["pass", "pass"]),
+            make_record("add", "raw_jit", "compile", **BOOM, outcomes=["error", "error", "error"]),
+            make_record("add", "triton_op", "compile", status="pass", outcomes=["pass", "pass"]),
         )
     )
     assert table(chart, "add") == {
@@ -103,10 +102,10 @@ def test_subsystem_blind_cells_are_apart_from_wrong_numbers():
     old_file = {"status": "wrong", "error_type": "Mismatch", "error": "flops: FlopCounterMode counted 0 for the op"}
     chart = render(
         results(
-            new_record("add", "raw_jit", "flop_counter", **subsystem),
-            new_record("sin", "raw_jit", "flop_counter", **old_file),
-            new_record("add", "autotune", "flop_counter", **FLAKY_WRONG),
-            new_record("sin", "autotune", "flop_counter", status="pass"),
+            make_record("add", "raw_jit", "flop_counter", **subsystem),
+            make_record("sin", "raw_jit", "flop_counter", **old_file),
+            make_record("add", "autotune", "flop_counter", **FLAKY_WRONG),
+            make_record("sin", "autotune", "flop_counter", status="pass"),
         )
     )
     # note 1 is autotune's wrong cell: the FLOP counting goal names it first, as a near miss
@@ -128,7 +127,7 @@ def test_note_keeps_the_whole_first_sentence():
     )
     assert first_sentence(message) == "Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor)."
     long = "A " + "very " * 90 + "long sentence. Then more."  # 466 characters: kept whole
-    chart = render(results(new_record("add", "raw_jit", "eager", status="error", error_type="E", error=long)))
+    chart = render(results(make_record("add", "raw_jit", "eager", status="error", error_type="E", error=long)))
     note = next(line for line in section(chart, "Notes").splitlines() if line.startswith("1. "))
     assert note.endswith("long sentence.") and "…" not in note and "Then" not in note
     assert first_sentence("RuntimeError: 0 backends ([]). There should be one.\n\nSet X=1") == (
@@ -149,8 +148,10 @@ def test_error_without_a_message_says_where_it_was_raised():
     error = {"status": "error", "error_type": "InductorError", "error": empty, "stage": "compile"}
     chart = render(
         results(
-            new_record("add", "raw_jit", "dynamic", **error, traceback=TRACEBACK),
-            new_record("sin", "raw_jit", "dynamic", status="error", error_type="AssertionError", error="", stage="run"),
+            make_record("add", "raw_jit", "dynamic", **error, traceback=TRACEBACK),
+            make_record(
+                "sin", "raw_jit", "dynamic", status="error", error_type="AssertionError", error="", stage="run"
+            ),
         )
     )
     notes = section(chart, "Notes")
@@ -177,9 +178,9 @@ def test_docs_table_names_the_source_of_each_claim():
     }
     chart = render(
         results(
-            new_record("add", "raw_jit", "eager", **BOOM),
-            new_record("add", "autotune", "export_nonstrict", status="pass"),
-            new_record("add", "autotune", "eager", **BOOM),  # no claim: no contradiction
+            make_record("add", "raw_jit", "eager", **BOOM),
+            make_record("add", "autotune", "export_nonstrict", status="pass"),
+            make_record("add", "autotune", "eager", **BOOM),  # no claim: no contradiction
             docs=docs,
         )
     )
@@ -204,7 +205,7 @@ STYLES = {
 def test_rows_are_grouped_by_wrapper():
     # matrix order mixes the wrappers; the chart groups them, launcher first, control last
     order = ["control", "triton_op", "raw_jit", "custom_op_autotune_heuristics", "triton_op_autotune", "autotune"]
-    records = [new_record("add", style, "eager", status="pass") for style in order]
+    records = [make_record("add", style, "eager", status="pass") for style in order]
     inferred = render(results(*records))
     given = render(results(*records, styles={s: {"wrapper": w, "decorator": d} for s, (w, d) in STYLES.items()}))
     for chart in (inferred, given):
@@ -230,7 +231,7 @@ def test_columns_are_grouped_by_path_group_with_definitions_in_the_legend():
         "vmap": {"group": "subsystems", "doc": "`torch.vmap` over a batch"},
         "compile": {"group": "compile", "doc": "`torch.compile`"},
     }
-    records = [new_record("add", "raw_jit", p, status="pass") for p in ("eager", "vmap", "compile")]
+    records = [make_record("add", "raw_jit", p, status="pass") for p in ("eager", "vmap", "compile")]
     chart = render(results(*records, paths=paths))
     assert tables(chart, "add") == {
         "compile": {"style \\ path": ["eager", "compile"], "raw_jit": ["✅", "✅"]},
@@ -247,18 +248,18 @@ def test_columns_are_grouped_by_path_group_with_definitions_in_the_legend():
 
 
 def test_top_of_the_chart_answers_first_and_an_interpreter_run_says_so():
-    chart = render(results(new_record("add", "raw_jit", "eager", status="pass"), triton_interpret=True))
+    chart = render(results(make_record("add", "raw_jit", "eager", status="pass"), triton_interpret=True))
     order = [chart.index(f"## {title}") for title in (GOALS, "Legend", "Summary", "add")]
     assert order == sorted(order)
     assert "INTERPRETER RUN: TRITON_INTERPRET=1" in chart.split("## ")[0]
-    assert "INTERPRETER" not in render(results(new_record("add", "raw_jit", "eager", status="pass")))
+    assert "INTERPRETER" not in render(results(make_record("add", "raw_jit", "eager", status="pass")))
 
 
 def test_history_marks_subsystem_and_flaky_cells():
     def run(torch: str, **fields) -> dict:
         return {
             "environment": {"torch": torch, "triton": "3", "device": "cpu"},
-            "cells": [new_record("sin", "raw_jit", "flop_counter", **fields)],
+            "cells": [make_record("sin", "raw_jit", "flop_counter", **fields)],
         }
 
     subsystem = {"status": "wrong", "error_type": "SubsystemMismatch", "error": "flops"}

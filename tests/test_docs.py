@@ -3,9 +3,8 @@
 from pathlib import Path
 
 from harness.config import load_matrix
-from harness.records import new_record
 from harness.report import contradictions
-from tests.conftest import TOLERANCES
+from tests.conftest import TOLERANCES, make_record
 
 HEAD = """cases = ["add"]
 decorators = ["jit", "autotune_heuristics"]
@@ -64,10 +63,10 @@ def test_contradictions_read_the_resolved_claims():
         "claims": {"raw_jit": {"eager": {"supported": True, "source": "recipe"}}},
     }
     cells = [
-        new_record("add", "raw_jit", "eager", status="error", error_type="E", error="e"),
-        new_record("add", "triton_op", "eager", status="error", error_type="E", error="e"),
+        make_record("add", "raw_jit", "eager", status="error", error_type="E", error="e"),
+        make_record("add", "triton_op", "eager", status="error", error_type="E", error="e"),
     ]
-    assert contradictions(cells, docs) == {"add-raw_jit-eager": True}
+    assert contradictions(cells, docs) == {"add-raw_jit-eager": (True, "recipe")}
     old = {"source": "r", "expect": {"raw_jit": {"eager": True}}}  # results.json written before
-    assert contradictions(cells, old) == {"add-raw_jit-eager": True}
+    assert contradictions(cells, old) == {"add-raw_jit-eager": (True, "docs")}
     assert contradictions(cells, None) == {}
