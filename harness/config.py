@@ -22,7 +22,7 @@ from harness.wrappers import WRAPPERS
 DEVICES = ("cuda", "cpu")
 TOP_KEYS = {"cases", "paths", "tolerances"}
 STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
-OPTIONAL_TOP_KEYS = {"environment", "run", "styles", *STYLE_KEYS}
+OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "styles", *STYLE_KEYS}
 DEFAULT_RERUNS = 4
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
@@ -45,6 +45,7 @@ class Matrix:
     docs: dict[str, Any] | None = None
     environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
     reruns: int = DEFAULT_RERUNS  # more attempts of a cell that ends wrong (or unlike its baseline)
+    goals: dict[str, list[str]] = field(default_factory=dict)  # a user's goal -> the paths it needs
 
     def path(self, path_id: str) -> PathSpec:
         return next(spec for spec in self.paths if spec.id == path_id)
@@ -176,6 +177,7 @@ def load_matrix(file: Path | str) -> Matrix:
         docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
         environment=environment,
         reruns=_reruns(file, data.get("run", {})),
+        goals=_goals(file, data.get("goals", {})),
     )
 
 
@@ -187,6 +189,16 @@ def _environment(file: Path, value: Any) -> dict[str, str]:
         if not isinstance(setting, str):
             raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
     return dict(value)
+
+
+def _goals(file: Path, value: Any) -> dict[str, list[str]]:
+    """The optional [goals] table: ``"a user's goal" = ["path", ...]``, the paths a style must pass (on every
+    case) to serve that goal; the chart's "Which style for which goal" answers each from the results."""
+    if not isinstance(value, dict):
+        raise InputError(file, "goals", "expected a table of goal = [path ids]")
+    for goal, paths in value.items():
+        id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, PATHS)
+    return {goal: list(paths) for goal, paths in value.items()}
 
 
 def _reruns(file: Path, value: Any) -> int:

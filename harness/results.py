@@ -67,6 +67,7 @@ class ResultsWriter:
                     for spec in matrix.paths
                 },
                 reruns=matrix.reruns,
+                goals=matrix.goals or None,
                 cell_environment=matrix.environment,
                 cache_dir=str(self.options.cache_dir.resolve()),
             )

@@ -52,6 +52,10 @@ def test_default_matrix_has_every_cell():
         (AXES_HEAD.replace('["jit", "autotune"]', "[]") + TOLERANCES, "decorators", "expected a non-empty list"),
         (AXES_HEAD.replace("control = true", 'control = "yes"') + TOLERANCES, "control", "expected true or false"),
         ('styles = ["raw_jit"]\n' + AXES_HEAD + TOLERANCES, "decorators", "either styles or the axes"),
+        (GOOD_HEAD + TOLERANCES + '[goals]\n"go" = ["eagre"]\n', "goals.go[0]", "unknown id 'eagre'"),
+        (GOOD_HEAD + TOLERANCES + '[goals]\n"go" = "eager"\n', "goals.go", "expected a non-empty list"),
+        (GOOD_HEAD + TOLERANCES + "[run]\nreruns = -1\n", "run.reruns", "whole number >= 0"),
+        (GOOD_HEAD + TOLERANCES + "[run]\nrerun = 1\n", "run.rerun", "unknown key"),
         (
             GOOD_HEAD.replace('"add"', '"tests.fixtures.good", "tests.fixtures.good"') + TOLERANCES,
             "cases[1]",
