@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -14,10 +15,14 @@ MATRIX = load_matrix(REPO / "matrix.toml")
 
 def test_node_ids_select_cells_and_an_unknown_one_is_one_line(tmp_path: Path):
     wanted = ["sin-triton_op-cpu_fallback", "add-control-cpu_compile"]
-    done = run_harness("run", *(f"matrix.toml::{cell}" for cell in wanted), "--report-dir", str(tmp_path), "-n", "0")
+    junit = tmp_path / "junit.xml"
+    targets = (f"matrix.toml::{cell}" for cell in wanted)
+    done = run_harness("run", *targets, "--report-dir", str(tmp_path), "-n", "0", "--junitxml", str(junit))
     assert done.returncode == 0, done.stdout[-2000:]
     cells = json.loads((tmp_path / "results.json").read_text())["cells"]
     assert sorted(cell["id"] for cell in cells) == sorted(wanted)
+    cases = {case.get("name"): case for case in ElementTree.parse(junit).getroot().iter("testcase")}
+    assert sorted(cases) == sorted(wanted)  # CI systems show each cell by its id
     bad = run_harness("run", "matrix.toml::sin-triton_op-nosuchpath", "--report-dir", str(tmp_path))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("error: command line: matrix.toml::: not a cell of the selection: sin-triton_op-no")
