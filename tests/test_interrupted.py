@@ -79,7 +79,7 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
     assert [(c["id"], c["status"]) for c in result["cells"]] == [(c["id"], c["status"]) for c in expected["cells"]]
     assert result["environment"]["complete"] is True and result["environment"]["shards"] == 2
     chart = (merged.parent / "matrix.md").read_text()
-    assert "❗WRONG [1]" in chart and "Incomplete" not in chart
+    assert "❗WRONG 5/5 [1]" in chart and "Incomplete" not in chart  # re-run 4 times: wrong every time
 
     again = run_harness("merge", str(shards[0] / "results.json"), str(shards[0] / "results.json"), "--out", str(merged))
     assert again.returncode == 2 and "is in another shard too" in again.stderr
