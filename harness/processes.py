@@ -60,6 +60,7 @@ class CellProcesses:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
         more times, each in a fresh cell process, and keep every attempt's status (the first is the record's)."""
         outcome = self._cell_process().run(spec)
+        outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
         matrix: Matrix = self.config.stash[opts.matrix_key]
         expected = opts.baseline(self.config).get(spec.id)
         suspect = outcome.status == "wrong" or (expected is not None and outcome.status not in (expected, "skip"))
