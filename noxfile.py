@@ -74,7 +74,7 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests on CPU, a CPU run of the matrix included."""
-    _install(session, *CPU_TORCH, "-e", ".[test]")
+    _install(session, *CPU_TORCH, "-e", ".[test,bench]")  # bench: matplotlib, for the timeline test
     session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
 
 

@@ -5,6 +5,7 @@ over in the same cell processes (warm caches): memory a process keeps growing by
 Prints and writes a markdown table (wall times, ratios, verdict agreement, memory per cell process).
 
 Usage: python -m bench [--cases sin] [--workers N] [--runs cold,warm,naive,no_env,repeat] [--out bench/results]
+       python -m bench timeline RESULTS.json [--out FILE.png]   (a run's timeline: bench/timeline.py)
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ RUNS = ("cold", "warm", "naive", "no_env", "repeat")
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["timeline"]:
+        from bench import timeline
+
+        return timeline.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", default=str(REPO / "matrix.toml"))
     parser.add_argument("--cases", default="sin", help="the selection: these cases x every style x every path")

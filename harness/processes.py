@@ -58,7 +58,8 @@ class CellProcesses:
 
     def run(self, spec: CellSpec) -> Outcome:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
-        more times, each in a fresh cell process, and keep every attempt's status (the first is the record's)."""
+        more times, each in a fresh cell process, and keep every attempt's status (the first is the record's;
+        ``diagnostics.ended`` is the last attempt's end)."""
         outcome = self._cell_process().run(spec)
         outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
         matrix: Matrix = self.config.stash[opts.matrix_key]
@@ -69,8 +70,10 @@ class CellProcesses:
         statuses = [outcome.status]
         for _ in range(matrix.reruns):
             self._cell_process().stop()  # a fresh process: nothing of the previous attempt (autotune caches) stays
-            statuses.append(self._cell_process().run(spec).status)
+            attempt = self._cell_process().run(spec)
+            statuses.append(attempt.status)
         outcome.outcomes = statuses
+        outcome.diagnostics["ended"] = attempt.diagnostics["ended"]  # the timeline's bar spans every attempt
         return outcome
 
     @property

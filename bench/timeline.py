@@ -1,0 +1,220 @@
+"""A run's timeline from its results.json: one lane per pytest worker, one bar per cell (from its
+``diagnostics.started`` to ``diagnostics.ended``), coloured by path; the lane that finishes last (the critical
+path) hatched; a box with wall time, the sum of cell seconds, the busy fraction and the idle tail. Also prints a
+text summary per path and per worker. Reused cells (``reused_from``: not run in this run) are left out.
+
+Usage: python -m bench timeline RESULTS.json [--out FILE.png]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.records import read_results
+
+
+@dataclass(frozen=True)
+class Bar:
+    cell: str
+    path: str
+    worker: str
+    start: float  # seconds from the run's first cell start
+    end: float
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
+class Timeline:
+    bars: list[Bar]
+    paths: list[str]  # legend order: the matrix's paths, then any others
+    workers: int  # lanes the busy fraction counts (the run's workers, at least the lanes seen)
+    wall_seconds: float | None
+    untimed: list[str] = field(default_factory=list)  # cells of this run without times (a lost worker's)
+
+    @property
+    def lanes(self) -> list[str]:
+        """Workers in a natural order: main, gw0, gw1, ..., gw10."""
+        names = {bar.worker for bar in self.bars}
+        return sorted(names, key=lambda n: (len(n), n))
+
+    def lane_end(self, lane: str) -> float:
+        return max(bar.end for bar in self.bars if bar.worker == lane)
+
+    @property
+    def span(self) -> float:
+        return max(bar.end for bar in self.bars)
+
+    @property
+    def cell_seconds(self) -> float:
+        return sum(bar.seconds for bar in self.bars)
+
+    @property
+    def critical(self) -> str:
+        """The lane that finishes last."""
+        return max(self.lanes, key=self.lane_end)
+
+    @property
+    def idle_tail(self) -> float:
+        """From the first lane to finish to the last."""
+        ends = [self.lane_end(lane) for lane in self.lanes]
+        return max(ends) - min(ends)
+
+    @property
+    def busy(self) -> float:
+        return self.cell_seconds / (self.workers * self.span) if self.span else 0.0
+
+
+def timeline(data: dict[str, Any], file: Path | str) -> Timeline:
+    """The bars of the cells this run ran; ``InputError`` when no record has times (a file written before
+    records carried ``diagnostics.started``/``ended``)."""
+    timed, untimed = [], []
+    for cell in data["cells"]:
+        if cell.get("reused_from"):
+            continue
+        diagnostics = cell.get("diagnostics") or {}
+        if isinstance(diagnostics.get("started"), int | float) and isinstance(diagnostics.get("ended"), int | float):
+            timed.append(cell)
+        else:
+            untimed.append(cell["id"])
+    if not timed:
+        raise InputError(
+            file, "cells[].diagnostics.started", "no record of this run has started/ended times (an older file?)"
+        )
+    first = min(cell["diagnostics"]["started"] for cell in timed)
+    bars = [
+        Bar(
+            cell["id"],
+            cell["path"],
+            str(cell["diagnostics"].get("worker") or f"pid {cell['diagnostics'].get('pid')}"),
+            cell["diagnostics"]["started"] - first,
+            cell["diagnostics"]["ended"] - first,
+        )
+        for cell in timed
+    ]
+    env = data["environment"]
+    declared = list((env.get("axes") or {}).get("paths") or [])
+    paths = [p for p in declared if any(bar.path == p for bar in bars)]
+    paths += sorted({bar.path for bar in bars} - set(paths))
+    lanes = len({bar.worker for bar in bars})
+    workers = max(int(env.get("workers") or 0), lanes)
+    return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed)
+
+
+def summary(line: Timeline) -> str:
+    """The text summary: the run's totals, then per path and per worker."""
+    wall = f"{line.wall_seconds:.1f} s" if line.wall_seconds is not None else "unknown"
+    head = (
+        f"cells: {len(line.bars)} on {len(line.lanes)} lane(s), {line.workers} worker(s); wall {wall}; "
+        f"span of the cells {line.span:.1f} s; sum of cell seconds {line.cell_seconds:.1f} s; "
+        f"busy {100 * line.busy:.1f}%; idle tail {line.idle_tail:.1f} s (critical lane {line.critical})"
+    )
+    by_path = [
+        [path, len(secs), round(sum(secs), 1), round(max(secs), 1)]
+        for path in line.paths
+        for secs in [[bar.seconds for bar in line.bars if bar.path == path]]
+    ]
+    by_worker = [
+        [lane, round(sum(secs), 1), len(secs), round(line.lane_end(lane), 1)]
+        for lane in line.lanes
+        for secs in [[bar.seconds for bar in line.bars if bar.worker == lane]]
+    ]
+    parts = [
+        head,
+        "",
+        tabulate(by_path, headers=["path", "cells", "total s", "max s"], tablefmt="simple", floatfmt=".1f"),
+        "",
+        tabulate(by_worker, headers=["worker", "busy s", "cells", "ends at s"], tablefmt="simple", floatfmt=".1f"),
+    ]
+    if line.untimed:
+        parts += ["", f"without times (left out): {', '.join(line.untimed)}"]
+    return "\n".join(parts)
+
+
+def colours(count: int) -> list[Any]:
+    """``count`` distinct qualitative colours: tab20, then tab20b and tab20c (60 in all), then cycling."""
+    from matplotlib import colormaps
+
+    palette = [c for name in ("tab20", "tab20b", "tab20c") for c in colormaps[name].colors]
+    return [palette[i % len(palette)] for i in range(count)]
+
+
+def draw(line: Timeline, out: Path, title: str) -> None:
+    """Write the PNG (matplotlib, Agg backend: no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+    from matplotlib.patches import Patch
+
+    lanes = line.lanes
+    colour = dict(zip(line.paths, colours(len(line.paths)), strict=True))
+    height = max(3.0, 0.45 * len(lanes) + 1.5, 0.2 * len(line.paths) + 2.2)
+    figure, axes = plt.subplots(figsize=(14, height))
+    critical = line.critical
+    for row, lane in enumerate(lanes):
+        mine = [bar for bar in line.bars if bar.worker == lane]
+        on_critical = lane == critical
+        axes.broken_barh(
+            [(bar.start, bar.seconds) for bar in mine],
+            (row - 0.4, 0.8),
+            facecolors=[colour[bar.path] for bar in mine],
+            edgecolors="black" if on_critical else "white",
+            linewidth=1.2 if on_critical else 0.4,
+            hatch="//" if on_critical else None,
+        )
+    axes.set_yticks(range(len(lanes)), [f"{lane} (critical)" if lane == critical else lane for lane in lanes])
+    axes.set_ylim(-0.6, len(lanes) - 0.4)
+    axes.invert_yaxis()
+    axes.set_xlim(0, line.span * 1.01 or 1)
+    axes.set_xlabel("seconds from the run's first cell start")
+    axes.set_title(title, fontsize=10)
+    axes.grid(axis="x", alpha=0.3)
+    legend = [Patch(facecolor=colour[path], label=path) for path in line.paths]
+    axes.legend(handles=legend, title="path", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+    wall = f"{line.wall_seconds:.1f} s" if line.wall_seconds is not None else "unknown"
+    text = (
+        f"wall: {wall}\nsum of cell seconds: {line.cell_seconds:.1f} s\n"
+        f"busy: {100 * line.busy:.1f}% of {line.workers} worker(s) x {line.span:.1f} s\n"
+        f"idle tail: {line.idle_tail:.1f} s (critical lane {critical}, hatched)"
+    )
+    axes.text(
+        1.01, 0.0, text, transform=axes.transAxes, ha="left", va="bottom", fontsize=8,
+        bbox={"boxstyle": "round", "facecolor": "white"},
+    )  # fmt: skip
+    figure.savefig(out, dpi=120, bbox_inches="tight")
+    plt.close(figure)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench timeline", description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="a results.json")
+    parser.add_argument("--out", default=None, help="the PNG (default: timeline.png beside the results)")
+    args = parser.parse_args(argv)
+    out = Path(args.out) if args.out else Path(args.results).with_name("timeline.png")
+    try:
+        data = read_results(args.results)
+        line = timeline(data, args.results)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    env = data["environment"]
+    title = f"{args.results}: {env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    draw(line, out, title)
+    print(f"timeline: {out}")
+    print(summary(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
