@@ -20,9 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
 
 
-def new_record(spec: CellSpec, outcome: Outcome) -> dict[str, Any]:
-    """The record of one cell: born here, and only here, from the cell's spec and its outcome. Every key is
-    present; ``traceback``, ``cuda_fault`` and ``outcomes`` only where the outcome has them."""
+def new_record(spec: CellSpec, outcome: Outcome, key: str | None = None) -> dict[str, Any]:
+    """The record of one cell: born here, and only here, from the cell's spec and its outcome, with the cell's
+    ``key`` (harness/reuse.py: what its verdict depends on). Every key is present; ``traceback``,
+    ``cuda_fault`` and ``outcomes`` only where the outcome has them."""
     record: dict[str, Any] = {
         "id": spec.id,
         "case": spec.case,
@@ -36,6 +37,7 @@ def new_record(spec: CellSpec, outcome: Outcome) -> dict[str, Any]:
         "reason": outcome.reason,
         "diagnostics": outcome.diagnostics,
         "seconds": outcome.seconds,
+        "key": key,
     }
     if outcome.traceback is not None:
         record["traceback"] = outcome.traceback
@@ -80,11 +82,24 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
     }
 
 
+HARNESS_SOURCES = ("harness/*.py", "harness/paths/*.py")
+
+
 def source_digest() -> str:
-    """sha256 over the files that decide verdicts (harness/, cases/, matrix.toml): recompute it at a commit
-    to check that a results file came from that commit's code, even where the run had no git history."""
+    """sha256 over the files that decide verdicts (harness/, harness/paths/, cases/, matrix.toml): recompute it
+    at a commit to check that a results file came from that commit's code, even where the run had no git
+    history."""
+    return _digest([*HARNESS_SOURCES, "cases/*.py", "matrix.toml"])
+
+
+def harness_digest() -> str:
+    """sha256 over the harness's own source (harness/*.py, harness/paths/*.py): part of every cell's key."""
+    return _digest(list(HARNESS_SOURCES))
+
+
+def _digest(patterns: list[str]) -> str:
     digest = hashlib.sha256()
-    for file in sorted([*ROOT.glob("harness/*.py"), *ROOT.glob("cases/*.py"), ROOT / "matrix.toml"]):
+    for file in sorted({file for pattern in patterns for file in ROOT.glob(pattern)}):
         digest.update(file.relative_to(ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
