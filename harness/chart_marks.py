@@ -14,6 +14,7 @@ FLAKY = "🎲"
 BROKEN_PATH = "†"
 CONTRADICTS = "≠docs"
 MISSING = "·"
+REUSED = "♻"  # not run: the record was copied from an earlier run (--reuse) whose key for the cell is the same
 MAX_NOTE = 1000  # a first sentence longer than this (a tensor dump) is cut at a word
 # the subsystem check's message in results files written before error_type "SubsystemMismatch" existed
 OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
@@ -58,6 +59,26 @@ LEGEND = [
     ("[n]", "note", "the error's first sentence, in [Notes](#notes); the full text is in results.json"),
     (MISSING, "not recorded", "the run ended before this cell, or it was not selected"),
 ]
+
+
+def reused_legend(records: list[dict[str, Any]]) -> str | None:
+    """The legend's line for reused records, naming the run(s) they come from; None when there are none."""
+    sources: dict[tuple[str, str], int] = {}
+    for record in records:
+        source = record.get("reused_from")
+        if isinstance(source, dict):
+            run = (str(source.get("timestamp")), str(source.get("commit")))
+            sources[run] = sources.get(run, 0) + 1
+    if not sources:
+        return None
+    runs = "; ".join(
+        f"the run of {time}, commit {commit} ({count} cell{'s' * (count != 1)})"
+        for (time, commit), count in sources.items()
+    )
+    return (
+        f"{REUSED} **reused**: not run this time, the record was copied from {escape(runs, 600)}: its key (torch, "
+        "triton, CUDA, GPU, harness and case sources, matrix entry) is unchanged"
+    )
 
 
 def escape(text: str, limit: int = MAX_NOTE) -> str:

@@ -19,6 +19,7 @@ from harness.chart_marks import (
     FLAKY,
     LEGEND,
     MISSING,
+    REUSED,
     SUBSYSTEM,
     SYMBOLS,
     escape,
@@ -29,6 +30,7 @@ from harness.chart_marks import (
     note_text,
     prose,
     reliable_pass,
+    reused_legend,
     wrong_numbers,
 )
 from harness.chart_meta import WRAPPERS, Docs, by_group, by_wrapper, goals, path_info, read_docs, style_info
@@ -91,7 +93,7 @@ def render(data: dict[str, Any]) -> str:
         ]
     goal_map, goals_given = goals(env)
     out += chart_goals.section(goal_map, goals_given, cells, cases, style_groups, note)
-    out += _legend(style_groups, info, path_groups, paths_meta, paths_given)
+    out += _legend(style_groups, info, path_groups, paths_meta, paths_given, reused_legend(list(cells.values())))
     if contradicting:
         out += _contradiction_section(contradicting, docs, cells)
     out += [
@@ -119,6 +121,8 @@ def render(data: dict[str, Any]) -> str:
                         text += BROKEN_PATH
                     if record is not None and record["id"] in contradicting:
                         text += f" {CONTRADICTS}"
+                    if record is not None and record.get("reused_from"):
+                        text += f" {REUSED}"
                     row.append(text)
                 rows.append(row)
             out += [*_caption(group, path_groups), _table(rows, style_groups, group_paths), ""]
@@ -150,9 +154,11 @@ def _legend(
     path_groups: list[tuple[str, list[str]]],
     paths_meta: dict[str, dict[str, str]],
     paths_given: bool,
+    reused: str | None = None,
 ) -> list[str]:
     out = ["## Legend", ""]
     out += [f"- {symbol} **{name}**: {meaning}" for symbol, name, meaning in LEGEND]
+    out += [f"- {reused}"] if reused else []
     out += ["", "Styles, by wrapper:", ""]
     for wrapper, styles in style_groups:
         names = ", ".join(
