@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, InputError
@@ -21,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
     run.add_argument("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
     run.add_argument("--baseline", default=None, help="re-run the cells whose status differs from this results file")
+    run.add_argument("--reuse", default=None, help="keep this results file's records of cells whose key is unchanged")
     listing = commands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default="matrix.toml")
     report = commands.add_parser("report", help="redraw the chart from a results file")
@@ -79,9 +81,10 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         raise InputError("command line", f"{args.matrix}::", f"not a cell of the selection: {', '.join(unknown)}")
     if args.shard:
         parse_shard(args.shard)
-    if args.baseline:
-        read_results(args.baseline)
-    forwarded = {**axes, "shard": args.shard, "baseline": args.baseline}
+    for given in (args.baseline, args.reuse):
+        if given:
+            read_results(given)
+    forwarded = {**axes, "shard": args.shard, "baseline": args.baseline, "reuse": args.reuse}
     pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args
     if args.resume:
         pytest_args = ["--resume", *pytest_args]
@@ -91,17 +94,29 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
     plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
+    results = Path(args.report_dir) / "results.json"
+    started = time.time()
     code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED and _complete(results, since=started):
+        return 0  # every selected cell kept (--resume, --reuse): nothing left to run
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("error: no cell matches the selection", file=sys.stderr)
         return EXIT_BAD_INPUT
     if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        results = Path(args.report_dir) / "results.json"
-        if results.exists() and read_results(results)["environment"].get("complete"):
+        if _complete(results):
             return 0
         print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)
         return 1
     return int(code)
+
+
+def _complete(results: Path, since: float | None = None) -> bool:
+    """Whether ``results`` records every selected cell (and, with ``since``, was written after that time)."""
+    from harness.records import read_results
+
+    if not results.exists() or (since is not None and results.stat().st_mtime < since):
+        return False
+    return bool(read_results(results)["environment"].get("complete"))
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:

@@ -1,6 +1,7 @@
 """Collection and selection: matrix.toml collects as one pytest item per cell (node id ``matrix.toml::<cell
-id>``, so ``-k`` and node ids select cells); ``--shard`` and ``--resume`` narrow the items; the longest paths
-run first. Each item runs its cell in the cell process and carries the record on its report."""
+id>``, so ``-k`` and node ids select cells); ``--shard``, ``--resume`` and ``--reuse`` narrow the items; the
+longest paths run first. Each item runs its cell in the cell process and carries the record (with the cell's
+key) on its report."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ class CellItem(pytest.Item):
 
     def runtest(self) -> None:
         processes = self.config.stash[processes_key]
-        self.record = new_record(self.spec, processes.run(self.spec))
+        self.record = new_record(self.spec, processes.run(self.spec), opts.keys(self.config)[self.spec.id])
         self.user_properties.append((DEVICE_PROPERTY, processes.device))
         if self.record["status"] == "skip":
             pytest.skip(self.record["reason"])
@@ -62,11 +63,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, on the controller of a run of the matrix: hand each worker the device name the cells' keys use."""
+    if opts.runs_matrix(node.config):
+        node.workerinput[opts.DEVICE_INPUT] = opts.key_device(node.config)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Keep this shard's cells that a resumed run has not recorded yet; run the longest paths first."""
+    """Keep this shard's cells that the run does not keep a record of (a resumed run's, or an unchanged one of
+    the --reuse run); run the longest paths first."""
     options = config.stash[opts.options_key]
-    previous = opts.resumed(config)
-    done = {cell["id"] for cell in previous["cells"]} if previous else set()
+    done = set(opts.kept(config))
     cells = [item for item in items if isinstance(item, CellItem)]
     shard, shards = options.shard or (1, 1)
     in_shard = {item.name for index, item in enumerate(cells) if index % shards == shard - 1}

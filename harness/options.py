@@ -1,6 +1,7 @@
 """The harness's command-line options, read once per pytest process into a typed ``Options``, and the run's
-inputs that come with them (the selected matrix, a resumed run's records, a baseline's statuses), each under
-a typed ``StashKey``. Bad input ends the session with one line and exit status 2."""
+inputs that come with them (the selected matrix, its cells' keys, a resumed run's records, a reused run's
+unchanged records, a baseline's statuses), each under a typed ``StashKey``. Bad input ends the session with
+one line and exit status 2."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness import reuse
 from harness.config import Matrix, load_matrix, parse_ids, parse_shard, select
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records import read_results
@@ -29,6 +31,7 @@ class Options:
     cache_dir: Path
     max_rss_mb: float
     baseline: Path | None
+    reuse: Path | None
 
     @property
     def results_file(self) -> Path:
@@ -39,6 +42,9 @@ options_key = pytest.StashKey[Options]()
 matrix_key = pytest.StashKey[Matrix]()
 resumed_key = pytest.StashKey[dict[str, Any] | None]()  # the records already on disk, with --resume
 baseline_key = pytest.StashKey[dict[str, str]]()  # cell id -> status in the --baseline run
+keys_key = pytest.StashKey[dict[str, str]]()  # cell id -> its key (harness/reuse.py)
+reused_key = pytest.StashKey[dict[str, dict[str, Any]]]()  # cell id -> the record kept from the --reuse run
+DEVICE_INPUT = "harness_key_device"  # workerinput: the controller's device name, for the keys
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -57,6 +63,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--baseline",
         default=None,
         help="a results file: a cell whose status differs from it is re-run ([run] reruns in the matrix file)",
+    )
+    group.addoption(
+        "--reuse",
+        default=None,
+        help="a results file: keep its record of every cell whose key is unchanged, run only the others",
     )
     group.addoption(
         "--cache-dir",
@@ -84,6 +95,7 @@ def read_options(config: pytest.Config) -> Options:
         cache_dir=Path(option("cache_dir")),
         max_rss_mb=option("max_rss_mb"),
         baseline=Path(option("baseline")) if option("baseline") else None,
+        reuse=Path(option("reuse")) if option("reuse") else None,
     )
 
 
@@ -107,6 +119,41 @@ def resumed(config: pytest.Config) -> dict[str, Any] | None:
         file = options.results_file
         config.stash[resumed_key] = _or_exit(lambda: read_results(file)) if options.resume and file.exists() else None
     return config.stash[resumed_key]
+
+
+def key_device(config: pytest.Config) -> str:
+    """The device part of the cells' keys: asked once, on the controller, and handed to the xdist workers
+    (so that no pytest worker initialises CUDA)."""
+    workerinput = getattr(config, "workerinput", {})
+    return workerinput[DEVICE_INPUT] if DEVICE_INPUT in workerinput else reuse.device_name()
+
+
+def keys(config: pytest.Config) -> dict[str, str]:
+    """Each selected cell's key, computed once per pytest process."""
+    if keys_key not in config.stash:
+        config.stash[keys_key] = reuse.cell_keys(matrix(config), key_device(config))
+    return config.stash[keys_key]
+
+
+def reused(config: pytest.Config) -> dict[str, dict[str, Any]]:
+    """The records of the --reuse run this run keeps (this shard's cells whose key is unchanged; {} without)."""
+    if reused_key not in config.stash:
+        options = config.stash[options_key]
+        file = options.reuse
+        config.stash[reused_key] = {}
+        if file is not None:
+            found = reuse.reused_records(_or_exit(lambda: read_results(file)), file, keys(config))
+            shard, shards = options.shard or (1, 1)
+            mine = {spec.id for index, spec in enumerate(matrix(config).cells) if index % shards == shard - 1}
+            config.stash[reused_key] = {cell: record for cell, record in found.items() if cell in mine}
+    return config.stash[reused_key]
+
+
+def kept(config: pytest.Config) -> dict[str, dict[str, Any]]:
+    """The records this run keeps instead of running their cells: the --reuse run's unchanged ones, and a
+    resumed run's (which win: they are this run's own)."""
+    previous = resumed(config)
+    return {**reused(config), **({cell["id"]: cell for cell in previous["cells"]} if previous else {})}
 
 
 def baseline(config: pytest.Config) -> dict[str, str]:

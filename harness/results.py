@@ -1,6 +1,6 @@
-"""The results writer, on the controller only: every record to results.json as it arrives (atomically, so a
-killed run keeps what it measured), a cell whose pytest worker died recorded as ``crash``, and at the end the
-chart and one repro script per distinct failure."""
+"""The results writer, on the controller only: the records the run keeps (``--resume``, ``--reuse``) and every
+record to results.json as it arrives (atomically, so a killed run keeps what it measured), a cell whose pytest
+worker died recorded as ``crash``, and at the end the chart and one repro script per distinct failure."""
 
 from __future__ import annotations
 
@@ -34,7 +34,6 @@ class ResultsWriter:
         self.expected: list[str] = []
         self.env: dict[str, Any] | None = None
         self.start = time.perf_counter()
-        self.resumed: list[str] = []
         self.previous_env: dict[str, Any] = {}
         self.finished = False
         previous = opts.resumed(config)
@@ -47,16 +46,19 @@ class ResultsWriter:
                     f"{previous['environment'].get('torch')} cannot be resumed under torch {torch.__version__}",
                     returncode=EXIT_BAD_INPUT,
                 )
-            self.cells = {cell["id"]: cell for cell in previous["cells"]}
-            self.resumed = list(self.cells)
             self.previous_env = previous["environment"]
+        # kept, not run: a resumed run's records, and the --reuse run's unchanged ones (collect.py deselects them)
+        self.cells = dict(opts.kept(config))
+        self.kept = list(self.cells)
+        self.resumed = len(previous["cells"]) if previous else 0
+        self.reused = len(self.kept) - self.resumed
 
     def _environment(self, device: str | None) -> dict[str, Any]:
         if self.env is None:
             option = self.config.option
             workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
             matrix = opts.matrix(self.config)
-            self.env = environment(device or "unknown", workers, str(self.options.matrix_file))
+            self.env = environment(device or opts.key_device(self.config), workers, str(self.options.matrix_file))
             axes = {"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]}
             self.env.update(
                 docs=matrix.docs,
@@ -84,8 +86,8 @@ class ResultsWriter:
             self._expect({nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file})
 
     def _expect(self, to_run: set[str]) -> None:
-        """The cells this run must record: those selected now, plus those a resumed run already has."""
-        wanted = to_run | set(self.resumed)
+        """The cells this run must record: those selected now, plus those it keeps (resumed or reused)."""
+        wanted = to_run | set(self.kept)
         if not wanted:
             return
         order = [*self.previous_env.get("expected_cells", []), *opts.matrix(self.config).cell_ids()]
@@ -100,7 +102,7 @@ class ResultsWriter:
         spec = specs.get(crashitem.partition("::")[2])
         if spec is not None:
             lost = Outcome(status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:])
-            report.user_properties.append((RECORD_PROPERTY, new_record(spec, lost)))
+            report.user_properties.append((RECORD_PROPERTY, new_record(spec, lost, opts.keys(self.config)[spec.id])))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
@@ -119,10 +121,12 @@ class ResultsWriter:
         env["complete"] = complete and all(cell in self.cells for cell in self.expected)
         env["expected_cells"] = self.expected
         if self.resumed:
-            env["resumed_cells"] = len(self.resumed)
+            env["resumed_cells"] = self.resumed
+        if self.reused:
+            env["reused_cells"] = self.reused
         if self.options.shard:
             env["shard"] = "{}/{}".format(*self.options.shard)
-        env["memory"] = memory_by_process(list(self.cells.values()))
+        env["memory"] = memory_by_process([cell for cell in self.cells.values() if not cell.get("reused_from")])
         order = {cell: index for index, cell in enumerate(self.expected)}
         cells = sorted(self.cells.values(), key=lambda r: order.get(r["id"], len(order)))
         return {"environment": env, "cells": cells}
@@ -157,4 +161,9 @@ class ResultsWriter:
             terminalreporter.write_line(
                 f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
                 f"repros: {folder / 'repros'}/"
+            )
+        if self.kept:
+            terminalreporter.write_line(
+                f"[harness] not run, kept: {self.reused} record(s) of {self.options.reuse} whose key is unchanged "
+                f"(--reuse), {self.resumed} of a resumed run (--resume)"
             )

@@ -1,0 +1,152 @@
+"""--reuse: a cell whose key (versions, GPU, harness and case sources, matrix entry) is unchanged keeps its
+record from the earlier run and is not run; a pull request that touches one case module re-runs that case's
+cells only. A wrong, flaky, crashed or timed-out cell, or one without a key, is never reused."""
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.compare import Tolerance
+from harness.config import load_matrix
+from harness.reuse import cell_keys, reusable
+from tests.conftest import REPO, make_record, run_harness
+
+REUSED = "♻"
+
+
+def kernels(tmp_path: Path) -> Path:
+    """A package of two case modules, copies of tests/fixtures/good.py defining cases k1 and k2."""
+    package = tmp_path / "lib" / "mykernels"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    good = (REPO / "tests" / "fixtures" / "good.py").read_text()
+    for name in ("k1", "k2"):
+        (package / f"{name}.py").write_text(good.replace('"good"', f'"{name}"'))
+    return package
+
+
+def write_the_matrix(write_matrix, package: Path) -> Path:
+    cases = ["mykernels.k1", "mykernels.k2", "tests.fixtures.wrong"]
+    matrix = write_matrix(cases, ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)})
+    matrix.write_text(matrix.read_text() + "[run]\nreruns = 1\n")
+    return matrix
+
+
+def run(matrix: Path, out: Path, package: Path, *args: str) -> dict:
+    env = {"PYTHONPATH": str(package.parent)}
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-q", *args, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads((out / "results.json").read_text())
+
+
+def by_id(data: dict) -> dict[str, dict]:
+    return {cell["id"]: cell for cell in data["cells"]}
+
+
+def source(data: dict, file: Path) -> dict:
+    env = data["environment"]
+    return {"timestamp": env["timestamp"], "commit": env["commit"], "file": str(file)}
+
+
+def test_a_changed_case_module_reruns_its_cells_only(write_matrix, tmp_path: Path):
+    package = kernels(tmp_path)
+    matrix = write_the_matrix(write_matrix, package)
+    first = run(matrix, tmp_path / "first", package, "-n", "2")
+    cells = by_id(first)
+    assert len(cells) == 6 and all(re.fullmatch(r"[0-9a-f]{16}", c["key"]) for c in cells.values())
+    assert not any("reused_from" in c for c in cells.values())
+    assert cells["wrong-triton_op-cpu_fallback"]["status"] == "wrong"
+
+    (package / "k2.py").write_text((package / "k2.py").read_text() + "# a pull request touches this case\n")
+    first_file = tmp_path / "first" / "results.json"
+    second = run(matrix, tmp_path / "second", package, "-n", "2", "--reuse", str(first_file))
+    again = by_id(second)
+    reused = {cell for cell, record in again.items() if "reused_from" in record}
+    assert reused == {"k1-triton_op-cpu_fallback", "k1-control-cpu_fallback", "wrong-control-cpu_fallback"}
+    for cell in reused:  # copied as they were, marked with the run they come from
+        assert again[cell] == {**cells[cell], "reused_from": source(first, first_file)}
+    for cell in ("k2-triton_op-cpu_fallback", "k2-control-cpu_fallback"):  # its module changed: run again
+        assert again[cell]["key"] != cells[cell]["key"] and again[cell]["status"] == "pass"
+        assert again[cell]["diagnostics"]["started"] > cells[cell]["diagnostics"]["ended"]
+    wrong = again["wrong-triton_op-cpu_fallback"]  # key unchanged, but a wrong verdict is never reused
+    assert wrong["key"] == cells[wrong["id"]]["key"] and wrong["outcomes"] == ["wrong", "wrong"]
+    assert wrong["diagnostics"]["started"] > cells[wrong["id"]]["diagnostics"]["ended"]
+    env = second["environment"]
+    assert env["complete"] is True and env["reused_cells"] == 3 and len(env["expected_cells"]) == 6
+    chart = (tmp_path / "second" / "matrix.md").read_text()
+    tables = {case: chart.split(f"## {case}\n", 1)[1].split("\n## ", 1)[0] for case in ("k1", "k2", "wrong")}
+    assert tables["k1"].count(f"✅ {REUSED}") == 2
+    assert tables["k2"].count("✅") == 2 and REUSED not in tables["k2"]
+    rows = {line.split("|")[2].strip(): line for line in tables["wrong"].splitlines() if line.startswith("|")}
+    assert REUSED in rows["control"] and REUSED not in rows["triton_op"]
+    assert f"copied from the run of {first['environment']['timestamp']}, commit {first['environment']['commit']}" in (
+        chart
+    )
+    assert "its key (torch, triton, CUDA, GPU, harness and case sources, matrix entry) is unchanged" in chart
+
+    # nothing changed: every cell is reused but the wrong one; a record reused again names the run that measured it
+    second_file = tmp_path / "second" / "results.json"
+    third = by_id(run(matrix, tmp_path / "third", package, "-n", "0", "--reuse", str(second_file)))
+    assert {cell for cell, record in third.items() if "reused_from" not in record} == {"wrong-triton_op-cpu_fallback"}
+    assert third["k1-control-cpu_fallback"]["reused_from"] == source(first, first_file)
+    assert third["k2-control-cpu_fallback"]["reused_from"] == source(second, second_file)
+
+    # every selected cell reused: nothing runs, and the run is complete (exit 0)
+    fourth = run(matrix, tmp_path / "fourth", package, "-n", "2", "--styles", "control", "--reuse", str(second_file))
+    assert all("reused_from" in cell for cell in fourth["cells"]) and len(fourth["cells"]) == 3
+    assert fourth["environment"]["complete"] is True and fourth["environment"]["device"] == "cpu"
+
+
+def test_reuse_of_a_missing_file_is_one_line(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "--reuse", "nosuch.json")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("error: nosuch.json: (file): no such file")
+
+
+def test_only_a_stable_verdict_with_the_same_key_is_reusable():
+    def record(**fields) -> dict:
+        return {**make_record("add", "raw_jit", "eager", **fields), "key": "k"}
+
+    assert reusable(record(status="pass"), "k") and reusable(record(status="skip"), "k")
+    assert reusable(record(status="error", error_type="RuntimeError"), "k")
+    assert reusable(record(status="pass", outcomes=["pass", "pass"]), "k")
+    assert not reusable(record(status="pass"), "other") and not reusable(record(status="pass"), None)
+    assert not reusable({**record(status="pass"), "key": None}, None)
+    for status in ("wrong", "crash", "timeout"):
+        assert not reusable(record(status=status), "k")
+    assert not reusable(record(status="pass", outcomes=["pass", "wrong"]), "k")  # flaky
+    assert not reusable(record(status="error", cuda_fault=True), "k")
+    assert not reusable(record(status="error", error_type="CellProcessFailed"), "k")  # not a verdict
+
+
+def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    matrix = load_matrix(REPO / "matrix.toml")
+    keys = cell_keys(matrix, "cpu")
+    assert keys == cell_keys(matrix, "cpu") and len(set(keys.values())) == len(keys)  # stable, one per cell
+    assert set(keys) == set(matrix.cell_ids())
+
+    def changed(other: dict[str, str]) -> set[str]:
+        return {cell for cell in keys if other[cell] != keys[cell]}
+
+    everything = set(keys)
+    assert changed(cell_keys(matrix, "NVIDIA H200")) == everything
+    assert changed(cell_keys(dataclasses.replace(matrix, reruns=matrix.reruns + 1), "cpu")) == everything
+    assert changed(cell_keys(dataclasses.replace(matrix, environment={"X": "1"}), "cpu")) == everything
+    looser = {**matrix.tolerances, "float32": Tolerance(1e-3, 1e-3)}
+    float32 = {c.id for c in matrix.cells if c.tolerance == matrix.tolerances["float32"]}
+    assert changed(cell_keys(dataclasses.replace(matrix, tolerances=looser), "cpu")) == float32
+    eager = dataclasses.replace(matrix.path("eager"), timeout=1)
+    paths = tuple(eager if p.id == "eager" else p for p in matrix.paths)
+    assert changed(cell_keys(dataclasses.replace(matrix, paths=paths), "cpu")) == {
+        c for c in keys if c.endswith("-eager")
+    }
+    axes = {**matrix.style_axes, "raw_jit": ("autotune", "launcher")}
+    assert changed(cell_keys(dataclasses.replace(matrix, style_axes=axes), "cpu")) == {
+        c.id for c in matrix.cells if c.style == "raw_jit"
+    }
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert changed(cell_keys(matrix, "cpu")) == everything
