@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.case import Case, load_cases
+from harness.casecheck import CaseProblem, check_case
 from harness.compare import Tolerance, dtype_name
 from harness.decorators import DECORATORS
 from harness.docs import resolve_docs
@@ -255,6 +256,10 @@ def _check_case(
     dtype = dtype_name(case.dtype)
     if dtype not in tolerances:
         raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
+    try:
+        check_case(case, tolerances[dtype])
+    except CaseProblem as problem:  # a broken case, not a style's failure: before any cell runs
+        raise InputError(file, where, f"{module}: {problem}") from None
 
 
 def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
