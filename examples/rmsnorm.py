@@ -1,6 +1,7 @@
-"""A fused RMSNorm, the kind of kernel a library ships: one program per row, weight applied in the kernel,
-backward written with PyTorch ops. Run it through every style and path with a matrix file that lists
-``examples.rmsnorm`` under ``cases``."""
+"""The simplest form of a user kernel: a fused RMSNorm with its eps fixed in the module, one output, the weight
+applied in the kernel, the backward written with PyTorch ops. Run it through every style and path with a matrix
+file that lists ``examples.rmsnorm`` under ``cases`` (or ``--cases examples.rmsnorm``). The built-in
+``cases/rmsnorm.py`` is the full form: eps a float argument, rstd a second output, a Triton backward kernel."""
 
 import math
 
@@ -59,7 +60,7 @@ def make_inputs(rows, device, seed):
 
 
 CASE = Case(
-    id="rmsnorm",
+    id="simple_rmsnorm",
     kernel=rmsnorm_kernel,
     launch=launch,
     reference=reference,

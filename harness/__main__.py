@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.interpreter import INTERPRET_ENV
 from harness.options import DEFAULT_REPORT_DIR
 
 
@@ -23,6 +25,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
     run.add_argument("--baseline", default=None, help="re-run the cells whose status differs from this results file")
     run.add_argument("--reuse", default=None, help="keep this results file's records of cells whose key is unchanged")
+    run.add_argument(
+        "--interpret",
+        action="store_true",
+        help="run the kernels in Triton's CPU interpreter (TRITON_INTERPRET=1): CUDA paths run on CPU tensors",
+    )
     listing = commands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default="matrix.toml")
     report = commands.add_parser("report", help="redraw the chart from a results file")
@@ -69,6 +76,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     from harness.records import read_results
 
     axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
+    if args.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
+        os.environ[INTERPRET_ENV] = "1"  # processes start: they inherit it, and the results record it
     # bad input: one line and exit 2, before pytest starts
     matrix = select(
         load_matrix(args.matrix),
@@ -199,6 +208,7 @@ def rerun_regressions(changes: list, regressed: list[str], current: dict, args: 
                     "--report-dir",
                     out,
                     *(f"{args.matrix}::{cell}" for cell in regressed),
+                    *(["--interpret"] if current["environment"].get("triton_interpret") else []),
                     "-q",
                 ],
                 check=False,

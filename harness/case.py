@@ -10,7 +10,9 @@ from typing import Any
 import torch
 
 Tensor = torch.Tensor
-Inputs = tuple[Tensor, ...]
+Inputs = tuple[Any, ...]  # what make_inputs gives: tensors, and scalars or None where arg_types says so
+OPTIONAL_TENSOR = Tensor | None
+ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
 
 
 @dataclass(frozen=True)
@@ -20,13 +22,27 @@ class Case:
     - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.decorators``)
       is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
       computes from those; a stack without them passes them explicitly, from ``meta``.
-    - ``launch(kernel, *inputs, **meta)``: allocates the output, launches ``kernel[grid](...)`` and
-      returns it (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
+    - ``launch(kernel, *inputs, **meta)``: allocates the output(s), launches ``kernel[grid](...)`` and
+      returns them (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
     - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
-    - ``make_inputs(size, device, seed)``: the op's input tensors; sizes are not block multiples.
-    - ``backward(inputs, output, grad)``: gradients of the op's inputs, in PyTorch ops; an input named
-      in ``mutates`` arrives as ``None`` (it was overwritten).
-    - ``flops(*shapes)``: the op's flop count from its inputs' shapes, as ``FlopCounterMode`` should report.
+    - ``make_inputs(size, device, seed)``: the op's arguments, one per ``arg_names``: tensors, and where
+      ``arg_types`` says so a float, int or bool, or ``None`` for an optional tensor; sizes are not block
+      multiples. A tensor may be a strided view (the harness copies inputs keeping their strides).
+    - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
+      ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
+    - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).
+    - ``backward(inputs, output, grad)``: gradients of the op's arguments (``None`` for a scalar, a ``None``
+      optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
+      ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
+      zeros for an output that got none).
+    - ``backward_kernel`` and ``launch_backward(kernel, inputs, output, grad)``: optionally, the backward as a
+      ``@triton.jit`` kernel and its launch (same contract as ``backward``), which the styles then run in
+      their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
+      ``triton_op`` and ``custom_op`` in a second ``custom_op`` (``<op>_backward``), whose CPU kernel is
+      ``backward``. The decorator stacks apply to ``kernel`` only: the backward kernel stays plain. (Not for an
+      op with an optional tensor argument, whose gradient may be ``None``, nor one that writes into its inputs.)
+    - ``flops(*args)``: the op's flop count, given each tensor argument's shape (other arguments as they are),
+      as ``FlopCounterMode`` should report.
     - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
       where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
     - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
@@ -38,16 +54,17 @@ class Case:
     - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
       (default: 1 to twice the largest of ``sizes``).
     - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
-      batch-like dims), ``()`` for an input whose shape does not depend on it. The dynamic export paths mark
-      these dims dynamic with one ``torch.export.Dim`` bounded by ``size_bounds`` (default: dim 0 of every input).
+      batch-like dims), ``()`` for an input whose shape does not depend on it (and for a scalar or ``None``).
+      The dynamic export paths mark these dims dynamic with one ``torch.export.Dim`` bounded by
+      ``size_bounds`` (default: dim 0 of every tensor input).
     """
 
     id: str
     kernel: Any
-    launch: Callable[..., Tensor | None]
-    reference: Callable[..., Tensor | None]
+    launch: Callable[..., Any]
+    reference: Callable[..., Any]
     make_inputs: Callable[[int, str, int], Inputs]
-    backward: Callable[[Inputs, Tensor | None, Tensor], tuple[Tensor | None, ...]]
+    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]]
     flops: Callable[..., int]
     arg_names: tuple[str, ...]
     sizes: tuple[int, ...]
@@ -58,16 +75,34 @@ class Case:
     dtype: torch.dtype = torch.float32
     mutates: tuple[str, ...] = ()
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
-    cpu_kernel: Callable[..., Tensor | None] | None = None
+    cpu_kernel: Callable[..., Any] | None = None
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
     size_bounds: tuple[int, int] | None = None
     dynamic_dims: tuple[tuple[int, ...], ...] | None = None
     config_heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+    arg_types: Mapping[str, Any] = field(default_factory=dict)
+    outputs: int = 1
+    backward_kernel: Any = None
+    launch_backward: Callable[..., tuple[Tensor | None, ...]] | None = None
 
     def __post_init__(self) -> None:
         extra = set(self.config_heuristics) - set(self.heuristics)
         if extra:
             raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
+        unknown = set(self.arg_types) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"case {self.id!r}: arg_types {sorted(unknown)} are not in arg_names")
+        for name, kind in self.arg_types.items():
+            if kind not in ARG_TYPES:
+                raise ValueError(
+                    f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
+                )
+        if self.outputs < 1:
+            raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
+        if (self.backward_kernel is None) != (self.launch_backward is None):
+            raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
+        if self.backward_kernel is not None and (self.mutates or OPTIONAL_TENSOR in self.arg_types.values()):
+            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given, none mutated")
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
         """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
@@ -80,6 +115,34 @@ class Case:
     def mutates_index(self) -> tuple[int, ...]:
         return tuple(self.arg_names.index(name) for name in self.mutates)
 
+    def arg_type(self, name: str) -> Any:
+        """The declared type of argument ``name`` (``Tensor`` unless ``arg_types`` says otherwise)."""
+        return self.arg_types.get(name, Tensor)
+
+    @property
+    def tensor_args(self) -> tuple[int, ...]:
+        """The positions of the arguments that are always tensors (the ones a backward kernel has a gradient for)."""
+        return tuple(index for index, name in enumerate(self.arg_names) if self.arg_type(name) is Tensor)
+
+
+def copy_inputs(inputs: Inputs) -> Inputs:
+    """The inputs with every tensor copied (detached, its strides kept: a strided view stays strided), the rest
+    (scalars, ``None``) as they are."""
+    return tuple(copy_tensor(value) if isinstance(value, Tensor) else value for value in inputs)
+
+
+def copy_tensor(tensor: Tensor) -> Tensor:
+    """A detached copy with the same shape and strides (``clone`` makes a sliced view contiguous)."""
+    tensor = tensor.detach()
+    if 0 in tensor.stride() or tensor.is_contiguous():  # an expanded tensor cannot be written stride for stride
+        return tensor.clone()
+    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device).copy_(tensor)
+
+
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
 
 class OpModule(torch.nn.Module):
     """Calls the op; an in-place op runs on a copy of its mutated input, which it returns."""
@@ -89,7 +152,7 @@ class OpModule(torch.nn.Module):
         self.op = op
         self.mutated = mutated
 
-    def forward(self, *inputs: Tensor) -> Tensor:
+    def forward(self, *inputs: Any) -> Any:
         if not self.mutated:
             return self.op(*inputs)
         args = list(inputs)

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from harness.case import Case, Inputs
+from harness.case import Case, Inputs, copy_inputs
 from harness.compare import Tolerance, assert_match
 from harness.styles import Wrapped
 
@@ -45,12 +45,15 @@ class Cell:
 
     def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
         example_size, example_seed = self.example or (self.case.sizes[0], 0)
-        tensors = self.case.make_inputs(
+        inputs = self.case.make_inputs(
             example_size if size is None else size, self.device, example_seed if seed is None else seed
         )
         if requires_grad:
-            return tuple(t.detach().requires_grad_(t.is_floating_point()) for t in tensors)
-        return tensors
+            return tuple(
+                value.detach().requires_grad_(value.is_floating_point()) if isinstance(value, torch.Tensor) else value
+                for value in inputs
+            )
+        return inputs
 
     def model(self, train: bool = False) -> torch.nn.Module:
         assert self.wrapped is not None
@@ -60,16 +63,17 @@ class Cell:
     def reference_model(self) -> torch.nn.Module:
         return self.case.build_module(self.case.reference).to(self.device)
 
-    def expected(self, inputs: Inputs) -> torch.Tensor:
+    def expected(self, inputs: Inputs) -> Any:
+        """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
         with torch.no_grad():
-            return self.reference_model()(*(t.detach().clone() for t in inputs))
+            return self.reference_model()(*copy_inputs(inputs))
 
     def synchronize(self) -> None:
         """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""
         if self.device == "cuda":
             torch.cuda.synchronize()
 
-    def compare(self, what: str, actual: object, expected: torch.Tensor) -> None:
+    def compare(self, what: str, actual: object, expected: object) -> None:
         self.stage = "compare"
         assert_match(what, actual, expected, self.tolerance)
 

@@ -23,8 +23,27 @@ class Tolerance:
     rtol: float
 
 
-def assert_match(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
-    """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance."""
+def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
+    """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several
+    outputs gives a tuple: each is compared, named by its position (``output 0``, ``output 1 at size 7``)."""
+    if not isinstance(expected, tuple | list):
+        _assert_tensor(what, actual, expected, tolerance)  # type: ignore[arg-type]
+        return
+    if not isinstance(actual, tuple | list):
+        raise Mismatch(f"{what}: expected a tuple of {len(expected)} tensors, got {type(actual).__name__}")
+    if len(actual) != len(expected):
+        raise Mismatch(f"{what}: expected {len(expected)} outputs, got {len(actual)}")
+    for index, (one, one_expected) in enumerate(zip(actual, expected, strict=True)):
+        _assert_tensor(nth(what, index), one, one_expected, tolerance)
+
+
+def nth(what: str, index: int) -> str:
+    """``what`` naming output ``index`` of several: ``output of call 2`` -> ``output 1 of call 2``."""
+    head, found, tail = what.partition("output")
+    return f"{head}output {index}{tail}" if found else f"{what} {index}"
+
+
+def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
     try:

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.case import Case, load_cases
+from harness.casecheck import CaseProblem, check_case
 from harness.compare import Tolerance, dtype_name
 from harness.decorators import DECORATORS
 from harness.docs import resolve_docs
 from harness.errors import InputError
+from harness.interpreter import triton_interpreted
 from harness.paths import PATHS
 from harness.spec import CellSpec, PathSpec
 from harness.styles import KNOWN_STYLES, cross
@@ -74,7 +76,7 @@ def select(
     """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
     A ``--cases`` item that is not a case of the matrix names a module (``mykernels``, ``mypkg.kernels``): its
     cases join the run. A path that needs CUDA, asked for by name on a host without it, is bad input (by
-    default it is a skip)."""
+    default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
     if cases:
         modules = [item for item in cases if item not in matrix.cases]
         matrix = _with_modules(matrix, modules)
@@ -86,7 +88,7 @@ def select(
         "styles": _choose("--styles", styles, matrix.styles),
         "paths": _choose("--paths", paths, tuple(spec.id for spec in matrix.paths)),
     }
-    if paths and not cuda:
+    if paths and not cuda and not triton_interpreted():
         needing = [spec.id for spec in matrix.paths if spec.id in paths and spec.device == "cuda"]
         if needing:
             raise InputError("command line", "--paths", f"{', '.join(needing)} need(s) CUDA and this host has none")
@@ -267,6 +269,10 @@ def _check_case(
     dtype = dtype_name(case.dtype)
     if dtype not in tolerances:
         raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
+    try:
+        check_case(case, tolerances[dtype])
+    except CaseProblem as problem:  # a broken case, not a style's failure: before any cell runs
+        raise InputError(file, where, f"{module}: {problem}") from None
 
 
 def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:

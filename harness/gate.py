@@ -114,7 +114,8 @@ def diff(
 
 
 def check_comparable(baseline: dict[str, Any], current: dict[str, Any], baseline_file: str, current_file: str) -> None:
-    """A gate that compares nothing must not pass: empty or all-skip runs and unrelated case sets are errors."""
+    """A gate that compares nothing must not pass: empty or all-skip runs, unrelated case sets, and a run under
+    Triton's interpreter against one on the device are errors."""
     if not any(cell["status"] != "skip" for cell in current["cells"]):
         raise InputError(current_file, "cells", "no cell ran (empty or all skip): nothing to gate")
     if not any(cell["status"] != "skip" for cell in baseline["cells"]):
@@ -127,6 +128,14 @@ def check_comparable(baseline: dict[str, Any], current: dict[str, Any], baseline
             "cells",
             f"another case set ({', '.join(sorted(cases_before))}) "
             f"than the current run's ({', '.join(sorted(cases_now))})",
+        )
+    was, now = (bool(run["environment"].get("triton_interpret")) for run in (baseline, current))
+    if was != now:
+        raise InputError(
+            current_file,
+            "environment.triton_interpret",
+            f"{str(now).lower()}, the baseline's {str(was).lower()}: a run in Triton's CPU interpreter "
+            "(--interpret) cannot be gated against a run on the device",
         )
 
 

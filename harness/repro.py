@@ -24,6 +24,8 @@ from harness.spec import FAILURES
 SOURCES = (
     "harness.case",
     "harness.compare",
+    "harness.interpreter",
+    "harness.gradients",
     "harness.decorators",
     "harness.wrappers",
     "harness.styles",
@@ -37,13 +39,16 @@ SOURCES = (
     "harness.paths.subsystems",
 )
 REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
-CASE_NAMES = ("Case", "OpModule")  # defined before the case module, which builds its CASE with them
+# defined before the case module, which builds its CASE with them (Case checks its arg_types against ARG_TYPES)
+CASE_NAMES = ("Tensor", "OPTIONAL_TENSOR", "ARG_TYPES", "Case", "OpModule")
 SPECIFIC = (
     (re.compile(r"harness::\w+"), "harness::OP"),  # an op registered per case and style
     (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
     (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
 )
 MAX_NAME = 80
+# a cell measured in Triton's interpreter runs there again: set before triton is imported (it reads it per kernel)
+INTERPRETER_PRELUDE = 'import os\n\nos.environ["TRITON_INTERPRET"] = "1"  # measured in Triton\'s CPU interpreter\n'
 
 
 def failure_signature(record: dict[str, Any]) -> str:
@@ -108,7 +113,8 @@ def repro_source(
     case = load_case(record["module"], record["case"])
     tolerance = tolerances[dtype_name(case.dtype)]
     example = (record.get("diagnostics") or {}).get("example") or {"size": case.sizes[0], "seed": 0}
-    device = "cpu" if record["path"].startswith("cpu_") else "cuda"
+    interpreted = bool(env.get("triton_interpret"))  # measured in Triton's CPU interpreter: CUDA paths on CPU
+    device = "cpu" if record["path"].startswith("cpu_") or interpreted else "cuda"
     build, style_functions = _style_call(record["style"], case)
     definitions, imports = _harness_code(["Cell", "Tolerance", *style_functions, record["path"]])
     header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
@@ -154,6 +160,7 @@ if __name__ == "__main__":
     parts = [
         header,
         "from __future__ import annotations\n",
+        INTERPRETER_PRELUDE if interpreted else "",
         "\n".join(_used_imports(imports, _used_names(ast.parse(body)) | {"torch", "triton"})),
         "\n# ---- harness.case: the case's container ----\n",
         "\n\n".join(case_definitions),

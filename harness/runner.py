@@ -13,6 +13,7 @@ import torch
 from harness.case import Case
 from harness.cell import Cell, CellCrash, CellSkip
 from harness.compare import Mismatch
+from harness.interpreter import triton_interpreted
 from harness.paths import PATHS
 from harness.spec import CellSpec, Outcome
 from harness.styles import Wrapped, build_style
@@ -36,8 +37,11 @@ def run_cell(
     device: str | None = None,
 ) -> Outcome:
     """Run one cell in this process (never raises for the cell's own failures). ``device`` overrides the
-    path's (the harness's own tests run CUDA paths on CPU tensors)."""
+    path's (the harness's own tests run CUDA paths on CPU tensors); under Triton's interpreter
+    (``TRITON_INTERPRET=1``: ``python -m harness run --interpret``) a CUDA path runs on CPU tensors."""
     device = device or spec.path.device
+    if device == "cuda" and triton_interpreted():
+        device = "cpu"
     cell = Cell(case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir)
     outcome = Outcome()
     start = time.perf_counter()

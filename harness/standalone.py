@@ -33,10 +33,12 @@ from torch._inductor.cpu_vec_isa import pick_vec_isa
 
 
 def load_and_run(package, inputs_file, output_file, device):
-    inputs = [t.to(device) for t in torch.load(inputs_file)]
+    inputs = [value.to(device) if isinstance(value, torch.Tensor) else value for value in torch.load(inputs_file)]
     runner = torch._inductor.aoti_load_package(package)
     with torch.no_grad():
         out = runner(*inputs)
+    if isinstance(out, (tuple, list)):  # an op with several outputs
+        out = tuple(one.cpu() if isinstance(one, torch.Tensor) else one for one in out)
     torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)
 
 

@@ -17,6 +17,14 @@ import torch
 from torch.utils.flop_counter import register_flop_formula
 
 from harness.case import Case
+from harness.gradients import (
+    autograd_formula,
+    autograd_function,
+    backward_op,
+    launched_backward,
+    tensors_annotation,
+)
+from harness.interpreter import triton_interpreted
 
 OP_NAMESPACE = "harness"
 
@@ -50,109 +58,77 @@ def wrapper(wrap: Wrap) -> Wrap:
 @wrapper
 def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
     """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
-    whose backward is the case's torch ops. No op is registered (``name`` is unused)."""
+    whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
+    (``name`` is unused)."""
 
-    def op(*inputs: torch.Tensor) -> torch.Tensor | None:
+    def op(*inputs: Any) -> Any:
         return case.launch(kernel, *inputs, **meta)
 
-    return Wrapped(op=op, train_op=_autograd_function(case, op))
+    return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
 @wrapper
 def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
     """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
-    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula."""
+    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
+    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
 
-    def launch(*inputs: torch.Tensor) -> torch.Tensor | None:
+    def launch(*inputs: Any) -> Any:
         return case.launch(torch.library.wrap_triton(kernel), *inputs, **meta)
 
     op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
-    return _register_library_op(case, op, name)
+    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
 @wrapper
 def custom_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
     """``torch.library.custom_op`` (opaque to the compiler) launching ``kernel`` directly, with fake, CPU
-    kernel, autograd and flop formula."""
+    kernel, autograd and flop formula; a backward kernel becomes a second ``custom_op`` (``<name>_backward``)."""
 
-    def launch(*inputs: torch.Tensor) -> torch.Tensor | None:
+    def launch(*inputs: Any) -> Any:
         return case.launch(kernel, *inputs, **meta)
 
     op = torch.library.custom_op(name, _with_signature(case, launch), mutates_args=case.mutates)
     op.register_fake(_fake(case))
-    return _register_library_op(case, op, name)
-
-
-def _autograd_function(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
-    mutated = case.mutates_index
-    kept = tuple(i for i in range(len(case.arg_names)) if i not in mutated)
-
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *inputs: torch.Tensor) -> torch.Tensor:
-            out = fn(*inputs)
-            ctx.save_for_backward(*(inputs[i] for i in kept), *(() if out is None else (out,)))
-            if mutated:
-                ctx.mark_dirty(*(inputs[i] for i in mutated))
-                return inputs[mutated[0]]
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-            saved = ctx.saved_tensors
-            inputs: list[torch.Tensor | None] = [None] * len(case.arg_names)
-            for position, index in enumerate(kept):
-                inputs[index] = saved[position]
-            out = saved[len(kept)] if len(saved) > len(kept) else None
-            return tuple(case.backward(tuple(inputs), out, grad))
-
-    KernelFunction.__name__ = f"{case.id}_kernel_function"
-    return KernelFunction.apply
+    return _register_library_op(case, op, name, torch.library.custom_op, lambda backward_kernel: backward_kernel)
 
 
 def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from."""
+    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
+    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
+    tensors, returned (nothing for an op that writes into its inputs)."""
     parameters = [
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=torch.Tensor)
+        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=case.arg_type(name))
         for name in case.arg_names
     ]
-    fn.__signature__ = inspect.Signature(parameters, return_annotation=None if case.mutates else torch.Tensor)
+    returns = None if case.mutates else tensors_annotation(case.outputs)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=returns)
     return fn
 
 
-def _register_library_op(case: Case, op: Any, name: str) -> Wrapped:
-    """CPU kernel, fake, flop formula and autograd for a torch.library op (triton_op or custom_op)."""
-    op.register_kernel("cpu")(case.cpu_kernel or case.reference)
+def _register_library_op(
+    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
+) -> Wrapped:
+    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
+    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
+    op (triton_op or custom_op)."""
+    if not triton_interpreted():
+        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
     namespace, _, short_name = name.partition("::")
     register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
         lambda *shapes, out_shape=None, **kwargs: case.flops(*shapes)
     )
+    backward = case.backward if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    formula, setup_context = autograd_formula(case, backward)
     try:
-        backward, setup_context = _autograd_formula(case)
-        op.register_autograd(backward, setup_context=setup_context)
+        op.register_autograd(formula, setup_context=setup_context)
     except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
         return Wrapped(op=op, train_op=None, train_error=error)
     return Wrapped(op=op, train_op=op)
 
 
-def _autograd_formula(case: Case) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    mutated = case.mutates_index
-
-    def setup_context(ctx: Any, inputs: tuple[torch.Tensor, ...], output: torch.Tensor | None) -> None:
-        ctx.save_for_backward(*inputs, *(() if output is None else (output,)))
-        ctx.n_inputs = len(inputs)
-
-    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        saved = ctx.saved_tensors
-        inputs = tuple(None if i in mutated else saved[i] for i in range(ctx.n_inputs))
-        out = saved[ctx.n_inputs] if len(saved) > ctx.n_inputs else None
-        return tuple(case.backward(inputs, out, grad))
-
-    return backward, setup_context
-
-
 def _fake(case: Case) -> Callable[..., Any]:
-    def fake(*inputs: torch.Tensor) -> torch.Tensor | None:
+    def fake(*inputs: Any) -> Any:
         return None if case.mutates else case.reference(*inputs)
 
     return fake

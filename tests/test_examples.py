@@ -32,12 +32,12 @@ def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
     status = {c["id"]: c["status"] for c in read_results(tmp_path / "out" / "results.json")["cells"]}
-    assert status["rmsnorm-triton_op-cpu_fallback"] == "pass"
-    assert status["rmsnorm-custom_op-cpu_fallback"] == "pass"
-    assert status["rmsnorm-control-cpu_fallback"] == "pass"
-    assert status["rmsnorm-raw_jit-cpu_fallback"] == "error"
+    assert status["simple_rmsnorm-triton_op-cpu_fallback"] == "pass"
+    assert status["simple_rmsnorm-custom_op-cpu_fallback"] == "pass"
+    assert status["simple_rmsnorm-control-cpu_fallback"] == "pass"
+    assert status["simple_rmsnorm-raw_jit-cpu_fallback"] == "error"
     expected_eager = "pass" if torch.cuda.is_available() else "skip"
-    assert all(status[f"rmsnorm-{s}-eager"] == expected_eager for s in ("raw_jit", "triton_op", "control"))
+    assert all(status[f"simple_rmsnorm-{s}-eager"] == expected_eager for s in ("raw_jit", "triton_op", "control"))
 
 
 def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
@@ -62,3 +62,15 @@ def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
     for case in ("gelu_mul", "silu_mul"):
         assert status[f"{case}-triton_op-cpu_fallback"] == status[f"{case}-control-cpu_fallback"] == "pass"
         assert status[f"{case}-raw_jit-cpu_fallback"] == "error"
+
+
+def test_builtin_rmsnorm_and_the_example_run_together(tmp_path: Path):
+    """The built-in rmsnorm (float eps, two outputs, Triton backward kernel) and the example's simple one, side by side
+    (``--cases`` with a case id and a module): the library styles' CPU kernels and the control pass on CPU."""
+    done = run_harness(
+        *("run", "--cases", "rmsnorm,examples.rmsnorm", "--styles", "triton_op,custom_op,control"),
+        *("--paths", "cpu_fallback", "--report-dir", str(tmp_path), "-n", "0", "-q"),
+    )
+    assert done.returncode == 0, done.stdout[-2000:]
+    status = {c["id"]: c["status"] for c in read_results(tmp_path / "results.json")["cells"]}
+    assert len(status) == 6 and set(status.values()) == {"pass"}, status

@@ -147,6 +147,8 @@ def test_which_cases_have_a_heuristic_reading_the_config():
         "add_inplace": ["EVEN"],
         "gelu_mul": ["EVEN"],
         "silu_mul": ["EVEN"],
+        "layernorm": ["EVEN"],
+        "sin_triton_backward": ["EVEN"],
     }  # softmax and rmsnorm: BLOCK_SIZE is a launch argument, their configs set num_warps only
     (add,) = load_cases("cases.add")
     even = DECORATORS["autotune_heuristics"](add)[0].fn.values["EVEN"]
@@ -174,8 +176,8 @@ from harness.case import load_cases
 from harness.decorators import DECORATORS
 from harness.wrappers import WRAPPERS
 
-# sizes that a config's BLOCK_SIZE divides or not: 1280 elements, 32 rows of 1000
-for module, size in (("cases.add", 1280), ("cases.sin", 1280), ("examples.activations", 32)):
+# sizes that a config's BLOCK_SIZE divides or not: 1280 elements, 32 rows of 1000, rows of 768 columns
+for module, size in (("cases.add", 1280), ("cases.sin", 1280), ("examples.activations", 32), ("cases.layernorm", 5)):
     case = load_cases(module)[0]
     (name, heuristic), = case.config_heuristics.items()
     seen = []
@@ -208,4 +210,5 @@ def test_autotuner_over_heuristics_runs_the_config_heuristic_on_each_config():
         "add": "[(256, True), (1024, False)]",  # 1280: a multiple of 256, not of 1024
         "sin": "[(256, True), (512, False)]",
         "gelu_mul": "[(256, True), (1024, False)]",  # 32000
+        "layernorm": "[(256, True), (1024, False)]",  # 768 columns, loop unmasked or masked
     }

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.case import Inputs, copy_inputs
+
 if TYPE_CHECKING:
     from harness.cell import Cell
 
@@ -26,10 +28,10 @@ def path(runner: PathRunner) -> PathRunner:
     return runner
 
 
-def _infer(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ...], what: str = "output") -> None:
-    """Run ``model`` without grad (first call timed as ``compile_seconds`` when it compiles) and compare."""
+def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output") -> None:
+    """Run ``model`` without grad on a copy of ``inputs`` and compare its output(s) with the reference's."""
     with torch.no_grad():
-        out = model(*(t.clone() for t in inputs))
+        out = model(*copy_inputs(inputs))
     cell.synchronize()
     cell.compare(what, out, cell.expected(inputs))
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.case import Inputs, copy_inputs
 from harness.paths.common import _compiled, _infer, path
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ GROUP = "compile"
 CUDAGRAPH_CALLS = 3
 
 
-def _first_call(cell: Cell, model: Callable[..., Any], inputs: tuple[torch.Tensor, ...]) -> None:
+def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:
     cell.stage = "trace"  # the backend moves it on to compile, then run
     with cell.timed("compile_seconds"):
         _infer(cell, model, inputs)
@@ -64,8 +65,15 @@ def cudagraphs(cell: Cell) -> None:
     for seed in range(CUDAGRAPH_CALLS):
         inputs = cell.inputs(seed=seed)
         with torch.no_grad():
-            out = model(*(t.clone() for t in inputs))
-            out = out.clone() if isinstance(out, torch.Tensor) else out  # the next replay overwrites it
+            out = model(*copy_inputs(inputs))
+            out = _own(out)  # the next replay overwrites it
         cell.compare(f"output of call {seed + 1}", out, cell.expected(inputs))
     skips = torch._dynamo.utils.counters["inductor"].get("cudagraph_skips", 0)
     cell.diagnostics["cudagraph_skips"] = skips
+
+
+def _own(out: Any) -> Any:
+    """A copy of a CUDA graph's output (a tensor, or each of a tuple's), which its next replay overwrites."""
+    if isinstance(out, tuple | list):
+        return type(out)(_own(one) for one in out)
+    return out.clone() if isinstance(out, torch.Tensor) else out

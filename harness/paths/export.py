@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.case import Inputs, copy_inputs
 from harness.cell import CellCrash
 from harness.paths.common import _infer, path
 from harness.standalone import run_standalone
@@ -20,7 +21,7 @@ GROUP = "export and deploy"
 
 
 def _export(
-    cell: Cell, strict: bool, inputs: tuple[torch.Tensor, ...], dynamic: tuple[Any, ...] | None = None
+    cell: Cell, strict: bool, inputs: Inputs, dynamic: tuple[Any, ...] | None = None
 ) -> torch.export.ExportedProgram:
     """Export the cell's model; ``dynamic``: one dynamic-shape spec per input (``_dynamic_shapes``), or static."""
     model = cell.model().eval()
@@ -28,7 +29,7 @@ def _export(
     shapes = None if dynamic is None else inspect.signature(model.forward).bind(*dynamic).arguments
     cell.stage = "trace"
     with cell.timed("export_seconds"):
-        args = tuple(t.clone() for t in inputs)
+        args = copy_inputs(inputs)
         program = torch.export.export(model, args, dynamic_shapes=shapes, strict=strict)
     cell.record_graph(program.graph_module)
     return program
@@ -53,7 +54,7 @@ def export_nonstrict(cell: Cell) -> None:
     _run_export(cell, strict=False)
 
 
-def _package(cell: Cell, strict: bool, inputs: tuple[torch.Tensor, ...]) -> str:
+def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
     program = _export(cell, strict, inputs)
     cell.stage = "compile"
     target = cell.workdir / f"{cell.id}-{'strict' if strict else 'nonstrict'}.pt2"
@@ -91,7 +92,7 @@ def aoti_standalone(cell: Cell) -> None:
     package = _package(cell, True, inputs)
     cell.stage = "run"
     files = {name: str(cell.workdir / f"{cell.id}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
-    torch.save([t.cpu() for t in inputs], files["in.pt"])
+    torch.save([value.cpu() if isinstance(value, torch.Tensor) else value for value in inputs], files["in.pt"])
     request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
     request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
     with cell.timed("run_seconds"):
@@ -109,13 +110,15 @@ def _tail(text: str) -> str:
     return lines[-1] if lines else "(no stderr)"
 
 
-def _dynamic_shapes(cell: Cell, inputs: tuple[torch.Tensor, ...]) -> tuple[dict[int, Any] | None, ...]:
+def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
     """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
-    of every input by default): the dims the case's size drives, which must stay equal to each other."""
+    of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
     case = cell.case
     low, high = case.size_bounds or (1, 2 * max(case.sizes))
     size = torch.export.Dim("size", min=low, max=high)
-    dims = case.dynamic_dims if case.dynamic_dims is not None else tuple((0,) for _ in inputs)
+    dims = case.dynamic_dims
+    if dims is None:
+        dims = tuple((0,) if isinstance(value, torch.Tensor) else () for value in inputs)
     if len(dims) != len(inputs):
         raise ValueError(f"{case.id}: dynamic_dims names {len(dims)} inputs, make_inputs gives {len(inputs)}")
     return tuple({dim: size for dim in input_dims} or None for input_dims in dims)
@@ -134,7 +137,7 @@ def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
     return traced, others
 
 
-def _run_sizes(cell: Cell, runner: Any, inputs: tuple[torch.Tensor, ...]) -> None:
+def _run_sizes(cell: Cell, runner: Any, inputs: Inputs) -> None:
     """Run ``runner`` at the traced inputs, then at every other size, each compared with the reference."""
     traced, others = _other_sizes(cell)
     cell.stage = "run"

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from harness.compare import Mismatch, SubsystemMismatch
+from harness.case import Inputs, as_tuple, copy_inputs, copy_tensor
+from harness.compare import Mismatch, SubsystemMismatch, nth
 from harness.paths.common import _compiled, _infer, path
 from harness.paths.compilation import compile, eager
 
@@ -51,44 +52,54 @@ def flop_counter(cell: Cell) -> None:
             )
 
 
-def _declared_flops(cell: Cell, inputs: tuple[torch.Tensor, ...]) -> int:
-    """The case's flop formula over the shapes the op is really called with inside the module."""
+def _declared_flops(cell: Cell, inputs: Inputs) -> int:
+    """The case's flop formula over the shapes the op is really called with inside the module (its other
+    arguments as they are, as FlopCounterMode hands them to a registered formula)."""
     declared = 0
 
-    def spy(*args: torch.Tensor) -> Any:
+    def spy(*args: Any) -> Any:
         nonlocal declared
-        declared += cell.case.flops(*(tuple(t.shape) for t in args))
+        declared += cell.case.flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
         return cell.case.reference(*args)
 
     with torch.no_grad():
-        cell.case.build_module(spy).to(cell.device)(*(t.clone() for t in inputs))
+        cell.case.build_module(spy).to(cell.device)(*copy_inputs(inputs))
     return declared
 
 
-def _halves(cell: Cell) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
-    """Two input sets of the cell's size (its seed, and the next), and each input as a ``TwoTensor`` of the two:
-    the wrapper subclass PyTorch's own tests use (every aten op runs once per half)."""
+def _halves(cell: Cell) -> tuple[Inputs, Inputs, Inputs]:
+    """Two input sets of the cell's size (its seed, and the next), and each tensor input as a ``TwoTensor`` of the
+    two: the wrapper subclass PyTorch's own tests use (every aten op runs once per half); the other arguments
+    (scalars, ``None``) as the first set has them."""
     from torch.testing._internal.two_tensor import TwoTensor
 
     seed = cell.example[1] if cell.example else 0
     first, second = cell.inputs(), cell.inputs(seed=seed + 1)
-    return first, second, tuple(TwoTensor(a.clone(), b.clone()) for a, b in zip(first, second, strict=True))
+    both = tuple(
+        TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a
+        for a, b in zip(first, second, strict=True)
+    )
+    return first, second, both
 
 
 def _run_subclass(cell: Cell, model: Any) -> None:
-    """Call ``model`` on ``TwoTensor`` inputs; the output must be a ``TwoTensor`` whose ``.a`` and ``.b`` each equal
-    the reference applied to that half's inputs."""
+    """Call ``model`` on ``TwoTensor`` inputs; every output must be a ``TwoTensor`` whose ``.a`` and ``.b`` each
+    equal the reference applied to that half's inputs."""
     from torch.testing._internal.two_tensor import TwoTensor
 
     first, second, both = _halves(cell)
     with torch.no_grad():
         out = model(*both)
     cell.synchronize()
-    if not isinstance(out, TwoTensor):
-        cell.stage = "compare"
-        raise Mismatch(f"output: expected a TwoTensor, got {type(out).__name__}")
-    cell.compare("output .a", out.a, cell.expected(first))
-    cell.compare("output .b", out.b, cell.expected(second))
+    outs = as_tuple(out)
+    for index, one in enumerate(outs):
+        if not isinstance(one, TwoTensor):
+            cell.stage = "compare"
+            what = nth("output", index) if isinstance(out, tuple | list) else "output"
+            raise Mismatch(f"{what}: expected a TwoTensor, got {type(one).__name__}")
+    several = isinstance(out, tuple | list)
+    cell.compare("output .a", tuple(one.a for one in outs) if several else out.a, cell.expected(first))
+    cell.compare("output .b", tuple(one.b for one in outs) if several else out.b, cell.expected(second))
 
 
 @path
@@ -113,18 +124,24 @@ def subclass_compile(cell: Cell) -> None:
 @path
 def vmap(cell: Cell) -> None:
     """``torch.vmap`` over the module, on ``VMAP_BATCH`` input sets of the cell's size (its seed and the next
-    ones) stacked along a new dim 0; every item of the output compared with the reference of that item."""
+    ones), each tensor input stacked along a new dim 0 (the other arguments, unbatched, as the first set has
+    them); every item of every output compared with the reference of that item."""
     seed = cell.example[1] if cell.example else 0
     items = [cell.inputs(seed=seed + k) for k in range(VMAP_BATCH)]
-    batched = tuple(torch.stack(inputs) for inputs in zip(*items, strict=True))
+    batched = tuple(
+        torch.stack(values) if isinstance(values[0], torch.Tensor) else values[0] for values in zip(*items, strict=True)
+    )
+    in_dims = tuple(0 if isinstance(value, torch.Tensor) else None for value in batched)
     model = cell.model()
     cell.stage = "run"
     with cell.timed("run_seconds"), torch.no_grad():
-        out = torch.vmap(model)(*batched)
+        out = torch.vmap(model, in_dims=in_dims)(*batched)
     cell.synchronize()
-    if not isinstance(out, torch.Tensor) or out.shape[:1] != (VMAP_BATCH,):
-        cell.stage = "compare"
-        got = f"shape {tuple(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__
-        raise Mismatch(f"output: expected {VMAP_BATCH} items along dim 0, got {got}")
+    for one in as_tuple(out):
+        if not isinstance(one, torch.Tensor) or one.shape[:1] != (VMAP_BATCH,):
+            cell.stage = "compare"
+            got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__
+            raise Mismatch(f"output: expected {VMAP_BATCH} items along dim 0, got {got}")
     for k, inputs in enumerate(items):
-        cell.compare(f"output of item {k}", out[k], cell.expected(inputs))
+        item = tuple(one[k] for one in out) if isinstance(out, tuple | list) else out[k]
+        cell.compare(f"output of item {k}", item, cell.expected(inputs))

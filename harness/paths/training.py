@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from harness.case import Inputs, as_tuple
 from harness.compare import Mismatch
 from harness.paths.common import _compiled, path
 
@@ -32,16 +33,22 @@ def _train(cell: Cell, compiled: bool) -> None:
         cell.compare(f"gradient of {name}", grad, expected_grad)
 
 
-def _forward_backward(model: Any, inputs: tuple[torch.Tensor, ...]) -> Any:
-    out = model(*inputs)
+def _forward_backward(model: Any, inputs: Inputs) -> Any:
+    """Forward, then backward of the sum of each output times its own random grad (the same grads for every
+    model: drawn from one seeded generator, in output order), through the outputs that require grad."""
+    raw = model(*inputs)
+    outs = as_tuple(raw)
     gen = torch.Generator().manual_seed(1)
-    grad_out = torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype)
-    out.backward(grad_out)
-    if out.is_cuda:
+    grads = [torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype) for out in outs]
+    # none requiring grad: backward through all of them, which raises (no graph to differentiate)
+    differentiable = [index for index, out in enumerate(outs) if out.requires_grad] or range(len(outs))
+    torch.autograd.backward([outs[i] for i in differentiable], [grads[i] for i in differentiable])
+    if outs[0].is_cuda:
         torch.cuda.synchronize()
-    named = [(f"input {i}", t) for i, t in enumerate(inputs) if t.requires_grad]
+    named = [(f"input {i}", t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
     named += [(name, p) for name, p in model.named_parameters()]
-    return out.detach(), [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]
+    out = tuple(out.detach() for out in outs) if isinstance(raw, tuple | list) else raw.detach()
+    return out, [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]
 
 
 @path

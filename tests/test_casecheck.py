@@ -1,0 +1,104 @@
+"""A case is checked when it loads: a mistake in a case module is one line naming the module and the field, exit 2,
+before any cell runs (never a style's failure)."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import torch
+
+from harness.case import load_cases
+from harness.casecheck import CaseProblem, check_case
+from harness.compare import Tolerance
+from harness.config import load_matrix
+from harness.errors import InputError
+from tests.conftest import run_harness
+
+TOLERANCE = Tolerance(atol=1e-5, rtol=1e-5)
+BROKEN = [
+    ("broken_heuristic", "heuristics['EVEN']: KeyError: 'n'"),
+    ("broken_make_inputs", "make_inputs: AssertionError: make_inputs cannot make this size"),
+    ("broken_reference", "reference: RuntimeError: the reference is broken"),
+    ("broken_backward", "backward: gradient of x differs from autograd of the reference: "),
+    ("broken_arg_count", "make_inputs: gives 1 inputs, arg_names names 2"),
+    ("broken_arg_types", "make_inputs: input 1 (eps): expected float, got Tensor"),
+]
+
+
+@pytest.mark.parametrize(("module", "problem"), BROKEN)
+def test_broken_case_names_module_and_field(module: str, problem: str, write_matrix):
+    file = write_matrix(["sin", f"tests.fixtures.{module}"], ["control"], {"cpu_fallback": ("cpu", 10)})
+    with pytest.raises(InputError) as raised:
+        load_matrix(file)
+    message = str(raised.value)
+    assert message.startswith(f"{file}: cases[1]: tests.fixtures.{module}: {problem}"), message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(("module", "problem"), BROKEN[:2])
+def test_cli_broken_case_is_one_line_exit_2(module: str, problem: str, tmp_path: Path):
+    done = run_harness(
+        "run", "--cases", f"tests.fixtures.{module}", "--paths", "cpu_fallback", "--report-dir", str(tmp_path)
+    )
+    assert done.returncode == 2, done.stdout[-1000:]
+    assert done.stderr == f"error: command line: --cases[0]: tests.fixtures.{module}: {problem}\n"
+    assert not (tmp_path / "results.json").exists()  # no cell ran
+
+
+def test_every_case_of_the_matrix_and_the_examples_passes_its_check():
+    for module in ("cases.rmsnorm", "cases.layernorm", "cases.sin_triton_backward", "examples.activations"):
+        for case in load_cases(module):
+            check_case(case, TOLERANCE)
+
+
+def problem(case, **fields) -> str:
+    with pytest.raises(CaseProblem) as raised:
+        check_case(dataclasses.replace(case, **fields), TOLERANCE)
+    return str(raised.value)
+
+
+def test_heuristics_outermost_must_not_read_the_config():
+    """``heuristics`` also run over the autotuner, before a config is picked: one reading BLOCK_SIZE (a config value
+    of sin) belongs in ``config_heuristics``."""
+    (sin,) = load_cases("cases.sin")
+    reads_config = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
+    assert problem(sin, heuristics=reads_config, config_heuristics={}) == "heuristics['EVEN']: KeyError: 'BLOCK_SIZE'"
+    misnamed = {"EVEN": lambda args: args["n_elements"] % args["BLOCK"] == 0}
+    assert problem(sin, config_heuristics=misnamed) == "config_heuristics['EVEN']: KeyError: 'BLOCK'"
+
+
+def test_outputs_and_dynamic_dims_must_match_what_the_case_gives():
+    (rmsnorm,) = load_cases("cases.rmsnorm")
+    assert problem(rmsnorm, outputs=3) == "reference: returns 2 values, expected a tuple of 3 tensors (outputs)"
+    assert problem(rmsnorm, outputs=1) == "reference: returns tuple, expected a tensor (outputs = 1)"
+    assert problem(rmsnorm, dynamic_dims=((0,), ())) == "dynamic_dims: names 2 inputs, make_inputs gives 3"
+    assert problem(rmsnorm, dynamic_dims=((0,), (), (0,))) == "dynamic_dims[2]: dims (0,) of eps, a float"
+
+
+def test_backward_must_give_a_gradient_per_argument():
+    (rmsnorm,) = load_cases("cases.rmsnorm")
+    two = problem(rmsnorm, backward=lambda inputs, outputs, grads: rmsnorm.backward(inputs, outputs, grads)[:2])
+    assert two == "backward: gives 2 gradients, arg_names names 3"
+    ignores_rstd = problem(
+        rmsnorm,
+        backward=lambda inputs, outputs, grads: rmsnorm.backward(
+            inputs, outputs, (grads[0], torch.zeros_like(grads[1]))
+        ),
+    )
+    assert ignores_rstd.startswith("backward: gradient of x differs from autograd of the reference")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"arg_types": {"epsilon": float}}, r"arg_types \['epsilon'\] are not in arg_names"),
+        ({"arg_types": {"eps": str}}, r"arg_types\['eps'\] is <class 'str'>"),
+        ({"outputs": 0}, "outputs must be 1 or more"),
+        ({"launch_backward": None}, "give both backward_kernel and launch_backward, or neither"),
+        ({"arg_types": {"eps": float, "weight": torch.Tensor | None}}, "a backward_kernel needs every tensor argument"),
+    ],
+)
+def test_case_fields_are_checked_when_it_is_made(fields: dict, message: str):
+    (rmsnorm,) = load_cases("cases.rmsnorm")
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(rmsnorm, **fields)
