@@ -38,6 +38,7 @@ class Cell:
     stage: str = "build"
     diagnostics: dict[str, Any] = field(default_factory=dict)
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
+    share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
 
     @property
     def id(self) -> str:

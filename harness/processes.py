@@ -5,6 +5,7 @@ record holds its measured rate."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 from pathlib import Path
@@ -68,9 +69,9 @@ class CellProcesses:
         if not suspect or not matrix.reruns:
             return outcome
         statuses = [outcome.status]
-        for _ in range(matrix.reruns):
+        for number in range(2, matrix.reruns + 2):
             self._cell_process().stop()  # a fresh process: nothing of the previous attempt (autotune caches) stays
-            attempt = self._cell_process().run(spec)
+            attempt = self._cell_process().run(dataclasses.replace(spec, attempt=number))  # builds all anew
             statuses.append(attempt.status)
         outcome.outcomes = statuses
         outcome.diagnostics["ended"] = attempt.diagnostics["ended"]  # the timeline's bar spans every attempt

@@ -42,7 +42,9 @@ def run_cell(
     device = device or spec.path.device
     if device == "cuda" and triton_interpreted():
         device = "cpu"
-    cell = Cell(case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir)
+    cell = Cell(
+        case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir, share=spec.attempt == 1
+    )
     outcome = Outcome()
     start = time.perf_counter()
     torch._dynamo.reset()

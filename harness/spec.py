@@ -32,6 +32,7 @@ class CellSpec:
     style: str
     path: PathSpec
     tolerance: Tolerance
+    attempt: int = 1  # a cell run again within the run (matrix.toml [run] reruns) is attempt 2, 3...
 
     @property
     def id(self) -> str:

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 STANDALONE_ENV = "HARNESS_STANDALONE"
+# the run's folder of AOTInductor packages that aoti_strict and aoti_standalone share (paths/export.py); the
+# zygote makes one per run, so cell processes forked from it see the same folder
+PACKAGES_ENV = "HARNESS_PACKAGES"
 STANDALONE_TIMEOUT = 600.0
 
 # Run as `python -c STANDALONE_SERVER ADDRESS` (or exec'd in a fork of the zygote, which already imported torch
@@ -33,7 +36,7 @@ from torch._inductor.cpu_vec_isa import pick_vec_isa
 
 
 def load_and_run(package, inputs_file, output_file, device):
-    inputs = [value.to(device) if isinstance(value, torch.Tensor) else value for value in torch.load(inputs_file)]
+    inputs = torch.load(inputs_file, map_location=device)  # saved as the cell made them: views keep their strides
     runner = torch._inductor.aoti_load_package(package)
     with torch.no_grad():
         out = runner(*inputs)

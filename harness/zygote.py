@@ -142,6 +142,8 @@ def _start_standalone_server(address: str) -> None:
 
 
 def main(address: str, sys_path: str) -> None:
+    from harness import standalone
+
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
     os.environ[NVML_CHECK] = "1"
@@ -153,6 +155,9 @@ def main(address: str, sys_path: str) -> None:
     pick_vec_isa()
     times.append(("CPU-ISA probes", time.perf_counter()))
     _start_standalone_server(address + ".standalone")
+    packages = Path(address).parent / "packages"
+    packages.mkdir()
+    os.environ[standalone.PACKAGES_ENV] = str(packages)
     times.append(("standalone server", time.perf_counter()))
     for module in PRELOAD:
         importlib.import_module(module)

@@ -113,3 +113,29 @@ def test_standalone_child_sees_torch_only(tmp_path: Path):
     assert (custom["status"], custom["stage"]) == ("error", "run")
     assert "Could not find schema for harness::sin_custom_op" in custom["error"]
     assert _own_server == [server]  # the second cell reused the server: one torch import for both
+
+
+def test_only_first_attempts_share_the_strict_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """aoti_strict builds the package into the run's folder; aoti_standalone's first attempt loads it, a re-run
+    (attempt 2) exports and compiles anew. A strided view (layernorm's x) reaches the fresh process as it is."""
+    from dataclasses import replace
+
+    from harness.standalone import PACKAGES_ENV
+
+    (tmp_path / "packages").mkdir()
+    monkeypatch.setenv(PACKAGES_ENV, str(tmp_path / "packages"))
+    case = load_cases(MATRIX.modules["layernorm"])[0]
+    tolerance = MATRIX.tolerances[dtype_name(case.dtype)]
+    strict, standalone = (
+        CellSpec("layernorm", MATRIX.modules["layernorm"], "control", MATRIX.path(p), tolerance)
+        for p in ("aoti_strict", "aoti_standalone")
+    )
+    built = vars(run_cell(case, strict, tmp_path, BUILT, "cpu"))
+    assert built["status"] == "pass", built["error"]
+    assert "package_built_by" not in built["diagnostics"]
+    shared = vars(run_cell(case, standalone, tmp_path, BUILT, "cpu"))
+    assert shared["status"] == "pass", shared["error"]
+    assert shared["diagnostics"]["package_built_by"] == "layernorm-control-aoti_strict"
+    again = vars(run_cell(case, replace(standalone, attempt=2), tmp_path, BUILT, "cpu"))
+    assert again["status"] == "pass" and "package_built_by" not in again["diagnostics"]
+    assert again["diagnostics"]["compile_seconds"] > 0

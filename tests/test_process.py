@@ -52,14 +52,21 @@ def test_a_process_above_the_memory_bound_is_replaced(tmp_path: Path):
 
 def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_path: Path):
     """Through `harness run` (the zygote's standalone server): a pure-PyTorch package loads and runs in the fresh
-    child; a package calling an op only the cell process registered (custom_op) does not."""
-    matrix = write_matrix(["sin"], ["control", "custom_op"], {"aoti_standalone": ("cpu", 300)})
+    child; a package calling an op only the cell process registered (custom_op) does not. aoti_strict and
+    aoti_standalone of a case and style share one package, and the verdicts stay those of separate builds."""
+    paths = {"aoti_standalone": ("cpu", 300), "aoti_strict": ("cpu", 300)}
+    matrix = write_matrix(["sin"], ["control", "custom_op"], paths)
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "2", "-q", timeout=600)
-    records = {cell["style"]: cell for cell in json.loads((out / "results.json").read_text())["cells"]}
+    records = {(cell["style"], cell["path"]): cell for cell in json.loads((out / "results.json").read_text())["cells"]}
     assert done.returncode == 0, done.stderr[-2000:]
-    assert records["control"]["status"] == "pass", records["control"]["error"]
-    assert "Could not find schema for harness::sin_custom_op" in records["custom_op"]["error"]
+    for path in paths:
+        assert records["control", path]["status"] == "pass", records["control", path]["error"]
+    assert records["custom_op", "aoti_strict"]["status"] == "pass"  # the op is registered in this process
+    assert "Could not find schema for harness::sin_custom_op" in records["custom_op", "aoti_standalone"]["error"]
+    for style in ("control", "custom_op"):
+        built_by = [records[style, path]["diagnostics"].get("package_built_by") for path in paths]
+        assert set(built_by) in ({f"sin-{style}-aoti_standalone", None}, {f"sin-{style}-aoti_strict", None})
     assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import inspect
+import json
+import os
+import shutil
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,7 +16,7 @@ import torch
 from harness.case import Inputs, copy_inputs
 from harness.cell import CellCrash
 from harness.paths.common import _infer, path
-from harness.standalone import run_standalone
+from harness.standalone import PACKAGES_ENV, run_standalone
 
 if TYPE_CHECKING:
     from harness.cell import Cell
@@ -62,9 +66,32 @@ def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
         return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
 
 
-def _run_aoti(cell: Cell, strict: bool) -> None:
-    inputs = cell.inputs()
-    package = _package(cell, strict, inputs)
+def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
+    """The strict export's package of the case and style at the case's first inputs: aoti_strict and
+    aoti_standalone build the very same one (same model, same inputs, same export and compile calls, same
+    process state: a fresh fork of the run's zygote), so within a run the first of the two builds it, holding a
+    lock, into the run's package folder and the other loads that file, as a deployment loads what a build
+    produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
+    attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
+    sampled again."""
+    folder = os.environ.get(PACKAGES_ENV)
+    if not folder or not cell.share or cell.example is not None:
+        return _package(cell, True, inputs)
+    stem = Path(folder) / f"{cell.id}-shared-strict"  # the case and style
+    with open(f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+        built = Path(f"{stem}.json")
+        if built.exists():  # what the builder's export saw, and which cell built the package
+            cell.diagnostics.update(json.loads(built.read_text()))
+            return f"{stem}.pt2"
+        package = _package(cell, True, inputs)
+        shutil.copyfile(package, f"{stem}.pt2")
+        captured = cell.diagnostics.get("captured", [])
+        built.write_text(json.dumps({"captured": captured, "package_built_by": f"{cell.id}-{path_id}"}))
+        return package
+
+
+def _load_and_run(cell: Cell, package: str, inputs: Inputs) -> None:
     cell.stage = "run"
     runner = torch._inductor.aoti_load_package(package)
     with cell.timed("run_seconds"):
@@ -74,13 +101,15 @@ def _run_aoti(cell: Cell, strict: bool) -> None:
 @path
 def aoti_strict(cell: Cell) -> None:
     """Strict export, AOTInductor package, loaded and run in this process."""
-    _run_aoti(cell, strict=True)
+    inputs = cell.inputs()
+    _load_and_run(cell, _strict_package(cell, inputs, "aoti_strict"), inputs)
 
 
 @path
 def aoti_nonstrict(cell: Cell) -> None:
     """Non-strict export, AOTInductor package, loaded and run in this process."""
-    _run_aoti(cell, strict=False)
+    inputs = cell.inputs()
+    _load_and_run(cell, _package(cell, False, inputs), inputs)
 
 
 @path
@@ -89,10 +118,12 @@ def aoti_standalone(cell: Cell) -> None:
     loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
     The fresh process is a fork of a torch-only server (harness/standalone.py)."""
     inputs = cell.inputs()
-    package = _package(cell, True, inputs)
+    package = _strict_package(cell, inputs, "aoti_standalone")
     cell.stage = "run"
     files = {name: str(cell.workdir / f"{cell.id}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
-    torch.save([value.cpu() if isinstance(value, torch.Tensor) else value for value in inputs], files["in.pt"])
+    # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
+    # package, compiled for the view's strides, would read the wrong elements)
+    torch.save(list(inputs), files["in.pt"])
     request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
     request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
     with cell.timed("run_seconds"):
