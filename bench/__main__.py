@@ -4,7 +4,8 @@ caches, (d) through the harness without matrix.toml's [environment] (what those 
 over in the same cell processes (warm caches): memory a process keeps growing by once every cell has run.
 Prints and writes a markdown table (wall times, ratios, verdict agreement, memory per cell process).
 
-Usage: python -m bench [--cases sin] [--workers N] [--runs cold,warm,naive,no_env,repeat] [--out bench/results]
+Usage: python -m bench [--cases sin] [--styles a,b] [--workers N] [--runs cold,warm,naive,no_env,repeat]
+                       [--out bench/results]
        python -m bench timeline RESULTS.json [--out FILE.png]   (a run's timeline: bench/timeline.py)
 """
 
@@ -37,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", default=str(REPO / "matrix.toml"))
     parser.add_argument("--cases", default="sin", help="the selection: these cases x every style x every path")
+    parser.add_argument("--styles", default=None, help="only these styles (default: every style)")
     parser.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 1) - 2))
     parser.add_argument("--runs", default=",".join(RUNS), help=f"which of {', '.join(RUNS)} (in that order)")
     parser.add_argument("--out", default=str(REPO / "bench" / "results"))
@@ -70,6 +72,7 @@ def write(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> None:
 
 def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cache: Path) -> dict[str, Any]:
     command = [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--cases", args.cases]
+    command += ["--styles", args.styles] if args.styles else []
     command += ["--report-dir", str(report_dir), "--cache-dir", str(cache), "-n", str(args.workers), "-q"]
     start = time.perf_counter()
     subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
@@ -79,10 +82,11 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
 
 
 def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
-    """The matrix narrowed to ``--cases``, and its cells (``CellSpec``s)."""
+    """The matrix narrowed to ``--cases`` (and ``--styles``), and its cells (``CellSpec``s)."""
     from harness.config import load_matrix, parse_ids, select
 
-    matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases))
+    styles = parse_ids(args.styles) if args.styles else None
+    matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases), styles=styles)
     return matrix, matrix.cells
 
 
@@ -194,7 +198,7 @@ def render(args: argparse.Namespace, results: dict[str, dict[str, Any]]) -> str:
         )
     headers = ["run", "cells", "wall s", "sum of cell s", "wall / cold", f"same verdict as {next(iter(results))}"]
     lines = [
-        f"# Benchmark: cases {args.cases}, every style and path, {args.workers} workers",
+        f"# Benchmark: cases {args.cases}, styles {args.styles or 'all'}, every path, {args.workers} workers",
         "",
         f"Device: {first['device']}. Measured by `python -m bench` (bench/__main__.py) in one call.",
         "",
