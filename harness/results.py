@@ -13,6 +13,7 @@ from harness import options as opts
 from harness.collect import RECORD_PROPERTY, CellItem, device_of, record_of
 from harness.errors import EXIT_BAD_INPUT
 from harness.paths import PATH_GROUPS, PATHS
+from harness.processes import cell_environment
 from harness.records import environment, memory_by_process, new_record, write_results
 from harness.spec import Outcome
 
@@ -70,7 +71,7 @@ class ResultsWriter:
                 },
                 reruns=matrix.reruns,
                 goals=matrix.goals or None,
-                cell_environment=matrix.environment,
+                cell_environment=cell_environment(matrix, self.options.cache_dir, workers),
                 cache_dir=str(self.options.cache_dir.resolve()),
             )
         return self.env
