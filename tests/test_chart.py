@@ -268,14 +268,17 @@ def test_history_marks_subsystem_and_flaky_cells():
 
 
 def test_the_committed_reference_renders_with_its_answers():
-    """reports/results.json predates environment.styles/paths/goals and has the old docs shape."""
+    """reports/results.json, the committed GPU reference, renders with its own goals, sources and marks."""
     from harness.records import read_results
 
-    chart = render(read_results(REPO / "reports" / "results.json"))
+    data = read_results(REPO / "reports" / "results.json")
+    chart = render(data)
     goals = goal_rows(chart)
-    assert goals["run eagerly"][1] != "none" and "tensor subclasses" not in goals
+    assert list(goals) == list(data["environment"]["goals"])
+    assert goals["run eagerly"][1] != "none"
+    assert "raw_jit" not in goals["tensor subclasses"][1] and "**triton_op**" in goals["tensor subclasses"][1]
     docs = next(line for line in chart.splitlines() if line.startswith("## Contradicts the docs"))
-    assert {row[2] for row in rows(section(chart, docs[3:]))[1:]} == {"docs"}
+    assert {row[2] for row in rows(section(chart, docs[3:]))[1:]} == {"recipe", "blog"}
     summary = table(chart, "Summary")
     assert all("❗" not in cell for cell in summary["raw_jit"])  # its flop_counter cells are subsystem blind
     assert any("🔇" in cell for cell in summary["raw_jit"])
