@@ -126,6 +126,8 @@ class CellProcess:
             raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
 
     def _start_own_zygote(self) -> None:
+        if self.own_zygote is not None:  # it died: its folder goes with it
+            zygote.stop(self.own_zygote, self.address)
         self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
 
     def stop(self) -> None:
@@ -142,8 +144,7 @@ class CellProcess:
         """Stop the child (and a zygote of its own) and remove its working directory (packages, inputs)."""
         self.stop()
         if self.own_zygote is not None:
-            self.own_zygote.kill()
-            self.own_zygote.wait()
+            zygote.stop(self.own_zygote, self.address)
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def _log_tail(self, offset: int) -> str:

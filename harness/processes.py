@@ -54,8 +54,9 @@ class CellProcesses:
         if self.process is not None:
             self.process.close()
         if self.zygote is not None:
-            self.zygote[0].kill()
-            self.zygote[0].wait()
+            from harness import zygote
+
+            zygote.stop(*self.zygote)
 
     def run(self, spec: CellSpec) -> Outcome:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``

@@ -19,6 +19,7 @@ import itertools
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,6 +28,8 @@ import time
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
+
+from harness import standalone  # stdlib only: the standalone server forked from here still holds torch only
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.child")
@@ -56,6 +59,13 @@ def start(environment: dict[str, str], log_file: Path, wait: bool = True) -> tup
             code = process.wait()
             raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
     return process, address
+
+
+def stop(process: subprocess.Popen[str], address: str) -> None:
+    """Kill a zygote ``start`` returned and remove its folder: its socket and the run's shared packages."""
+    process.kill()
+    process.wait()
+    shutil.rmtree(Path(address).parent, ignore_errors=True)
 
 
 def connect(address: str, request: dict[str, Any], starting_pid: int | None = None) -> Connection:
@@ -125,8 +135,6 @@ def _supervise(conn: Connection, request: dict[str, Any]) -> None:
 def _start_standalone_server(address: str) -> None:
     """Fork the run's standalone server (harness/standalone.py) from this process while it holds torch only,
     and wait until it serves; cell processes find it through HARNESS_STANDALONE."""
-    from harness import standalone
-
     ready_read, ready_write = os.pipe()
     if os.fork() == 0:
         os.close(ready_read)
@@ -142,8 +150,6 @@ def _start_standalone_server(address: str) -> None:
 
 
 def main(address: str, sys_path: str) -> None:
-    from harness import standalone
-
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
     os.environ[NVML_CHECK] = "1"
