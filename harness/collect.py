@@ -73,12 +73,7 @@ def pytest_configure_node(node: Any) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep this shard's cells that the run does not keep a record of (a resumed run's, or an unchanged one of
     the --reuse run); run the longest paths first."""
-    options = config.stash[opts.options_key]
-    done = set(opts.kept(config))
-    cells = [item for item in items if isinstance(item, CellItem)]
-    shard, shards = options.shard or (1, 1)
-    in_shard = {item.name for index, item in enumerate(cells) if index % shards == shard - 1}
-    wanted = in_shard - done
+    wanted = opts.shard_cells(config) - set(opts.kept(config))
     keep = [item for item in items if not isinstance(item, CellItem) or item.name in wanted]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])

@@ -137,12 +137,18 @@ def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any
     """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
     returns a tensor per tensor argument."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    parameters = [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+    parameters = argument_parameters(case)
     for role in ("output", "grad"):
         parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
     count = len(case.tensor_args)
     fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
     return fn
+
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
 
 
 def tensors_annotation(count: int) -> Any:

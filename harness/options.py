@@ -112,6 +112,15 @@ def matrix(config: pytest.Config) -> Matrix:
     return config.stash[matrix_key]
 
 
+def workers(config: pytest.Config) -> int:
+    """How many pytest processes run cells: xdist's workers (a worker reads their count), else 1."""
+    workerinput = getattr(config, "workerinput", {})
+    if "workercount" in workerinput:
+        return int(workerinput["workercount"])
+    option = config.option
+    return len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
+
+
 def resumed(config: pytest.Config) -> dict[str, Any] | None:
     """The records already in the report folder, when resuming (None otherwise)."""
     if resumed_key not in config.stash:
@@ -143,10 +152,16 @@ def reused(config: pytest.Config) -> dict[str, dict[str, Any]]:
         config.stash[reused_key] = {}
         if file is not None:
             found = reuse.reused_records(_or_exit(lambda: read_results(file)), file, keys(config))
-            shard, shards = options.shard or (1, 1)
-            mine = {spec.id for index, spec in enumerate(matrix(config).cells) if index % shards == shard - 1}
+            mine = shard_cells(config)
             config.stash[reused_key] = {cell: record for cell, record in found.items() if cell in mine}
     return config.stash[reused_key]
+
+
+def shard_cells(config: pytest.Config) -> set[str]:
+    """The ids of this shard's cells (``--shard I/N``: the k-th cell of the selected matrix goes to share
+    k mod N; every cell without ``--shard``)."""
+    shard, shards = config.stash[options_key].shard or (1, 1)
+    return {spec.id for index, spec in enumerate(matrix(config).cells) if index % shards == shard - 1}
 
 
 def kept(config: pytest.Config) -> dict[str, dict[str, Any]]:

@@ -104,8 +104,7 @@ class CellProcesses:
         return None, None
 
     def _environment(self) -> dict[str, str]:
-        workers = self.workerinput.get("workercount") or self.config.getoption("numprocesses", None) or 1
-        return cell_environment(opts.matrix(self.config), self.options.cache_dir, int(workers))
+        return cell_environment(opts.matrix(self.config), self.options.cache_dir, opts.workers(self.config))
 
 
 def cell_environment(matrix: Matrix, cache_dir: Path, workers: int = 1) -> dict[str, str]:

@@ -56,8 +56,7 @@ class ResultsWriter:
 
     def _environment(self, device: str | None) -> dict[str, Any]:
         if self.env is None:
-            option = self.config.option
-            workers = len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
+            workers = opts.workers(self.config)
             matrix = opts.matrix(self.config)
             self.env = environment(device or opts.key_device(self.config), workers, str(self.options.matrix_file))
             axes = {"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]}

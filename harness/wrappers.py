@@ -18,6 +18,7 @@ from torch.utils.flop_counter import register_flop_formula
 
 from harness.case import Case
 from harness.gradients import (
+    argument_parameters,
     autograd_formula,
     autograd_function,
     backward_op,
@@ -97,12 +98,8 @@ def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
     type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
     tensors, returned (nothing for an op that writes into its inputs)."""
-    parameters = [
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=case.arg_type(name))
-        for name in case.arg_names
-    ]
     returns = None if case.mutates else tensors_annotation(case.outputs)
-    fn.__signature__ = inspect.Signature(parameters, return_annotation=returns)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
     return fn
 
 
