@@ -83,7 +83,8 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
 
 def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
     """The matrix narrowed to ``--cases`` (and ``--styles``), and its cells (``CellSpec``s)."""
-    from harness.config import load_matrix, parse_ids, select
+    from harness.config import load_matrix, select
+    from harness.options import parse_ids
 
     styles = parse_ids(args.styles) if args.styles else None
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases), styles=styles)
@@ -122,7 +123,7 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
     from harness.records import new_record
 
     matrix, cells = selection(args)
-    environment = cell_environment(matrix, cache)
+    environment = cell_environment(matrix.environment, cache)
 
     def passes(worker: int) -> list[dict[str, Any]]:
         process = CellProcess(out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)

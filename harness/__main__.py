@@ -72,7 +72,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     import pytest
     import torch
 
-    from harness.config import load_matrix, parse_ids, parse_shard, select
+    from harness.config import load_matrix, select
+    from harness.options import parse_ids, parse_shard
     from harness.records import read_results
 
     axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}

@@ -11,8 +11,8 @@ from typing import Any
 import torch
 
 from harness.case import OPTIONAL_TENSOR, Case, Inputs, as_tuple, copy_inputs
-from harness.compare import Tolerance
 from harness.gradients import case_value
+from harness.spec import Tolerance
 
 HEURISTIC_SAMPLE = 1024  # the value of every argument a heuristic is given when checked: only its keys are real
 

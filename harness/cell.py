@@ -13,7 +13,8 @@ from typing import Any
 import torch
 
 from harness.case import Case, Inputs, copy_inputs
-from harness.compare import Tolerance, assert_match
+from harness.compare import assert_match
+from harness.spec import Tolerance
 from harness.styles import Wrapped
 
 

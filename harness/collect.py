@@ -5,6 +5,7 @@ key) on its report."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ class CellFailed(Exception):
 
 class MatrixFile(pytest.File):
     def collect(self) -> Generator[CellItem, None, None]:
-        for spec in opts.matrix(self.config).cells:
+        for spec in opts.plan(self.config).cells:
             item = CellItem.from_parent(self, name=spec.id, spec=spec)
             item.add_marker(pytest.mark.cell)
             yield item
@@ -41,7 +42,7 @@ class CellItem(pytest.Item):
 
     def runtest(self) -> None:
         processes = self.config.stash[processes_key]
-        self.record = new_record(self.spec, processes.run(self.spec), opts.keys(self.config)[self.spec.id])
+        self.record = new_record(self.spec, processes.run(self.spec), opts.plan(self.config).keys[self.spec.id])
         self.user_properties.append((DEVICE_PROPERTY, processes.device))
         if self.record["status"] == "skip":
             pytest.skip(self.record["reason"])
@@ -65,15 +66,17 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist, on the controller of a run of the matrix: hand each worker the device name the cells' keys use."""
+    """xdist, on the controller of a run of the matrix: hand each worker the run's plan."""
     if opts.runs_matrix(node.config):
-        node.workerinput[opts.DEVICE_INPUT] = opts.key_device(node.config)
+        node.workerinput[opts.PLAN_INPUT] = pickle.dumps(opts.plan(node.config))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep this shard's cells that the run does not keep a record of (a resumed run's, or an unchanged one of
     the --reuse run); run the longest paths first."""
-    wanted = opts.shard_cells(config) - set(opts.kept(config))
+    if not any(isinstance(item, CellItem) for item in items):
+        return
+    wanted = opts.plan(config).wanted
     keep = [item for item in items if not isinstance(item, CellItem) or item.name in wanted]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import torch
+
+from harness.spec import Tolerance
 
 
 class Mismatch(AssertionError):
@@ -15,12 +16,6 @@ class Mismatch(AssertionError):
 class SubsystemMismatch(Mismatch):
     """The op's numbers are right, but a PyTorch subsystem observing it saw something else (FlopCounterMode
     counting other flops than the op declares): status ``wrong``, charted apart from wrong numbers."""
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:

@@ -10,13 +10,13 @@ from typing import Any
 
 from harness.case import Case, load_cases
 from harness.casecheck import CaseProblem, check_case
-from harness.compare import Tolerance, dtype_name
+from harness.compare import dtype_name
 from harness.decorators import DECORATORS
 from harness.docs import resolve_docs
 from harness.errors import InputError
 from harness.interpreter import triton_interpreted
 from harness.paths import PATHS
-from harness.spec import CellSpec, PathSpec
+from harness.spec import CellSpec, PathSpec, Tolerance
 from harness.styles import KNOWN_STYLES, cross
 from harness.tomlcheck import ID_PATTERN, id_list, no_unknown, nonempty_table, number
 from harness.wrappers import WRAPPERS
@@ -101,19 +101,6 @@ def select(
         style_axes={style: matrix.style_axes[style] for style in chosen["styles"]},
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
-
-
-def parse_ids(text: str) -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
-    index, _, count = text.partition("/")
-    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
-    return int(index), int(count)
 
 
 def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tuple[str, ...]:

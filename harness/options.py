@@ -1,20 +1,26 @@
 """The harness's command-line options, read once per pytest process into a typed ``Options``, and the run's
 inputs that come with them (the selected matrix, its cells' keys, a resumed run's records, a reused run's
-unchanged records, a baseline's statuses), each under a typed ``StashKey``. Bad input ends the session with
-one line and exit status 2."""
+unchanged records, a baseline's statuses), each under a typed ``StashKey``; and the ``Plan`` made of them
+once, which is all an xdist worker needs (it gets it from the controller, so a worker never imports torch,
+Triton or a case module: 14-30 of them doing so beside the zygote made a run's start 20-45 s long). Bad
+input ends the session with one line and exit status 2."""
 
 from __future__ import annotations
 
+import os
+import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from harness import reuse
-from harness.config import Matrix, load_matrix, parse_ids, parse_shard, select
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records import read_results
+from harness.spec import CellSpec
+
+if TYPE_CHECKING:
+    from harness.config import Matrix
 
 DEFAULT_REPORT_DIR = "reports/latest"
 
@@ -38,13 +44,28 @@ class Options:
         return self.report_dir / "results.json"
 
 
+@dataclass(frozen=True)
+class Plan:
+    """What a pytest process needs to run its share of the cells, made once from the matrix and the options
+    (on the controller of an xdist run, which hands it to each worker)."""
+
+    cells: tuple[CellSpec, ...]  # the selected matrix's cells, in its order
+    keys: dict[str, str]  # cell id -> its key (harness/reuse.py)
+    wanted: frozenset[str]  # the ids this run runs: this shard's cells whose record it does not keep
+    baseline: dict[str, str]  # cell id -> its status in the --baseline run ({} without one)
+    reruns: int  # matrix.toml [run] reruns
+    environment: dict[str, str]  # matrix.toml [environment]
+    gpus: tuple[str, ...]  # the GPU ids to deal among the workers, one each; () with fewer than two
+
+
 options_key = pytest.StashKey[Options]()
-matrix_key = pytest.StashKey[Matrix]()
+plan_key = pytest.StashKey[Plan]()
+PLAN_INPUT = "harness_plan"  # xdist workerinput: the controller's Plan, pickled
+matrix_key = pytest.StashKey["Matrix"]()
 resumed_key = pytest.StashKey[dict[str, Any] | None]()  # the records already on disk, with --resume
 baseline_key = pytest.StashKey[dict[str, str]]()  # cell id -> status in the --baseline run
 keys_key = pytest.StashKey[dict[str, str]]()  # cell id -> its key (harness/reuse.py)
 reused_key = pytest.StashKey[dict[str, dict[str, Any]]]()  # cell id -> the record kept from the --reuse run
-DEVICE_INPUT = "harness_key_device"  # workerinput: the controller's device name, for the keys
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -82,6 +103,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def parse_ids(text: str) -> list[str]:
+    """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
+    return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
+    index, _, count = text.partition("/")
+    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+        raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
+    return int(index), int(count)
+
+
 def read_options(config: pytest.Config) -> Options:
     option = config.getoption
     return Options(
@@ -99,10 +133,43 @@ def read_options(config: pytest.Config) -> Options:
     )
 
 
+def plan(config: pytest.Config) -> Plan:
+    """This run's plan: an xdist worker's from its controller, else made here from the matrix (once)."""
+    if plan_key not in config.stash:
+        workerinput = getattr(config, "workerinput", {})
+        if PLAN_INPUT in workerinput:
+            config.stash[plan_key] = pickle.loads(workerinput[PLAN_INPUT])
+        else:
+            selected = matrix(config)
+            config.stash[plan_key] = Plan(
+                cells=tuple(selected.cells),
+                keys=keys(config),
+                wanted=frozenset(shard_cells(config) - set(kept(config))),
+                baseline=baseline(config),
+                reruns=selected.reruns,
+                environment=dict(selected.environment),
+                gpus=_visible_gpus(),
+            )
+    return config.stash[plan_key]
+
+
+def _visible_gpus() -> tuple[str, ...]:
+    """The GPU ids CUDA sees (CUDA_VISIBLE_DEVICES' or 0..n-1), or () with fewer than two."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < 2:
+        return ()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return tuple(item.strip() for item in visible.split(","))[:count] if visible else tuple(map(str, range(count)))
+
+
 def matrix(config: pytest.Config) -> Matrix:
     """The matrix narrowed to the selection, loaded once (and its case modules imported once)."""
     if matrix_key not in config.stash:
         import torch
+
+        from harness.config import load_matrix, select
 
         options = config.stash[options_key]
         axes = {"cases": options.cases, "styles": options.styles, "paths": options.paths}
@@ -130,17 +197,12 @@ def resumed(config: pytest.Config) -> dict[str, Any] | None:
     return config.stash[resumed_key]
 
 
-def key_device(config: pytest.Config) -> str:
-    """The device part of the cells' keys: asked once, on the controller, and handed to the xdist workers
-    (so that no pytest worker initialises CUDA)."""
-    workerinput = getattr(config, "workerinput", {})
-    return workerinput[DEVICE_INPUT] if DEVICE_INPUT in workerinput else reuse.device_name()
-
-
 def keys(config: pytest.Config) -> dict[str, str]:
-    """Each selected cell's key, computed once per pytest process."""
+    """Each selected cell's key, computed once."""
     if keys_key not in config.stash:
-        config.stash[keys_key] = reuse.cell_keys(matrix(config), key_device(config))
+        from harness import reuse
+
+        config.stash[keys_key] = reuse.cell_keys(matrix(config), reuse.device_name())
     return config.stash[keys_key]
 
 
@@ -151,6 +213,8 @@ def reused(config: pytest.Config) -> dict[str, dict[str, Any]]:
         file = options.reuse
         config.stash[reused_key] = {}
         if file is not None:
+            from harness import reuse
+
             found = reuse.reused_records(_or_exit(lambda: read_results(file)), file, keys(config))
             mine = shard_cells(config)
             config.stash[reused_key] = {cell: record for cell, record in found.items() if cell in mine}

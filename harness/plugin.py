@@ -10,7 +10,8 @@ import pytest
 
 from harness import collect, options
 from harness.processes import CellProcesses, processes_key
-from harness.results import ResultsWriter, results_key
+
+PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
 
 pytest_addoption = options.pytest_addoption
 
@@ -20,18 +21,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[options.options_key] = options.read_options(config)
     config.pluginmanager.register(collect)
     config.stash[processes_key] = CellProcesses(config)
-    config.pluginmanager.register(config.stash[processes_key])
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist)
-        config.stash[results_key] = ResultsWriter(config)
-        config.pluginmanager.register(config.stash[results_key])
+    config.pluginmanager.register(config.stash[processes_key], PLUGINS[0])
+    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); a worker imports no torch
+        from harness.results import ResultsWriter
+
+        config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for key in (results_key, processes_key):
-        plugin = config.stash.get(key, None)
-        if plugin is not None:
-            config.pluginmanager.unregister(plugin)
+    for name in PLUGINS:
+        if config.pluginmanager.has_plugin(name):
+            config.pluginmanager.unregister(name=name)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)

@@ -22,6 +22,7 @@ from harness.spec import FAILURES
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
 SOURCES = (
+    "harness.spec",
     "harness.case",
     "harness.compare",
     "harness.interpreter",

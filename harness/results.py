@@ -10,14 +10,13 @@ from typing import Any
 import pytest
 
 from harness import options as opts
+from harness import reuse
 from harness.collect import RECORD_PROPERTY, CellItem, device_of, record_of
 from harness.errors import EXIT_BAD_INPUT
 from harness.paths import PATH_GROUPS, PATHS
 from harness.processes import cell_environment
 from harness.records import environment, memory_by_process, new_record, write_results
 from harness.spec import Outcome
-
-results_key = pytest.StashKey["ResultsWriter"]()
 
 
 def _first_line(function: Any) -> str:
@@ -58,7 +57,7 @@ class ResultsWriter:
         if self.env is None:
             workers = opts.workers(self.config)
             matrix = opts.matrix(self.config)
-            self.env = environment(device or opts.key_device(self.config), workers, str(self.options.matrix_file))
+            self.env = environment(device or reuse.device_name(), workers, str(self.options.matrix_file))
             axes = {"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]}
             self.env.update(
                 docs=matrix.docs,
@@ -70,7 +69,7 @@ class ResultsWriter:
                 },
                 reruns=matrix.reruns,
                 goals=matrix.goals or None,
-                cell_environment=cell_environment(matrix, self.options.cache_dir, workers),
+                cell_environment=cell_environment(matrix.environment, self.options.cache_dir, workers),
                 cache_dir=str(self.options.cache_dir.resolve()),
             )
         return self.env

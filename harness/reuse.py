@@ -16,11 +16,13 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from harness.config import Matrix
 from harness.records import harness_digest
 from harness.spec import CellSpec
+
+if TYPE_CHECKING:
+    from harness.config import Matrix
 
 REUSABLE = ("pass", "error", "skip")  # never wrong, crash or timeout: those are re-measured every run
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell

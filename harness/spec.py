@@ -6,10 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.compare import Tolerance
-
 STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
 FAILURES = ("wrong", "error", "crash", "timeout")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,15 @@
-"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness and runs Inductor's
-CPU-ISA probes once, without touching CUDA; every cell process is then a fork of it, so none pays for the
-imports or the probes again (the probes compile and load one library per ISA under a lock every process
-shares: with one process per worker they queued behind each other). The controller starts it and tells the
+"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness, runs Inductor's
+CPU-ISA probes (one thread per ISA) and hashes Triton's and Inductor's code once, without touching CUDA;
+every cell process is then a fork of it, so none pays for the imports, the probes or the hashes again (the
+probes compile and load one library per ISA under a lock every process shares: with one process per worker
+they queued behind each other). The controller starts it and tells the
 workers its address (xdist's workerinput); a CellProcess given none starts its own. Before importing the
 harness it forks the run's standalone server (harness/standalone.py), which therefore holds torch only.
 
 Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
 on the same connection: the worker learns the signal that killed its cell process as a parent would.
 
-Usage: python -m harness.zygote ADDRESS SYS_PATH_JSON (prints "ready" once it serves)
+Usage: python -m harness.zygote ADDRESS SYS_PATH_JSON (prints "imported" once torch is, "ready" once it serves)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
@@ -37,28 +39,40 @@ NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVM
 START_TIMEOUT = 300.0
 
 
-def start(environment: dict[str, str], log_file: Path, wait: bool = True) -> tuple[subprocess.Popen[str], str]:
-    """Start a zygote with ``environment`` on top of this process's; its address (once it serves, with
-    ``wait``; else at once: ``connect`` then waits for it, while its imports overlap the workers' start)."""
+def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> tuple[subprocess.Popen[str], str]:
+    """Start a zygote with ``environment`` on top of this process's; its address once it has printed ``until``:
+    "ready" (it serves) or "imported" (torch is imported: its probes and preloads then overlap the workers'
+    start, and ``connect`` waits for it; the workers' own imports of torch no longer slow its import)."""
     address = str(Path(tempfile.mkdtemp(prefix="harness-zygote-")) / "socket")
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "harness.zygote", address, json.dumps(sys.path)],
             env={**os.environ, **environment},
-            stdout=subprocess.PIPE if wait else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
             stderr=log,
-            text=True,
             cwd=Path(__file__).resolve().parent.parent,
         )
-    if wait:
-        assert process.stdout is not None
-        started, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-        if not started or process.stdout.readline() != "ready\n":
-            process.kill()
-            code = process.wait()
-            raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
+    assert process.stdout is not None
+    if until not in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT):  # reads up to that line
+        stop(process, address)
+        code = process.returncode
+        raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
     return process, address
+
+
+def _lines(fd: int, deadline: float) -> Iterator[str]:
+    """The lines written to ``fd`` (unbuffered: nothing read beyond a line's end) until EOF or ``deadline``."""
+    line = b""
+    while select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        byte = os.read(fd, 1)
+        if not byte:
+            return
+        if byte == b"\n":
+            yield line.decode(errors="replace")
+            line = b""
+        else:
+            line += byte
 
 
 def stop(process: subprocess.Popen[str], address: str) -> None:
@@ -132,6 +146,34 @@ def _supervise(conn: Connection, request: dict[str, Any]) -> None:
         pass  # the worker has gone: nobody to tell
 
 
+def _probe_isas() -> None:
+    """Run Inductor's CPU-ISA probes one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in
+    turn, and in torch 2.11 every probe is a fresh Python importing torch): they take as long as the longest
+    chain rather than their sum. Each ISA caches its own answer, which ``pick_vec_isa`` then reads."""
+    import platform
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch._inductor import cpu_vec_isa
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = cpu_vec_isa.x86_isa_checker()
+    isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+    with ThreadPoolExecutor(max(1, len(isas))) as pool:
+        list(pool.map(bool, isas))
+
+
+def _hash_sources() -> None:
+    """Compute, once for every fork, what each fresh process that compiles or launches a kernel would compute
+    again: Triton's and Inductor's hashes of their own code (pure, cached per process; ``triton_key`` reads
+    all of libtriton, about 0.5 s)."""
+    from torch._inductor.codecache import torch_key
+    from triton.runtime.cache import triton_key
+
+    triton_key()
+    torch_key()
+
+
 def _start_standalone_server(address: str) -> None:
     """Fork the run's standalone server (harness/standalone.py) from this process while it holds torch only,
     and wait until it serves; cell processes find it through HARNESS_STANDALONE."""
@@ -158,6 +200,8 @@ def main(address: str, sys_path: str) -> None:
     from torch._inductor.cpu_vec_isa import pick_vec_isa
 
     times.append(("import torch", time.perf_counter()))
+    print("imported", flush=True)
+    _probe_isas()
     pick_vec_isa()
     times.append(("CPU-ISA probes", time.perf_counter()))
     _start_standalone_server(address + ".standalone")
@@ -168,6 +212,8 @@ def main(address: str, sys_path: str) -> None:
     for module in PRELOAD:
         importlib.import_module(module)
     times.append(("import harness, Inductor", time.perf_counter()))
+    _hash_sources()
+    times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
     del os.environ[NVML_CHECK]
     _check_fork_is_safe()
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
@@ -175,7 +221,7 @@ def main(address: str, sys_path: str) -> None:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     listener = Listener(address, family="AF_UNIX")
     print("ready", flush=True)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody reads the pipe after this line
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody need read the pipe after this line
     while True:
         conn = listener.accept()
         try:

@@ -1,6 +1,7 @@
 """The cell process: a crash or a hang costs only its own cell, and the next cell gets a fresh process."""
 
 import json
+import os
 import subprocess
 import time
 from pathlib import Path
@@ -90,7 +91,7 @@ def test_connect_waits_for_a_starting_zygote_not_for_a_dead_one(tmp_path: Path):
     assert time.monotonic() - start < 5
     dead.wait()
 
-    process, address = zygote.start({}, tmp_path / "zygote.log", wait=False)
+    process, address = zygote.start({}, tmp_path / "zygote.log", until="imported")
     try:
         request = {"workdir": "-", "log_file": str(tmp_path / "cell.log")}
         conn = zygote.connect(address, request, starting_pid=process.pid)
@@ -113,8 +114,34 @@ def test_cell_processes_share_the_cores_among_workers(tmp_path: Path, monkeypatc
     matrix = load_matrix(REPO / "matrix.toml")
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 32)
-    assert cell_environment(matrix, tmp_path, 14)["OMP_NUM_THREADS"] == "2"
-    assert cell_environment(matrix, tmp_path, 30)["OMP_NUM_THREADS"] == "1"
-    assert cell_environment(matrix, tmp_path)["OMP_NUM_THREADS"] == "32"
+    assert cell_environment(matrix.environment, tmp_path, 14)["OMP_NUM_THREADS"] == "2"
+    assert cell_environment(matrix.environment, tmp_path, 30)["OMP_NUM_THREADS"] == "1"
+    assert cell_environment(matrix.environment, tmp_path)["OMP_NUM_THREADS"] == "32"
     monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert "OMP_NUM_THREADS" not in cell_environment(matrix, tmp_path, 30)  # the caller's own setting stays
+    assert "OMP_NUM_THREADS" not in cell_environment(matrix.environment, tmp_path, 30)  # the caller's own setting stays
+
+
+def test_xdist_workers_import_no_torch(write_matrix, tmp_path: Path):
+    """A matrix run's xdist workers get the controller's plan and never import torch, Triton or a case module
+    (their imports beside the zygote's made a run's start 20-45 s long); their cells still run and record."""
+    probe = tmp_path / "workerprobe.py"
+    probe.write_text(
+        "import os, sys\n"
+        "def pytest_sessionfinish(session):\n"
+        "    worker = getattr(session.config, 'workerinput', {}).get('workerid')\n"
+        "    if worker:\n"
+        "        heavy = sorted(m for m in ('torch', 'triton', 'cases.sin') if m in sys.modules)\n"
+        "        with open(os.environ['WORKER_PROBE_OUT'], 'a') as out:\n"
+        "            out.write(f'{worker} {heavy}\\n')\n"
+    )
+    matrix = write_matrix(["sin"], ["control", "raw_jit"], {"cpu_fallback": ("cpu", 120)})
+    out, seen = tmp_path / "out", tmp_path / "seen.txt"
+    env = {"PYTHONPATH": f"{tmp_path}:{os.environ.get('PYTHONPATH', '')}", "WORKER_PROBE_OUT": str(seen)}
+    done = run_harness(
+        "run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "2", "-p", "workerprobe", "-q", env=env
+    )
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    assert sorted(seen.read_text().split("\n")[:-1]) == ["gw0 []", "gw1 []"]
+    records = json.loads((out / "results.json").read_text())["cells"]
+    assert {cell["id"]: cell["status"] for cell in records}["sin-control-cpu_fallback"] == "pass"
+    assert {cell["diagnostics"].get("worker") for cell in records} <= {"gw0", "gw1"}
