@@ -3,7 +3,7 @@
 Recorded: error at compile: BackendCompilerFailed: backend='inductor' raised:
 The same failure (35 more cell(s)): add-autotune-subclass_compile, add-heuristics_autotune-subclass_compile, add-autotune_heuristics-subclass_compile, sin-raw_jit-subclass_compile, sin-autotune-subclass_compile, sin-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune-subclass_compile, silu-heuristics_autotune-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-raw_jit-subclass_compile, softmax-autotune-subclass_compile, softmax-heuristics_autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-autotune-subclass_compile, matmul-heuristics_autotune-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-heuristics_autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-autotune-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-raw_jit-subclass_compile, layernorm-autotune-subclass_compile, layernorm-heuristics_autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -214,6 +214,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -234,11 +241,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

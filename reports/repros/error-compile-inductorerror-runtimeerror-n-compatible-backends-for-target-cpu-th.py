@@ -3,7 +3,7 @@
 Recorded: error at compile: InductorError: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.
 The same failure (62 more cell(s)): add-autotune-cpu_compile, add-heuristics_autotune-cpu_compile, add-autotune_heuristics-cpu_compile, add-triton_op-cpu_compile, add-triton_op_autotune-cpu_compile, add-triton_op_autotune_heuristics-cpu_compile, sin-raw_jit-cpu_compile, sin-autotune-cpu_compile, sin-heuristics_autotune-cpu_compile, sin-autotune_heuristics-cpu_compile, sin-triton_op-cpu_compile, sin-triton_op_autotune-cpu_compile, sin-triton_op_autotune_heuristics-cpu_compile, silu-raw_jit-cpu_compile, silu-autotune-cpu_compile, silu-heuristics_autotune-cpu_compile, silu-autotune_heuristics-cpu_compile, silu-triton_op-cpu_compile, silu-triton_op_autotune-cpu_compile, silu-triton_op_autotune_heuristics-cpu_compile, softmax-raw_jit-cpu_compile, softmax-autotune-cpu_compile, softmax-heuristics_autotune-cpu_compile, softmax-autotune_heuristics-cpu_compile, softmax-triton_op-cpu_compile, softmax-triton_op_autotune-cpu_compile, softmax-triton_op_autotune_heuristics-cpu_compile, matmul-raw_jit-cpu_compile, matmul-autotune-cpu_compile, matmul-heuristics_autotune-cpu_compile, matmul-autotune_heuristics-cpu_compile, matmul-triton_op-cpu_compile, matmul-triton_op_autotune-cpu_compile, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-raw_jit-cpu_compile, add_inplace-autotune-cpu_compile, add_inplace-heuristics_autotune-cpu_compile, add_inplace-autotune_heuristics-cpu_compile, add_inplace-triton_op-cpu_compile, add_inplace-triton_op_autotune-cpu_compile, add_inplace-triton_op_autotune_heuristics-cpu_compile, rmsnorm-raw_jit-cpu_compile, rmsnorm-autotune-cpu_compile, rmsnorm-heuristics_autotune-cpu_compile, rmsnorm-autotune_heuristics-cpu_compile, rmsnorm-triton_op-cpu_compile, rmsnorm-triton_op_autotune-cpu_compile, rmsnorm-triton_op_autotune_heuristics-cpu_compile, layernorm-raw_jit-cpu_compile, layernorm-autotune-cpu_compile, layernorm-heuristics_autotune-cpu_compile, layernorm-autotune_heuristics-cpu_compile, layernorm-triton_op-cpu_compile, layernorm-triton_op_autotune-cpu_compile, layernorm-triton_op_autotune_heuristics-cpu_compile, sin_triton_backward-raw_jit-cpu_compile, sin_triton_backward-autotune-cpu_compile, sin_triton_backward-heuristics_autotune-cpu_compile, sin_triton_backward-autotune_heuristics-cpu_compile, sin_triton_backward-triton_op-cpu_compile, sin_triton_backward-triton_op_autotune-cpu_compile, sin_triton_backward-triton_op_autotune_heuristics-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -214,6 +214,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -234,11 +241,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

@@ -3,7 +3,7 @@
 Recorded: error at run: AcceleratorError: CUDA error: an illegal memory access was encountered
 The same failure (35 more cell(s)): add-autotune-subclass_eager, add-heuristics_autotune-subclass_eager, add-autotune_heuristics-subclass_eager, sin-raw_jit-subclass_eager, sin-autotune-subclass_eager, sin-heuristics_autotune-subclass_eager, sin-autotune_heuristics-subclass_eager, silu-raw_jit-subclass_eager, silu-autotune-subclass_eager, silu-heuristics_autotune-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-raw_jit-subclass_eager, softmax-autotune-subclass_eager, softmax-heuristics_autotune-subclass_eager, softmax-autotune_heuristics-subclass_eager, matmul-raw_jit-subclass_eager, matmul-autotune-subclass_eager, matmul-heuristics_autotune-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-raw_jit-subclass_eager, add_inplace-autotune-subclass_eager, add_inplace-heuristics_autotune-subclass_eager, add_inplace-autotune_heuristics-subclass_eager, rmsnorm-raw_jit-subclass_eager, rmsnorm-autotune-subclass_eager, rmsnorm-heuristics_autotune-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-raw_jit-subclass_eager, layernorm-autotune-subclass_eager, layernorm-heuristics_autotune-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-raw_jit-subclass_eager, sin_triton_backward-autotune-subclass_eager, sin_triton_backward-heuristics_autotune-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -214,6 +214,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -234,11 +241,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

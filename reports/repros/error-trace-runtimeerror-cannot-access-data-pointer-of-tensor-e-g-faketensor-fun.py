@@ -3,7 +3,7 @@
 Recorded: error at trace: RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html
 The same failure (89 more cell(s)): add-raw_jit-aoti_nonstrict, add-raw_jit-export_dynamic_nonstrict, add-autotune-export_nonstrict, add-autotune-aoti_nonstrict, add-heuristics_autotune-export_nonstrict, add-heuristics_autotune-aoti_nonstrict, add-autotune_heuristics-export_nonstrict, add-autotune_heuristics-aoti_nonstrict, sin-raw_jit-export_nonstrict, sin-raw_jit-aoti_nonstrict, sin-raw_jit-export_dynamic_nonstrict, sin-autotune-export_nonstrict, sin-autotune-aoti_nonstrict, sin-heuristics_autotune-export_nonstrict, sin-heuristics_autotune-aoti_nonstrict, sin-autotune_heuristics-export_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-raw_jit-export_nonstrict, silu-raw_jit-aoti_nonstrict, silu-raw_jit-export_dynamic_nonstrict, silu-autotune-export_nonstrict, silu-autotune-aoti_nonstrict, silu-heuristics_autotune-export_nonstrict, silu-heuristics_autotune-aoti_nonstrict, silu-autotune_heuristics-export_nonstrict, silu-autotune_heuristics-aoti_nonstrict, softmax-raw_jit-export_nonstrict, softmax-raw_jit-aoti_nonstrict, softmax-raw_jit-export_dynamic_nonstrict, softmax-autotune-export_nonstrict, softmax-autotune-aoti_nonstrict, softmax-autotune-export_dynamic_nonstrict, softmax-heuristics_autotune-export_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-export_dynamic_nonstrict, softmax-autotune_heuristics-export_nonstrict, softmax-autotune_heuristics-aoti_nonstrict, softmax-autotune_heuristics-export_dynamic_nonstrict, matmul-raw_jit-export_nonstrict, matmul-raw_jit-aoti_nonstrict, matmul-raw_jit-export_dynamic_nonstrict, matmul-autotune-export_nonstrict, matmul-autotune-aoti_nonstrict, matmul-heuristics_autotune-export_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, matmul-autotune_heuristics-export_nonstrict, matmul-autotune_heuristics-aoti_nonstrict, add_inplace-raw_jit-export_nonstrict, add_inplace-raw_jit-aoti_nonstrict, add_inplace-raw_jit-export_dynamic_nonstrict, add_inplace-autotune-export_nonstrict, add_inplace-autotune-aoti_nonstrict, add_inplace-heuristics_autotune-export_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, add_inplace-autotune_heuristics-export_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-raw_jit-export_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, rmsnorm-raw_jit-export_dynamic_nonstrict, rmsnorm-autotune-export_nonstrict, rmsnorm-autotune-aoti_nonstrict, rmsnorm-autotune-export_dynamic_nonstrict, rmsnorm-heuristics_autotune-export_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-export_dynamic_nonstrict, rmsnorm-autotune_heuristics-export_nonstrict, rmsnorm-autotune_heuristics-aoti_nonstrict, rmsnorm-autotune_heuristics-export_dynamic_nonstrict, layernorm-raw_jit-export_nonstrict, layernorm-raw_jit-aoti_nonstrict, layernorm-raw_jit-export_dynamic_nonstrict, layernorm-autotune-export_nonstrict, layernorm-autotune-aoti_nonstrict, layernorm-autotune-export_dynamic_nonstrict, layernorm-heuristics_autotune-export_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-export_dynamic_nonstrict, layernorm-autotune_heuristics-export_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, layernorm-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-raw_jit-export_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict, sin_triton_backward-raw_jit-export_dynamic_nonstrict, sin_triton_backward-autotune-export_nonstrict, sin_triton_backward-autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-export_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict, sin_triton_backward-autotune_heuristics-export_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -215,6 +215,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -235,11 +242,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

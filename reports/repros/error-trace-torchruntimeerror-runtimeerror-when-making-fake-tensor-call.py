@@ -3,7 +3,7 @@
 Recorded: error at trace: TorchRuntimeError: RuntimeError when making fake tensor call
 The same failure (115 more cell(s)): add-triton_op_heuristics_autotune-fullgraph, add-triton_op_heuristics_autotune-dynamic, add-triton_op_heuristics_autotune-cudagraphs, add-triton_op_heuristics_autotune-export_strict, add-triton_op_heuristics_autotune-aoti_strict, add-triton_op_heuristics_autotune-aoti_standalone, add-triton_op_heuristics_autotune-export_dynamic_strict, add-triton_op_heuristics_autotune-aoti_dynamic, add-triton_op_heuristics_autotune-export_saveload, add-triton_op_heuristics_autotune-train_compile, add-triton_op_heuristics_autotune-cpu_compile, add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-compile, sin-triton_op_heuristics_autotune-fullgraph, sin-triton_op_heuristics_autotune-dynamic, sin-triton_op_heuristics_autotune-cudagraphs, sin-triton_op_heuristics_autotune-export_strict, sin-triton_op_heuristics_autotune-aoti_strict, sin-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-export_dynamic_strict, sin-triton_op_heuristics_autotune-aoti_dynamic, sin-triton_op_heuristics_autotune-export_saveload, sin-triton_op_heuristics_autotune-train_compile, sin-triton_op_heuristics_autotune-cpu_compile, sin-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-compile, silu-triton_op_heuristics_autotune-fullgraph, silu-triton_op_heuristics_autotune-dynamic, silu-triton_op_heuristics_autotune-cudagraphs, silu-triton_op_heuristics_autotune-export_strict, silu-triton_op_heuristics_autotune-aoti_strict, silu-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-export_dynamic_strict, silu-triton_op_heuristics_autotune-aoti_dynamic, silu-triton_op_heuristics_autotune-export_saveload, silu-triton_op_heuristics_autotune-train_compile, silu-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-compile, softmax-triton_op_heuristics_autotune-fullgraph, softmax-triton_op_heuristics_autotune-dynamic, softmax-triton_op_heuristics_autotune-cudagraphs, softmax-triton_op_heuristics_autotune-export_strict, softmax-triton_op_heuristics_autotune-aoti_strict, softmax-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-export_dynamic_strict, softmax-triton_op_heuristics_autotune-aoti_dynamic, softmax-triton_op_heuristics_autotune-export_saveload, softmax-triton_op_heuristics_autotune-train_compile, softmax-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-compile, matmul-triton_op_heuristics_autotune-fullgraph, matmul-triton_op_heuristics_autotune-dynamic, matmul-triton_op_heuristics_autotune-cudagraphs, matmul-triton_op_heuristics_autotune-export_strict, matmul-triton_op_heuristics_autotune-aoti_strict, matmul-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-export_dynamic_strict, matmul-triton_op_heuristics_autotune-aoti_dynamic, matmul-triton_op_heuristics_autotune-export_saveload, matmul-triton_op_heuristics_autotune-train_compile, matmul-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-compile, add_inplace-triton_op_heuristics_autotune-fullgraph, add_inplace-triton_op_heuristics_autotune-dynamic, add_inplace-triton_op_heuristics_autotune-cudagraphs, add_inplace-triton_op_heuristics_autotune-export_strict, add_inplace-triton_op_heuristics_autotune-aoti_strict, add_inplace-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-export_dynamic_strict, add_inplace-triton_op_heuristics_autotune-aoti_dynamic, add_inplace-triton_op_heuristics_autotune-export_saveload, add_inplace-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-compile, rmsnorm-triton_op_heuristics_autotune-fullgraph, rmsnorm-triton_op_heuristics_autotune-dynamic, rmsnorm-triton_op_heuristics_autotune-cudagraphs, rmsnorm-triton_op_heuristics_autotune-export_strict, rmsnorm-triton_op_heuristics_autotune-aoti_strict, rmsnorm-triton_op_heuristics_autotune-aoti_standalone, rmsnorm-triton_op_heuristics_autotune-export_dynamic_strict, rmsnorm-triton_op_heuristics_autotune-aoti_dynamic, rmsnorm-triton_op_heuristics_autotune-export_saveload, rmsnorm-triton_op_heuristics_autotune-train_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-compile, layernorm-triton_op_heuristics_autotune-fullgraph, layernorm-triton_op_heuristics_autotune-dynamic, layernorm-triton_op_heuristics_autotune-cudagraphs, layernorm-triton_op_heuristics_autotune-export_strict, layernorm-triton_op_heuristics_autotune-aoti_strict, layernorm-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-export_dynamic_strict, layernorm-triton_op_heuristics_autotune-aoti_dynamic, layernorm-triton_op_heuristics_autotune-export_saveload, layernorm-triton_op_heuristics_autotune-train_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-compile, sin_triton_backward-triton_op_heuristics_autotune-fullgraph, sin_triton_backward-triton_op_heuristics_autotune-dynamic, sin_triton_backward-triton_op_heuristics_autotune-cudagraphs, sin_triton_backward-triton_op_heuristics_autotune-export_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_dynamic, sin_triton_backward-triton_op_heuristics_autotune-export_saveload, sin_triton_backward-triton_op_heuristics_autotune-train_compile, sin_triton_backward-triton_op_heuristics_autotune-cpu_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -217,6 +217,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -237,11 +244,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several
@@ -363,12 +365,17 @@ def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any
     """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
     returns a tensor per tensor argument."""
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    parameters = [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+    parameters = argument_parameters(case)
     for role in ("output", "grad"):
         parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
     count = len(case.tensor_args)
     fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
     return fn
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
 
 def tensors_annotation(count: int) -> Any:
     """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
@@ -420,12 +427,8 @@ def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
     """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
     type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
     tensors, returned (nothing for an op that writes into its inputs)."""
-    parameters = [
-        inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=case.arg_type(name))
-        for name in case.arg_names
-    ]
     returns = None if case.mutates else tensors_annotation(case.outputs)
-    fn.__signature__ = inspect.Signature(parameters, return_annotation=returns)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
     return fn
 
 def _register_library_op(

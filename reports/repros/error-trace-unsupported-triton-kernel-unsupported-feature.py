@@ -3,7 +3,7 @@
 Recorded: error at trace: Unsupported: triton kernel unsupported feature
 The same failure (9 more cell(s)): add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -215,6 +215,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -235,11 +242,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

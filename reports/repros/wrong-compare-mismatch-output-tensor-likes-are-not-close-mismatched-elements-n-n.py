@@ -3,7 +3,7 @@
 Recorded: wrong at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 1 / 1 (100.0%); Greatest absolute difference: 62.207027435302734 at index (0,) (up to 1e-05 allowed); Greatest relative difference: 49.862667083740234 at index (0,) (up to 1e-05 allowed)
 The same failure (4 more cell(s)): add_inplace-autotune_heuristics-export_strict, add_inplace-autotune_heuristics-export_saveload, add_inplace-autotune_heuristics-train_compile, add_inplace-triton_op_autotune_heuristics-compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the
@@ -217,6 +217,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -237,11 +244,6 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
 
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several

@@ -3,7 +3,7 @@
 Recorded: wrong at compare: SubsystemMismatch: flops: FlopCounterMode counted 0 for the op, the case declares 3001
 The same failure (35 more cell(s)): add-autotune-flop_counter, add-heuristics_autotune-flop_counter, add-autotune_heuristics-flop_counter, sin-raw_jit-flop_counter, sin-autotune-flop_counter, sin-heuristics_autotune-flop_counter, sin-autotune_heuristics-flop_counter, silu-raw_jit-flop_counter, silu-autotune-flop_counter, silu-heuristics_autotune-flop_counter, silu-autotune_heuristics-flop_counter, softmax-raw_jit-flop_counter, softmax-autotune-flop_counter, softmax-heuristics_autotune-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-raw_jit-flop_counter, matmul-autotune-flop_counter, matmul-heuristics_autotune-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-raw_jit-flop_counter, add_inplace-autotune-flop_counter, add_inplace-heuristics_autotune-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-raw_jit-flop_counter, rmsnorm-autotune-flop_counter, rmsnorm-heuristics_autotune-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-raw_jit-flop_counter, layernorm-autotune-flop_counter, layernorm-heuristics_autotune-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-raw_jit-flop_counter, sin_triton_backward-autotune-flop_counter, sin_triton_backward-heuristics_autotune-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 4ed5180.
+harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
@@ -214,6 +214,13 @@ CASE = Case(
 
 # ---- the harness code the cell ran ----
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
 Inputs = tuple[Any, ...]
 
 def copy_inputs(inputs: Inputs) -> Inputs:
@@ -238,11 +245,6 @@ class Mismatch(AssertionError):
 class SubsystemMismatch(Mismatch):
     """The op's numbers are right, but a PyTorch subsystem observing it saw something else (FlopCounterMode
     counting other flops than the op declares): status ``wrong``, charted apart from wrong numbers."""
-
-@dataclass(frozen=True)
-class Tolerance:
-    atol: float
-    rtol: float
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
     """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several
