@@ -43,13 +43,18 @@ class CellProcess:
         self.pid: int | None = None
         self.conn: Connection | None = None
         self.device: str | None = None
+        self.started: float | None = None  # when the current child had started (sent its device name)
 
     def run(self, spec: CellSpec) -> Outcome:
         """The cell's outcome: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails.
-        Its diagnostics say when it started and ended (seconds since the epoch), for a run's timeline."""
+        Its diagnostics say when it started and ended (seconds since the epoch), for a run's timeline, and how
+        long starting a fresh cell process took before it (``process_start``, seconds), when it needed one."""
+        fresh = self.conn is None
         started = time.time()
         outcome = self._run(spec)
         outcome.diagnostics.update(started=round(started, 3), ended=round(time.time(), 3))
+        if fresh and self.started is not None:
+            outcome.diagnostics["process_start"] = round(self.started - started, 3)
         return outcome
 
     def _run(self, spec: CellSpec) -> Outcome:
@@ -124,6 +129,7 @@ class CellProcess:
         if isinstance(self.device, tuple):
             self.stop()
             raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
+        self.started = time.time()
 
     def _start_own_zygote(self) -> None:
         if self.own_zygote is not None:  # it died: its folder goes with it
@@ -138,7 +144,7 @@ class CellProcess:
                 pass
         if self.conn is not None:
             self.conn.close()
-        self.pid = self.conn = None
+        self.pid = self.conn = self.started = None
 
     def close(self) -> None:
         """Stop the child (and a zygote of its own) and remove its working directory (packages, inputs)."""

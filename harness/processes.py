@@ -1,7 +1,7 @@
 """The cell processes of a run: the controller starts the run's zygote and tells the xdist workers where it
 listens; every pytest process (controller or worker) keeps one ``CellProcess`` (one GPU per worker) and runs
-its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes so the
-record holds its measured rate."""
+its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, all at once, so
+the record holds its measured rate."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,7 @@ class CellProcesses:
 
     def run(self, spec: CellSpec) -> Outcome:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
-        more times, each in a fresh cell process, and keep every attempt's status (the first is the record's;
+        more times and keep every attempt's status in attempt order (the first is the record's;
         ``diagnostics.ended`` is the last attempt's end)."""
         outcome = self._cell_process().run(spec)
         outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
@@ -73,14 +74,27 @@ class CellProcesses:
         suspect = outcome.status == "wrong" or (expected is not None and outcome.status not in (expected, "skip"))
         if not suspect or not plan.reruns:
             return outcome
-        statuses = [outcome.status]
-        for number in range(2, plan.reruns + 2):
-            self._cell_process().stop()  # a fresh process: nothing of the previous attempt (autotune caches) stays
-            attempt = self._cell_process().run(dataclasses.replace(spec, attempt=number))  # builds all anew
-            statuses.append(attempt.status)
-        outcome.outcomes = statuses
-        outcome.diagnostics["ended"] = attempt.diagnostics["ended"]  # the timeline's bar spans every attempt
+        attempts = self._rerun(spec, range(2, plan.reruns + 2))
+        outcome.outcomes = [outcome.status, *(attempt.status for attempt in attempts)]
+        outcome.diagnostics["ended"] = max(attempt.diagnostics["ended"] for attempt in attempts)  # the bar spans all
         return outcome
+
+    def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
+        """The attempts ``numbers`` of the cell, all at once, each in a fresh cell process of its own (forked
+        from the zygote, so nothing of another attempt, autotune caches included, is in it): the last in this
+        worker's own process, which goes on with the next cell, the others in processes that log to
+        ``WORKER.attemptN.log`` and end with the attempt. A fresh process spends 2-5 s starting (CUDA context,
+        Triton's first launch, autotuning anew); one after the other, 36 wrong cells took 4 of them each."""
+        own = self._cell_process()
+        own.stop()
+        extra = [self._new_process(f"{self.worker}.attempt{number}") for number in numbers[:-1]]
+        specs = [dataclasses.replace(spec, attempt=number) for number in numbers]
+        try:
+            with ThreadPoolExecutor(len(specs)) as pool:
+                return list(pool.map(CellProcess.run, [*extra, own], specs))
+        finally:
+            for process in extra:
+                process.close()
 
     @property
     def device(self) -> str | None:
@@ -88,16 +102,19 @@ class CellProcesses:
 
     def _cell_process(self) -> CellProcess:
         if self.process is None:
-            address, pid = self._zygote_address()
-            self.process = CellProcess(
-                self.options.report_dir / "logs" / f"{self.worker}.log",
-                self._environment(),
-                assigned_gpu(self.worker, opts.plan(self.config).gpus),
-                self.options.max_rss_mb,
-                address,
-                pid,
-            )
+            self.process = self._new_process(self.worker)
         return self.process
+
+    def _new_process(self, log_name: str) -> CellProcess:
+        address, pid = self._zygote_address()
+        return CellProcess(
+            self.options.report_dir / "logs" / f"{log_name}.log",
+            self._environment(),
+            assigned_gpu(self.worker, opts.plan(self.config).gpus),
+            self.options.max_rss_mb,
+            address,
+            pid,
+        )
 
     def _zygote_address(self) -> tuple[str | None, int | None]:
         """The run's zygote: (address, pid) from the controller, or (None, None) when it started none."""

@@ -55,6 +55,9 @@ def test_a_wrong_cell_is_rerun_and_keeps_every_outcome(write_matrix, tmp_path: P
     assert "outcomes" not in cells["good"] and data["environment"]["reruns"] == 2
     for cell in cells.values():
         assert cell["diagnostics"]["started"] <= cell["diagnostics"]["ended"]
+    # the attempts after the first ran at once, each in a fresh process: the last in the worker's own
+    assert sorted(log.name for log in (out / "logs").glob("main*.log")) == ["main.attempt2.log", "main.log"]
+    assert cells["wrong"]["diagnostics"]["process_start"] > 0  # the run's first cell started its process
 
 
 def test_a_cell_unlike_its_baseline_is_rerun(write_matrix, tmp_path: Path):
