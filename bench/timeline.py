@@ -27,6 +27,8 @@ class Bar:
     worker: str
     start: float  # seconds from the run's first cell start
     end: float
+    run: float  # the record's seconds: one attempt, without the process's start and the re-runs
+    cpu: float | None  # CPU seconds of that attempt (diagnostics.cpu_seconds), None in older files
 
     @property
     def seconds(self) -> float:
@@ -98,6 +100,8 @@ def timeline(data: dict[str, Any], file: Path | str) -> Timeline:
             str(cell["diagnostics"].get("worker") or f"pid {cell['diagnostics'].get('pid')}"),
             cell["diagnostics"]["started"] - first,
             cell["diagnostics"]["ended"] - first,
+            float(cell.get("seconds") or 0.0),
+            cell["diagnostics"].get("cpu_seconds"),
         )
         for cell in timed
     ]
@@ -110,6 +114,17 @@ def timeline(data: dict[str, Any], file: Path | str) -> Timeline:
     return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed)
 
 
+PATH_COLUMNS = ["path", "cells", "total s", "max s", "attempt s", "cpu s", "cpu %"]
+
+
+def cpu_share(bars: list[Bar]) -> list[float | None]:
+    """Seconds of one attempt, the CPU seconds of the attempts that say theirs, and the share those are of them
+    (the rest is waiting: the GPU, locks, the disk, or a busy machine)."""
+    timed = [bar for bar in bars if bar.cpu is not None]
+    run, cpu = sum(bar.run for bar in timed), sum(bar.cpu or 0.0 for bar in timed)
+    return [sum(bar.run for bar in bars), cpu if timed else None, 100 * cpu / run if run else None]
+
+
 def summary(line: Timeline) -> str:
     """The text summary: the run's totals, then per path and per worker."""
     wall = f"{line.wall_seconds:.1f} s" if line.wall_seconds is not None else "unknown"
@@ -119,9 +134,9 @@ def summary(line: Timeline) -> str:
         f"busy {100 * line.busy:.1f}%; idle tail {line.idle_tail:.1f} s (critical lane {line.critical})"
     )
     by_path = [
-        [path, len(secs), round(sum(secs), 1), round(max(secs), 1)]
+        [path, len(bars), sum(bar.seconds for bar in bars), max(bar.seconds for bar in bars), *cpu_share(bars)]
         for path in line.paths
-        for secs in [[bar.seconds for bar in line.bars if bar.path == path]]
+        for bars in [[bar for bar in line.bars if bar.path == path]]
     ]
     by_worker = [
         [lane, round(sum(secs), 1), len(secs), round(line.lane_end(lane), 1)]
@@ -131,7 +146,7 @@ def summary(line: Timeline) -> str:
     parts = [
         head,
         "",
-        tabulate(by_path, headers=["path", "cells", "total s", "max s"], tablefmt="simple", floatfmt=".1f"),
+        tabulate(by_path, headers=PATH_COLUMNS, tablefmt="simple", floatfmt=".1f"),
         "",
         tabulate(by_worker, headers=["worker", "busy s", "cells", "ends at s"], tablefmt="simple", floatfmt=".1f"),
     ]

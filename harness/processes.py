@@ -80,21 +80,23 @@ class CellProcesses:
         return outcome
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
-        """The attempts ``numbers`` of the cell, all at once, each in a fresh cell process of its own (forked
-        from the zygote, so nothing of another attempt, autotune caches included, is in it): the last in this
-        worker's own process, which goes on with the next cell, the others in processes that log to
-        ``WORKER.attemptN.log`` and end with the attempt. A fresh process spends 2-5 s starting (CUDA context,
-        Triton's first launch, autotuning anew); one after the other, 36 wrong cells took 4 of them each."""
+        """The attempts ``numbers`` of the cell, each in a fresh cell process of its own (forked from the zygote,
+        so nothing of another attempt, autotune caches included, is in it), as many at once as this worker has
+        cores (``cores_per_worker``): the last in this worker's own process, which goes on with the next cell, the
+        others in processes that log to ``WORKER.attemptN.log`` and end with the attempt."""
         own = self._cell_process()
         own.stop()
-        extra = [self._new_process(f"{self.worker}.attempt{number}") for number in numbers[:-1]]
-        specs = [dataclasses.replace(spec, attempt=number) for number in numbers]
-        try:
-            with ThreadPoolExecutor(len(specs)) as pool:
-                return list(pool.map(CellProcess.run, [*extra, own], specs))
-        finally:
-            for process in extra:
-                process.close()
+
+        def attempt(number: int) -> Outcome:
+            process = own if number == numbers[-1] else self._new_process(f"{self.worker}.attempt{number}")
+            try:
+                return process.run(dataclasses.replace(spec, attempt=number))
+            finally:
+                if process is not own:
+                    process.close()
+
+        with ThreadPoolExecutor(cores_per_worker(opts.workers(self.config))) as pool:
+            return list(pool.map(attempt, numbers))
 
     @property
     def device(self) -> str | None:
@@ -128,6 +130,14 @@ class CellProcesses:
         return cell_environment(opts.plan(self.config).environment, self.options.cache_dir, opts.workers(self.config))
 
 
+def cores_per_worker(workers: int) -> int:
+    """The cores each worker has: its cell processes' CPU threads, and how many attempts of a suspect cell run
+    at once. More attempts at once oversubscribe the machine while the other workers are busy: with all 5
+    attempts at once, the 36 wrong flop_counter cells of the full matrix took 1115 s of worker time on 30
+    workers and 32 cores, against 578 s one after the other (3799951 against ab5d224, 2-GPU host)."""
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
 def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int = 1) -> dict[str, str]:
     """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
     (bytecode, Inductor, Triton) and torch's CPU threads per process (the cores shared among ``workers``)
@@ -138,7 +148,7 @@ def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int 
         "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
         "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
         "TRITON_CACHE_DIR": str(cache_dir / "triton"),
-        "OMP_NUM_THREADS": str(max(1, (os.cpu_count() or 1) // max(1, workers))),
+        "OMP_NUM_THREADS": str(cores_per_worker(workers)),
     }
     given = {**os.environ, **environment}
     return {**environment, **{name: value for name, value in chosen.items() if name not in given}}

@@ -3,6 +3,7 @@ first size, then on inputs hypothesis draws), and classify what happened into an
 
 from __future__ import annotations
 
+import resource
 import time
 import traceback
 from collections.abc import Callable
@@ -46,7 +47,7 @@ def run_cell(
         case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir, share=spec.attempt == 1
     )
     outcome = Outcome()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), cpu_seconds()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     if device == "cuda" and torch.cuda.is_available():
@@ -61,7 +62,7 @@ def run_cell(
         outcome = Outcome(status="skip", reason=str(skip))
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
-    cell.diagnostics.update(memory(device))
+    cell.diagnostics.update(memory(device), cpu_seconds=round(cpu_seconds() - cpu_start, 3))
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if breaks:
         cell.diagnostics["graph_breaks"] = breaks
@@ -145,11 +146,16 @@ def device_name() -> str:
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
 
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) this process and the children it waited for have used: against a cell's
+    seconds, what it spent waiting (GPU, locks, disk, a busy machine) rather than computing."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def memory(device: str) -> dict[str, float]:
     """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB):
     a series over a worker's cells shows growth from cell to cell."""
-    import resource
-
     with open("/proc/self/statm") as statm:
         rss_pages = int(statm.read().split()[1])
     rss = rss_pages * resource.getpagesize() / 2**20

@@ -48,9 +48,13 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
     by_path = table(text, "path ")
     assert set(by_path) == {"cpu_fallback", "cpu_compile"}
     assert sum(row[0] for row in by_path.values()) == len(cells) == 8
-    for path, (count, total, longest) in by_path.items():
-        mine = [seconds for cell, seconds in durations.items() if cell.endswith(f"-{path}")]
-        assert (count, total, longest) == (len(mine), round(sum(mine), 1), round(max(mine), 1))
+    for path, (count, total, longest, attempt, cpu, share) in by_path.items():
+        mine = [cell for cell in cells if cell["path"] == path]
+        bars = [durations[cell["id"]] for cell in mine]
+        assert (count, total, longest) == (len(mine), round(sum(bars), 1), round(max(bars), 1))
+        assert attempt == round(sum(cell["seconds"] for cell in mine), 1)  # one attempt, no process start
+        used = sum(cell["diagnostics"]["cpu_seconds"] for cell in mine)
+        assert (cpu, share) == (round(used, 1), round(100 * used / sum(cell["seconds"] for cell in mine), 1))
     assert sum(row[1] for row in by_path.values()) == pytest.approx(sum(durations.values()), abs=0.1)
     by_worker = table(text, "worker ")
     assert set(by_worker) <= {"gw0", "gw1"} and sum(row[1] for row in by_worker.values()) == 8
@@ -64,7 +68,8 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
 def test_summary_numbers_on_a_made_up_run(tmp_path: Path):
     def cell(name: str, path: str, worker: str, start: float, end: float) -> dict:
         times = {"started": 1000 + start, "ended": 1000 + end, "worker": worker}
-        return {"id": f"{name}-s-{path}", "case": name, "style": "s", "path": path, "diagnostics": times}
+        record = {"id": f"{name}-s-{path}", "case": name, "style": "s", "path": path, "diagnostics": times}
+        return {**record, "seconds": end - start - 1}  # the process's start is not the cell's
 
     cells = [
         cell("a", "eager", "gw0", 0, 4),
@@ -77,7 +82,8 @@ def test_summary_numbers_on_a_made_up_run(tmp_path: Path):
     assert (line.span, line.cell_seconds, line.critical, line.idle_tail) == (10, 15, "gw1", 4)
     assert line.busy == 15 / (2 * 10) and len(line.bars) == 3  # the reused cell is not on this run's timeline
     text = summary(line)
-    assert table(text, "path ") == {"eager": [1, 4.0, 4.0], "compile": [2, 11.0, 9.0]}
+    # no record says its CPU seconds (an older file): those columns stay empty
+    assert table(text, "path ") == {"eager": [1, 4.0, 4.0, 3.0], "compile": [2, 11.0, 9.0, 9.0]}
     assert table(text, "worker ") == {"gw0": [6.0, 2, 6.0], "gw1": [9.0, 1, 10.0]}
 
 
