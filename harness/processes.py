@@ -80,23 +80,28 @@ class CellProcesses:
         return outcome
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
-        """The attempts ``numbers`` of the cell, each in a fresh cell process of its own (forked from the zygote,
-        so nothing of another attempt, autotune caches included, is in it), as many at once as this worker has
-        cores (``cores_per_worker``): the last in this worker's own process, which goes on with the next cell, the
-        others in processes that log to ``WORKER.attemptN.log`` and end with the attempt."""
+        """The attempts ``numbers`` of the cell, one after the other, each in a fresh cell process of its own
+        (forked from the zygote, so nothing of another attempt, autotune caches included, is in it), started
+        while the attempt before it runs: the last in this worker's own process, which goes on with the next
+        cell, the others in processes that log to ``WORKER.attemptN.log`` and end with their attempt."""
         own = self._cell_process()
         own.stop()
-
-        def attempt(number: int) -> Outcome:
-            process = own if number == numbers[-1] else self._new_process(f"{self.worker}.attempt{number}")
-            try:
-                return process.run(dataclasses.replace(spec, attempt=number))
-            finally:
-                if process is not own:
-                    process.close()
-
-        with ThreadPoolExecutor(cores_per_worker(opts.workers(self.config))) as pool:
-            return list(pool.map(attempt, numbers))
+        processes = [self._new_process(f"{self.worker}.attempt{number}") for number in numbers[:-1]] + [own]
+        outcomes = []
+        try:
+            with ThreadPoolExecutor(1) as starter:
+                starting = starter.submit(processes[0].prestart)
+                for number, process, after in zip(numbers, processes, [*processes[1:], None], strict=True):
+                    starting.result()
+                    if after is not None:
+                        starting = starter.submit(after.prestart)
+                    outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
+                    if process is not own:
+                        process.close()
+        finally:
+            for process in processes[:-1]:
+                process.close()
+        return outcomes
 
     @property
     def device(self) -> str | None:
@@ -131,10 +136,7 @@ class CellProcesses:
 
 
 def cores_per_worker(workers: int) -> int:
-    """The cores each worker has: its cell processes' CPU threads, and how many attempts of a suspect cell run
-    at once. More attempts at once oversubscribe the machine while the other workers are busy: with all 5
-    attempts at once, the 36 wrong flop_counter cells of the full matrix took 1115 s of worker time on 30
-    workers and 32 cores, against 578 s one after the other (3799951 against ab5d224, 2-GPU host)."""
+    """The cores each worker has: its cell processes' CPU threads."""
     return max(1, (os.cpu_count() or 1) // max(1, workers))
 
 
