@@ -96,14 +96,6 @@ class CellProcess:
             self.stop()  # memory stays bounded however many cells a worker runs
         return reply
 
-    def prestart(self) -> None:
-        """Start the child now, so that ``run`` need not wait for it (a re-run's next attempt starts while the
-        one before it runs); a failure to start is left for ``run`` to report."""
-        try:
-            self._start()
-        except (ChildFailed, zygote.ZygoteFailed, OSError):
-            pass
-
     def _start(self) -> None:
         if self.conn is not None:
             return

@@ -9,7 +9,6 @@ import dataclasses
 import os
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -81,26 +80,20 @@ class CellProcesses:
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
         """The attempts ``numbers`` of the cell, one after the other, each in a fresh cell process of its own
-        (forked from the zygote, so nothing of another attempt, autotune caches included, is in it), started
-        while the attempt before it runs: the last in this worker's own process, which goes on with the next
-        cell, the others in processes that log to ``WORKER.attemptN.log`` and end with their attempt."""
+        (forked from the zygote, so nothing of another attempt, autotune caches included, is in it): the last
+        in this worker's own process, which goes on with the next cell, the others in processes that log to
+        ``WORKER.attemptN.log`` and end with their attempt."""
         own = self._cell_process()
-        own.stop()
-        processes = [self._new_process(f"{self.worker}.attempt{number}") for number in numbers[:-1]] + [own]
         outcomes = []
-        try:
-            with ThreadPoolExecutor(1) as starter:
-                starting = starter.submit(processes[0].prestart)
-                for number, process, after in zip(numbers, processes, [*processes[1:], None], strict=True):
-                    starting.result()
-                    if after is not None:
-                        starting = starter.submit(after.prestart)
-                    outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
-                    if process is not own:
-                        process.close()
-        finally:
-            for process in processes[:-1]:
-                process.close()
+        for number in numbers:
+            process = own if number == numbers[-1] else self._new_process(f"{self.worker}.attempt{number}")
+            if process is own:
+                own.stop()
+            try:
+                outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
+            finally:
+                if process is not own:
+                    process.close()
         return outcomes
 
     @property
