@@ -3,7 +3,7 @@
 Recorded: error at build: RuntimeError: Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op)> with schema harness::add_inplace_triton_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.
 The same failure (15 more cell(s)): add_inplace-triton_op-train_compile, add_inplace-triton_op_autotune-train_eager, add_inplace-triton_op_autotune-train_compile, add_inplace-triton_op_heuristics_autotune-train_eager, add_inplace-triton_op_heuristics_autotune-train_compile, add_inplace-triton_op_autotune_heuristics-train_eager, add_inplace-triton_op_autotune_heuristics-train_compile, add_inplace-custom_op-train_eager, add_inplace-custom_op-train_compile, add_inplace-custom_op_autotune-train_eager, add_inplace-custom_op_autotune-train_compile, add_inplace-custom_op_heuristics_autotune-train_eager, add_inplace-custom_op_heuristics_autotune-train_compile, add_inplace-custom_op_autotune_heuristics-train_eager, add_inplace-custom_op_autotune_heuristics-train_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the

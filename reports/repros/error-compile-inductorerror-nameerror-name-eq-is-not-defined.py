@@ -3,7 +3,7 @@
 Recorded: error at compile: InductorError: NameError: name 'Eq' is not defined
 The same failure (7 more cell(s)): sin-triton_op_autotune_heuristics-dynamic, silu-triton_op_autotune_heuristics-dynamic, softmax-triton_op_autotune_heuristics-dynamic, matmul-triton_op_autotune_heuristics-dynamic, rmsnorm-triton_op_autotune_heuristics-dynamic, layernorm-triton_op_autotune_heuristics-dynamic, sin_triton_backward-triton_op_autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the

@@ -3,7 +3,7 @@
 Recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op; the fallback path doesn't work on out= or view ops.
 The same failure (7 more cell(s)): add_inplace-triton_op_autotune-vmap, add_inplace-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_autotune-vmap, add_inplace-custom_op_heuristics_autotune-vmap, add_inplace-custom_op_autotune_heuristics-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the

@@ -3,7 +3,7 @@
 Recorded: error at run: RuntimeError: Cannot access data pointer of Tensor that doesn't have storage
 The same failure (35 more cell(s)): add-autotune-vmap, add-heuristics_autotune-vmap, add-autotune_heuristics-vmap, sin-raw_jit-vmap, sin-autotune-vmap, sin-heuristics_autotune-vmap, sin-autotune_heuristics-vmap, silu-raw_jit-vmap, silu-autotune-vmap, silu-heuristics_autotune-vmap, silu-autotune_heuristics-vmap, softmax-raw_jit-vmap, softmax-autotune-vmap, softmax-heuristics_autotune-vmap, softmax-autotune_heuristics-vmap, matmul-raw_jit-vmap, matmul-autotune-vmap, matmul-heuristics_autotune-vmap, matmul-autotune_heuristics-vmap, add_inplace-raw_jit-vmap, add_inplace-autotune-vmap, add_inplace-heuristics_autotune-vmap, add_inplace-autotune_heuristics-vmap, rmsnorm-raw_jit-vmap, rmsnorm-autotune-vmap, rmsnorm-heuristics_autotune-vmap, rmsnorm-autotune_heuristics-vmap, layernorm-raw_jit-vmap, layernorm-autotune-vmap, layernorm-heuristics_autotune-vmap, layernorm-autotune_heuristics-vmap, sin_triton_backward-raw_jit-vmap, sin_triton_backward-autotune-vmap, sin_triton_backward-heuristics_autotune-vmap, sin_triton_backward-autotune_heuristics-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the

@@ -3,7 +3,7 @@
 Recorded: error at run: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
 The same failure (35 more cell(s)): add-autotune-cpu_fallback, add-heuristics_autotune-cpu_fallback, add-autotune_heuristics-cpu_fallback, sin-raw_jit-cpu_fallback, sin-autotune-cpu_fallback, sin-heuristics_autotune-cpu_fallback, sin-autotune_heuristics-cpu_fallback, silu-raw_jit-cpu_fallback, silu-autotune-cpu_fallback, silu-heuristics_autotune-cpu_fallback, silu-autotune_heuristics-cpu_fallback, softmax-raw_jit-cpu_fallback, softmax-autotune-cpu_fallback, softmax-heuristics_autotune-cpu_fallback, softmax-autotune_heuristics-cpu_fallback, matmul-raw_jit-cpu_fallback, matmul-autotune-cpu_fallback, matmul-heuristics_autotune-cpu_fallback, matmul-autotune_heuristics-cpu_fallback, add_inplace-raw_jit-cpu_fallback, add_inplace-autotune-cpu_fallback, add_inplace-heuristics_autotune-cpu_fallback, add_inplace-autotune_heuristics-cpu_fallback, rmsnorm-raw_jit-cpu_fallback, rmsnorm-autotune-cpu_fallback, rmsnorm-heuristics_autotune-cpu_fallback, rmsnorm-autotune_heuristics-cpu_fallback, layernorm-raw_jit-cpu_fallback, layernorm-autotune-cpu_fallback, layernorm-heuristics_autotune-cpu_fallback, layernorm-autotune_heuristics-cpu_fallback, sin_triton_backward-raw_jit-cpu_fallback, sin_triton_backward-autotune-cpu_fallback, sin_triton_backward-heuristics_autotune-cpu_fallback, sin_triton_backward-autotune_heuristics-cpu_fallback.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the

@@ -3,7 +3,7 @@
 Recorded: error at trace: TypeError: unhashable type: non-nested SymInt
 The same failure (17 more cell(s)): add-heuristics_autotune-export_dynamic_nonstrict, add-autotune_heuristics-export_dynamic_nonstrict, sin-autotune-export_dynamic_nonstrict, sin-heuristics_autotune-export_dynamic_nonstrict, sin-autotune_heuristics-export_dynamic_nonstrict, silu-autotune-export_dynamic_nonstrict, silu-heuristics_autotune-export_dynamic_nonstrict, silu-autotune_heuristics-export_dynamic_nonstrict, matmul-autotune-export_dynamic_nonstrict, matmul-heuristics_autotune-export_dynamic_nonstrict, matmul-autotune_heuristics-export_dynamic_nonstrict, add_inplace-autotune-export_dynamic_nonstrict, add_inplace-heuristics_autotune-export_dynamic_nonstrict, add_inplace-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-autotune-export_dynamic_nonstrict, sin_triton_backward-heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-autotune_heuristics-export_dynamic_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the

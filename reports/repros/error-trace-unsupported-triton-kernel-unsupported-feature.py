@@ -3,7 +3,7 @@
 Recorded: error at trace: Unsupported: triton kernel unsupported feature
 The same failure (9 more cell(s)): add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the

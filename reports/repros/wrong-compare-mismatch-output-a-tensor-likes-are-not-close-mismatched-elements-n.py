@@ -1,18 +1,20 @@
-"""Reproducer for add_inplace-autotune_heuristics-cudagraphs, written by the compatibility-matrix harness.
+"""Reproducer for add_inplace-triton_op_autotune_heuristics-subclass_compile, written by the compatibility-matrix harness.
 
-Recorded: wrong at compare: Mismatch: output of call 1: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
+Recorded: wrong at compare: Mismatch: output .a: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit ba38bc107b244dba116eacfff7f6da99aac0a059.
+harness commit 37287a5.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
 "no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add_inplace) and the
-harness code the cell ran (style 'autotune_heuristics', path 'cudagraphs') are inlined below.
+harness code the cell ran (style 'triton_op_autotune_heuristics', path 'subclass_compile') are inlined below.
 """
 
 from __future__ import annotations
 
 
 import functools
+import inspect
+import os
 import time
 import torch
 import triton
@@ -20,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from torch.utils.flop_counter import register_flop_formula
 from typing import Any
 
 # ---- harness.case: the case's container ----
@@ -273,14 +276,13 @@ def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise Mismatch(f"{what}: " + "; ".join(lines)) from None
 
-Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
+INTERPRET_ENV = "TRITON_INTERPRET"
 
-def launched_backward(case: Case) -> Backward:
-    """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
-    if case.launch_backward is None:
-        return case.backward
-    launch_backward = case.launch_backward
-    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad)
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
+
+Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
 
 def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
     """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
@@ -307,26 +309,79 @@ def case_value(case: Case, values: tuple[Any, ...]) -> Any:
     """Outputs (or their grads) as the case's functions take them: the tensor, or the tuple of several."""
     return values[0] if case.outputs == 1 else tuple(values)
 
-def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) -> Callable[..., Any]:
-    """A ``torch.autograd.Function`` around ``fn`` whose backward is ``backward`` (the launcher's training)."""
+def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
     mutated = case.mutates_index
 
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *inputs: Any) -> Any:
-            out = fn(*inputs)
-            save(ctx, inputs, out, mutated)
-            if mutated:
-                ctx.mark_dirty(*(inputs[i] for i in mutated))
-                return inputs[mutated[0]]
-            return out
+    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
+        save(ctx, inputs, output, mutated)
 
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-            return tuple(backward(*saved(case, ctx, grads)))
+    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        return tuple(backward(*saved(case, ctx, grads)))
 
-    KernelFunction.__name__ = f"{case.id}_kernel_function"
-    return KernelFunction.apply
+    return formula, setup_context
+
+def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
+    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
+    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
+    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
+    every tensor argument."""
+    assert case.launch_backward is not None
+    launch_backward = case.launch_backward
+
+    def launch(*values: Any) -> Any:
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values)))
+
+    def cpu_kernel(*values: Any) -> Any:
+        return _tensor_grads(case, case.backward(*_split(case, values)))
+
+    def fake(*values: Any) -> Any:
+        inputs = values[: len(case.arg_names)]
+        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
+
+    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
+    if library_op is torch.library.custom_op:
+        op.register_fake(fake)
+    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
+        op.register_kernel("cpu")(cpu_kernel)
+
+    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
+        by_position = dict(zip(case.tensor_args, grads, strict=True))
+        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
+
+    return call
+
+def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
+    """The backward op's flat arguments as (inputs, output, grad)."""
+    count = len(case.arg_names)
+    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
+    return values[:count], case_value(case, outputs), case_value(case, grads)
+
+def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
+    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
+    tensors = tuple(grads[index] for index in case.tensor_args)
+    return tensors[0] if len(tensors) == 1 else tensors
+
+def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
+    returns a tensor per tensor argument."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = argument_parameters(case)
+    for role in ("output", "grad"):
+        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
+    count = len(case.tensor_args)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
+    return fn
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+
+def tensors_annotation(count: int) -> Any:
+    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
+    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]
 
 def _config_keys(case: Case) -> set[str]:
     return {key for config in case.configs for key in config.kwargs}
@@ -359,15 +414,44 @@ class Wrapped:
         assert self.train_op is not None
         return self.train_op
 
-def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
-    whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
-    (``name`` is unused)."""
+def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
+    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
+    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
+    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
 
-    def op(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **meta)
+    def launch(*inputs: Any) -> Any:
+        return case.launch(torch.library.wrap_triton(kernel), *inputs, **meta)
 
-    return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
+    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
+    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+
+def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
+    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
+    tensors, returned (nothing for an op that writes into its inputs)."""
+    returns = None if case.mutates else tensors_annotation(case.outputs)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
+    return fn
+
+def _register_library_op(
+    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
+) -> Wrapped:
+    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
+    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
+    op (triton_op or custom_op)."""
+    if not triton_interpreted():
+        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
+    namespace, _, short_name = name.partition("::")
+    register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
+        lambda *shapes, out_shape=None, **kwargs: case.flops(*shapes)
+    )
+    backward = case.backward if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    formula, setup_context = autograd_formula(case, backward)
+    try:
+        op.register_autograd(formula, setup_context=setup_context)
+    except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
+        return Wrapped(op=op, train_op=None, train_error=error)
+    return Wrapped(op=op, train_op=op)
 
 @dataclass
 class Cell:
@@ -467,28 +551,47 @@ def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., 
     patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
 
-CUDAGRAPH_CALLS = 3
+def _halves(cell: Cell) -> tuple[Inputs, Inputs, Inputs]:
+    """Two input sets of the cell's size (its seed, and the next), and each tensor input as a ``TwoTensor`` of the
+    two: the wrapper subclass PyTorch's own tests use (every aten op runs once per half); the other arguments
+    (scalars, ``None``) as the first set has them."""
+    from torch.testing._internal.two_tensor import TwoTensor
 
-def cudagraphs(cell: Cell) -> None:
-    """``mode="reduce-overhead"``: several calls with fresh inputs, each compared."""
-    model = _compiled(cell, mode="reduce-overhead")
-    cell.stage = "trace"
-    for seed in range(CUDAGRAPH_CALLS):
-        inputs = cell.inputs(seed=seed)
-        with torch.no_grad():
-            out = model(*copy_inputs(inputs))
-            out = _own(out)  # the next replay overwrites it
-        cell.compare(f"output of call {seed + 1}", out, cell.expected(inputs))
-    skips = torch._dynamo.utils.counters["inductor"].get("cudagraph_skips", 0)
-    cell.diagnostics["cudagraph_skips"] = skips
+    seed = cell.example[1] if cell.example else 0
+    first, second = cell.inputs(), cell.inputs(seed=seed + 1)
+    both = tuple(
+        TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a
+        for a, b in zip(first, second, strict=True)
+    )
+    return first, second, both
 
-def _own(out: Any) -> Any:
-    """A copy of a CUDA graph's output (a tensor, or each of a tuple's), which its next replay overwrites."""
-    if isinstance(out, tuple | list):
-        return type(out)(_own(one) for one in out)
-    return out.clone() if isinstance(out, torch.Tensor) else out
+def _run_subclass(cell: Cell, model: Any) -> None:
+    """Call ``model`` on ``TwoTensor`` inputs; every output must be a ``TwoTensor`` whose ``.a`` and ``.b`` each
+    equal the reference applied to that half's inputs."""
+    from torch.testing._internal.two_tensor import TwoTensor
 
-STYLE, PATH, DEVICE = 'autotune_heuristics', 'cudagraphs', 'cuda'
+    first, second, both = _halves(cell)
+    with torch.no_grad():
+        out = model(*both)
+    cell.synchronize()
+    outs = as_tuple(out)
+    for index, one in enumerate(outs):
+        if not isinstance(one, TwoTensor):
+            cell.stage = "compare"
+            what = nth("output", index) if isinstance(out, tuple | list) else "output"
+            raise Mismatch(f"{what}: expected a TwoTensor, got {type(one).__name__}")
+    several = isinstance(out, tuple | list)
+    cell.compare("output .a", tuple(one.a for one in outs) if several else out.a, cell.expected(first))
+    cell.compare("output .b", tuple(one.b for one in outs) if several else out.b, cell.expected(second))
+
+def subclass_compile(cell: Cell) -> None:
+    """The module under ``torch.compile`` called on ``TwoTensor`` inputs; both halves of the output compared."""
+    model = _compiled(cell)
+    cell.stage = "trace"  # the backend moves it on to compile, then run
+    with cell.timed("compile_seconds"):
+        _run_subclass(cell, model)
+
+STYLE, PATH, DEVICE = 'triton_op_autotune_heuristics', 'subclass_compile', 'cuda'
 SIZE, SEED = 3001, 0  # the input the cell failed on
 
 
@@ -504,8 +607,8 @@ def main() -> None:
     )
     cell.example = (SIZE, SEED)
     torch.manual_seed(0)
-    cell.wrapped = launcher(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_autotune_heuristics')
-    cudagraphs(cell)
+    cell.wrapped = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_triton_op_autotune_heuristics')
+    subclass_compile(cell)
     print(f"no failure: {CASE.id}-{STYLE}-{PATH} passes here")
 
 
