@@ -1,7 +1,7 @@
 """The cell processes of a run: the controller starts the run's zygote and tells the xdist workers where it
 listens; every pytest process (controller or worker) keeps one ``CellProcess`` (one GPU per worker) and runs
-its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, all at once, so
-the record holds its measured rate."""
+its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, one after
+the other, so the record holds its measured rate."""
 
 from __future__ import annotations
 
