@@ -83,17 +83,16 @@ class CellProcesses:
         (forked from the zygote, so nothing of another attempt, autotune caches included, is in it): the last
         in this worker's own process, which goes on with the next cell, the others in processes that log to
         ``WORKER.attemptN.log`` and end with their attempt."""
-        own = self._cell_process()
         outcomes = []
-        for number in numbers:
-            process = own if number == numbers[-1] else self._new_process(f"{self.worker}.attempt{number}")
-            if process is own:
-                own.stop()
+        for number in numbers[:-1]:
+            process = self._new_process(f"{self.worker}.attempt{number}")
             try:
                 outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
             finally:
-                if process is not own:
-                    process.close()
+                process.close()
+        own = self._cell_process()
+        own.stop()
+        outcomes.append(own.run(dataclasses.replace(spec, attempt=numbers[-1])))
         return outcomes
 
     @property
