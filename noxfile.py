@@ -8,6 +8,7 @@ On a GPU image whose interpreter already holds torch and triton, run ``nox --no-
 session then uses that interpreter and installs nothing (README, "GPU runners")."""
 
 import sys
+from pathlib import Path
 
 import nox
 
@@ -21,6 +22,7 @@ TORCH_TRITON = {"2.13.0": "3.7.1", "2.15.0": "3.9.0"}
 CPU_PATHS = "cpu_fallback,cpu_compile"
 # where `nox -s matrix` writes (ignored by git): never over the committed GPU reference in reports/
 LATEST = "reports/latest"
+HERE = str(Path(__file__).resolve().parent)
 
 
 def _python(session: nox.Session) -> str:
@@ -80,5 +82,7 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    _install(session, "ruff")
+    """ruff, and the import-linter contract that keeps harness/'s stages importing one way (pyproject.toml)."""
+    _install(session, "ruff", "import-linter")
     session.run(_python(session), "-m", "ruff", "check", ".")
+    session.run("lint-imports", env={"PYTHONPATH": HERE})  # finds harness/ without installing it

@@ -83,8 +83,8 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
 
 def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
     """The matrix narrowed to ``--cases`` (and ``--styles``), and its cells (``CellSpec``s)."""
-    from harness.config import load_matrix, select
-    from harness.options import parse_ids
+    from harness.matrix.config import load_matrix, select
+    from harness.plugin.options import parse_ids
 
     styles = parse_ids(args.styles) if args.styles else None
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases), styles=styles)
@@ -118,9 +118,9 @@ def naive(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any
 def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, Any]:
     """Each of ``--workers`` cell processes runs its share of the cells twice (caches as cold left them): the
     RSS each process gains over the second pass is growth that does not stop once every cell has run."""
-    from harness.cellprocess import CellProcess
-    from harness.processes import cell_environment
-    from harness.records import new_record
+    from harness.execution.cellprocess import CellProcess
+    from harness.plugin.processes import cell_environment
+    from harness.records.record import new_record
 
     matrix, cells = selection(args)
     environment = cell_environment(matrix.environment, cache)

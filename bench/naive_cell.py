@@ -14,9 +14,9 @@ from pathlib import Path
 def main(matrix_file: str, cell_id: str, out: str) -> None:
     start = time.perf_counter()
     from harness.case import load_case
-    from harness.config import load_matrix
-    from harness.records import new_record
-    from harness.runner import device_name, run_cell
+    from harness.cell.runner import device_name, run_cell
+    from harness.matrix.config import load_matrix
+    from harness.records.record import new_record
 
     spec = next(spec for spec in load_matrix(matrix_file).cells if spec.id == cell_id)
     with tempfile.TemporaryDirectory() as workdir:

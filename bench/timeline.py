@@ -17,7 +17,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records import read_results
+from harness.records.record import read_results
 
 
 @dataclass(frozen=True)

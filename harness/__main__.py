@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.interpreter import INTERPRET_ENV
-from harness.options import DEFAULT_REPORT_DIR
+from harness.kernel.interpreter import INTERPRET_ENV
+from harness.plugin.options import DEFAULT_REPORT_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -72,9 +72,9 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     import pytest
     import torch
 
-    from harness.config import load_matrix, select
-    from harness.options import parse_ids, parse_shard
-    from harness.records import read_results
+    from harness.matrix.config import load_matrix, select
+    from harness.plugin.options import parse_ids, parse_shard
+    from harness.records.record import read_results
 
     axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
     if args.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
@@ -122,7 +122,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
 def _complete(results: Path, since: float | None = None) -> bool:
     """Whether ``results`` records every selected cell (and, with ``since``, was written after that time)."""
-    from harness.records import read_results
+    from harness.records.record import read_results
 
     if not results.exists() or (since is not None and results.stat().st_mtime < since):
         return False
@@ -130,14 +130,14 @@ def _complete(results: Path, since: float | None = None) -> bool:
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.config import load_matrix
+    from harness.matrix.config import load_matrix
 
     print("\n".join(load_matrix(args.matrix).cell_ids()))
     return 0
 
 
 def report(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.report import write_chart
+    from harness.report.chart import write_chart
 
     out = Path(args.out) if args.out else Path(args.results).with_name("matrix.md")
     write_chart(args.results, out)
@@ -146,9 +146,9 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.config import load_matrix
-    from harness.records import read_results
-    from harness.repro import write_repros
+    from harness.matrix.config import load_matrix
+    from harness.records.record import read_results
+    from harness.report.repro import write_repros
 
     results = Path(args.results)
     out = Path(args.out) if args.out else results.parent / "repros"
@@ -159,8 +159,8 @@ def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
 
 def gate(args: argparse.Namespace, _: list[str]) -> int:
     """Exit 1 when a cell regressed or went missing (with --strict: also fixes, flakes, stale entries)."""
-    from harness import gate as gating
-    from harness.records import read_results
+    from harness.records.record import read_results
+    from harness.report import gate as gating
 
     baseline, current = read_results(args.baseline), read_results(args.current)
     gating.check_comparable(baseline, current, args.baseline, args.current)
@@ -184,8 +184,8 @@ def rerun_regressions(changes: list, regressed: list[str], current: dict, args: 
     import subprocess
     import tempfile
 
-    from harness.records import read_results
-    from harness.runner import device_name
+    from harness.cell.runner import device_name
+    from harness.records.record import read_results
 
     here = device_name()
     if current["environment"].get("device") != here:
@@ -228,8 +228,8 @@ def rerun_regressions(changes: list, regressed: list[str], current: dict, args: 
 
 
 def draw_history(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.history import render
-    from harness.records import read_results
+    from harness.records.record import read_results
+    from harness.report.history import render
 
     runs = [read_results(file) for file in args.results]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -239,8 +239,8 @@ def draw_history(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.records import merge, read_results, write_results
-    from harness.report import write_chart
+    from harness.records.record import merge, read_results, write_results
+    from harness.report.chart import write_chart
 
     merged = merge([(file, read_results(file)) for file in args.results])
     out = Path(args.out)

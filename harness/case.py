@@ -19,7 +19,7 @@ ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give 
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
 
-    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.decorators``)
+    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.kernel.decorators``)
       is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
       computes from those; a stack without them passes them explicitly, from ``meta``.
     - ``launch(kernel, *inputs, **meta)``: allocates the output(s), launches ``kernel[grid](...)`` and

@@ -49,7 +49,7 @@ def write_matrix(tmp_path: Path) -> Callable[..., Path]:
 
 def cell_spec(case: str, style: str, path: str = "cpu_fallback", timeout: float = 120, module: str | None = None):
     """A CellSpec as the matrix would make it (CPU device, float32 tolerance)."""
-    from harness.compare import Tolerance
+    from harness.kernel.compare import Tolerance
     from harness.spec import CellSpec, PathSpec
 
     module = module or (case if "." in case else f"cases.{case}")
@@ -58,7 +58,7 @@ def cell_spec(case: str, style: str, path: str = "cpu_fallback", timeout: float 
 
 def make_record(case: str, style: str, path: str, **fields) -> dict:
     """A record built the one way records are built, from a spec and an outcome with ``fields``."""
-    from harness.records import new_record
+    from harness.records.record import new_record
     from harness.spec import CellSpec, Outcome, PathSpec
 
     spec = CellSpec(case, fields.pop("module", None), style, PathSpec(path, "cuda", 60), None)

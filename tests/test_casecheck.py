@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from harness.case import load_cases
-from harness.casecheck import CaseProblem, check_case
-from harness.compare import Tolerance
-from harness.config import load_matrix
 from harness.errors import InputError
+from harness.kernel.casecheck import CaseProblem, check_case
+from harness.kernel.compare import Tolerance
+from harness.matrix.config import load_matrix
 from tests.conftest import run_harness
 
 TOLERANCE = Tolerance(atol=1e-5, rtol=1e-5)

@@ -6,9 +6,9 @@ import pytest
 import torch
 
 from harness.case import Case, load_cases
-from harness.compare import Mismatch, Tolerance, assert_match, dtype_name
-from harness.config import load_matrix
-from harness.runner import run_cell
+from harness.cell.runner import run_cell
+from harness.kernel.compare import Mismatch, Tolerance, assert_match, dtype_name
+from harness.matrix.config import load_matrix
 from harness.spec import CellSpec
 from tests.conftest import REPO
 
@@ -104,7 +104,7 @@ def test_memory_is_recorded_per_cell(tmp_path: Path):
 def test_standalone_child_sees_torch_only(tmp_path: Path):
     """aoti_standalone on CPU tensors: each package runs in a fresh fork of one torch-only server, so an op this
     process registered (custom_op) is missing there, while a pure-PyTorch package loads and runs right."""
-    from harness.standalone import _own_server
+    from harness.cell.standalone import _own_server
 
     control = run("sin", "control", "aoti_standalone", tmp_path, device="cpu")
     assert control["status"] == "pass", control["error"]
@@ -120,7 +120,7 @@ def test_only_first_attempts_share_the_strict_package(tmp_path: Path, monkeypatc
     (attempt 2) exports and compiles anew. A strided view (layernorm's x) reaches the fresh process as it is."""
     from dataclasses import replace
 
-    from harness.standalone import PACKAGES_ENV
+    from harness.cell.standalone import PACKAGES_ENV
 
     (tmp_path / "packages").mkdir()
     monkeypatch.setenv(PACKAGES_ENV, str(tmp_path / "packages"))

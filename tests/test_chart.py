@@ -1,9 +1,9 @@
 """The chart's answers and marks, on hand-made results: goals, flaky rates, subsystem vs wrong numbers, notes,
 docs sources, grouping of styles by wrapper and of paths by group, and the committed GPU reference."""
 
-from harness.chart_marks import first_sentence, raised_at
-from harness.history import render as render_history
-from harness.report import render
+from harness.report.chart import render
+from harness.report.history import render as render_history
+from harness.report.marks import first_sentence, raised_at
 from tests.conftest import REPO, make_record
 from tests.test_records_report import results, rows, section, table, tables
 
@@ -269,7 +269,7 @@ def test_history_marks_subsystem_and_flaky_cells():
 
 def test_the_committed_reference_renders_with_its_answers():
     """reports/results.json, the committed GPU reference, renders with its own goals, sources and marks."""
-    from harness.records import read_results
+    from harness.records.record import read_results
 
     data = read_results(REPO / "reports" / "results.json")
     chart = render(data)

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_matrix
 from harness.errors import InputError
+from harness.matrix.config import load_matrix
 from tests.conftest import REPO, TOLERANCES, run_harness
 
 GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.config import load_matrix
-from harness.records import read_results
+from harness.matrix.config import load_matrix
+from harness.records.record import read_results
 from tests.conftest import REPO, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from harness.config import load_matrix
-from harness.report import contradictions
+from harness.matrix.config import load_matrix
+from harness.report.chart import contradictions
 from tests.conftest import TOLERANCES, make_record
 
 HEAD = """cases = ["add"]

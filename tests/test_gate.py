@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness import gate
 from harness.errors import InputError
-from harness.history import render as render_history
-from harness.records import SCHEMA
+from harness.records.record import SCHEMA
+from harness.report import gate
+from harness.report.history import render as render_history
 from harness.spec import STATUSES
 from tests.conftest import make_record, run_harness
 

@@ -11,9 +11,9 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from cases.layernorm import ROW_STRIDE
 from harness.case import copy_inputs, load_cases
-from harness.casecheck import check_case
-from harness.compare import Mismatch, Tolerance, assert_match
-from harness.runner import build
+from harness.cell.runner import build
+from harness.kernel.casecheck import check_case
+from harness.kernel.compare import Mismatch, Tolerance, assert_match
 from tests.test_cells import BUILT, run
 
 RMSNORM, LAYERNORM, SIN_BACKWARD = (

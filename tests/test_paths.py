@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from harness.case import load_cases
-from harness.cell import Cell
-from harness.paths import PATH_GROUPS, PATHS
-from harness.paths.export import _other_sizes
+from harness.cell.context import Cell
+from harness.cell.paths import PATH_GROUPS, PATHS
+from harness.cell.paths.export import _other_sizes
 from tests.test_cells import MATRIX
 from tests.test_cells import run as run_here
 

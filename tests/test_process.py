@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import zygote
-from harness.cellprocess import CellProcess
+from harness.execution import zygote
+from harness.execution.cellprocess import CellProcess
 from tests.conftest import cell_spec, run_harness
 
 GOOD = cell_spec("tests.fixtures.good", "triton_op")
@@ -107,8 +107,8 @@ def test_cell_processes_share_the_cores_among_workers(tmp_path: Path, monkeypatc
     caller's environment or matrix.toml's [environment] sets OMP_NUM_THREADS."""
     import os
 
-    from harness.config import load_matrix
-    from harness.processes import cell_environment
+    from harness.matrix.config import load_matrix
+    from harness.plugin.processes import cell_environment
     from tests.conftest import REPO
 
     matrix = load_matrix(REPO / "matrix.toml")

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records import SCHEMA, read_results, write_results
-from harness.report import escape, render
+from harness.records.record import SCHEMA, read_results, write_results
+from harness.report.chart import escape, render
 from tests.conftest import make_record, run_harness
 
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}

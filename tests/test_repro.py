@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_matrix
-from harness.paths import PATHS
-from harness.records import read_results
-from harness.repro import failure_signature, repro_source
-from harness.styles import KNOWN_STYLES
+from harness.cell.paths import PATHS
+from harness.kernel.styles import KNOWN_STYLES
+from harness.matrix.config import load_matrix
+from harness.records.record import read_results
+from harness.report.repro import failure_signature, repro_source
 from tests.conftest import REPO, make_record, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.compare import Tolerance
-from harness.config import load_matrix
-from harness.reuse import cell_keys, reusable
+from harness.kernel.compare import Tolerance
+from harness.matrix.config import load_matrix
+from harness.records.reuse import cell_keys, reusable
 from tests.conftest import REPO, make_record, run_harness
 
 REUSED = "♻"

@@ -6,8 +6,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from harness.config import load_matrix, select
 from harness.errors import InputError
+from harness.matrix.config import load_matrix, select
 from tests.conftest import REPO, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")

@@ -11,10 +11,10 @@ from triton import JITFunction
 from triton.runtime.autotuner import Autotuner, Heuristics
 
 from harness.case import load_cases
-from harness.config import load_matrix
-from harness.decorators import DECORATORS
-from harness.styles import KNOWN_STYLES, build_style, cross, style_id
-from harness.wrappers import WRAPPERS
+from harness.kernel.decorators import DECORATORS
+from harness.kernel.styles import KNOWN_STYLES, build_style, cross, style_id
+from harness.kernel.wrappers import WRAPPERS
+from harness.matrix.config import load_matrix
 from tests.conftest import REPO
 
 MATRIX = load_matrix(REPO / "matrix.toml")
@@ -173,8 +173,8 @@ def test_control_and_unknown_ids():
 INTERPRETED = """
 import dataclasses, torch
 from harness.case import load_cases
-from harness.decorators import DECORATORS
-from harness.wrappers import WRAPPERS
+from harness.kernel.decorators import DECORATORS
+from harness.kernel.wrappers import WRAPPERS
 
 # sizes that a config's BLOCK_SIZE divides or not: 1280 elements, 32 rows of 1000, rows of 768 columns
 for module, size in (("cases.add", 1280), ("cases.sin", 1280), ("examples.activations", 32), ("cases.layernorm", 5)):

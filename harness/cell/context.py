@@ -1,0 +1,121 @@
+"""What a path works with while a cell runs: the case, the built style, the device, and what it has seen."""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from harness.case import Case, Inputs, copy_inputs
+from harness.kernel.compare import assert_match
+from harness.kernel.styles import Wrapped
+from harness.spec import Tolerance
+
+
+class CellSkip(Exception):
+    """The cell cannot run on this machine (status ``skip``); the message is the reason."""
+
+
+class CellCrash(Exception):
+    """A process the cell started died by a signal (status ``crash``)."""
+
+
+@dataclass
+class Cell:
+    """What a path works with: the case, the built style, where to run, and what it has seen so far."""
+
+    case: Case
+    style: str
+    device: str
+    tolerance: Tolerance
+    workdir: Path
+    wrapped: Wrapped | None = None
+    stage: str = "build"
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
+    share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
+
+    @property
+    def id(self) -> str:
+        return f"{self.case.id}-{self.style}"
+
+    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+        example_size, example_seed = self.example or (self.case.sizes[0], 0)
+        inputs = self.case.make_inputs(
+            example_size if size is None else size, self.device, example_seed if seed is None else seed
+        )
+        if requires_grad:
+            return tuple(
+                value.detach().requires_grad_(value.is_floating_point()) if isinstance(value, torch.Tensor) else value
+                for value in inputs
+            )
+        return inputs
+
+    def model(self, train: bool = False) -> torch.nn.Module:
+        assert self.wrapped is not None
+        op = self.wrapped.trainable() if train else self.wrapped.op
+        return self.case.build_module(op).to(self.device)
+
+    def reference_model(self) -> torch.nn.Module:
+        return self.case.build_module(self.case.reference).to(self.device)
+
+    def expected(self, inputs: Inputs) -> Any:
+        """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
+        with torch.no_grad():
+            return self.reference_model()(*copy_inputs(inputs))
+
+    def synchronize(self) -> None:
+        """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def compare(self, what: str, actual: object, expected: object) -> None:
+        self.stage = "compare"
+        assert_match(what, actual, expected, self.tolerance)
+
+    @contextmanager
+    def timed(self, key: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.diagnostics[key] = round(self.diagnostics.get(key, 0.0) + time.perf_counter() - start, 3)
+
+    def backend(self, **config_patches: Any) -> Callable[..., Any]:
+        """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
+        tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
+        from torch._inductor.compile_fx import compile_fx
+
+        def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+            self.stage = "compile"
+            self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
+            self.record_graph(gm)
+            compiled = compile_fx(gm, example_inputs, config_patches=config_patches or None)
+
+            @functools.wraps(compiled)
+            def run(*args: Any, **kwargs: Any) -> Any:
+                self.stage = "run"
+                return compiled(*args, **kwargs)
+
+            self.stage = "trace"
+            return run
+
+        return inductor
+
+    def record_graph(self, gm: torch.fx.GraphModule) -> None:
+        """Keep the graph's user-kernel wrappers and harness ops (or nothing: the kernel was not captured)."""
+        captured = set(self.diagnostics.get("captured", []))
+        for node in gm.graph.nodes:
+            if node.op != "call_function":
+                continue
+            name = getattr(node.target, "__name__", str(node.target))
+            qualified = str(node.target)
+            if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
+                captured.add(qualified if qualified.startswith("harness.") else name)
+        self.diagnostics["captured"] = sorted(captured)

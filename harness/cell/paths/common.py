@@ -1,0 +1,41 @@
+"""What the path modules share: the registry (``@path``), running a model and comparing its output, and
+compiling the cell's model."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from harness.case import Inputs, copy_inputs
+
+if TYPE_CHECKING:
+    from harness.cell.context import Cell
+
+
+PathRunner = Callable[["Cell"], None]
+PATHS: dict[str, PathRunner] = {}
+PATH_GROUPS: dict[str, str] = {}  # path id -> the chart group of the module that registered it
+
+
+def path(runner: PathRunner) -> PathRunner:
+    """Register a path under its function's name (the id used in matrix.toml and cell ids), in the group its
+    module declares (``GROUP``)."""
+    PATHS[runner.__name__] = runner
+    PATH_GROUPS[runner.__name__] = sys.modules[runner.__module__].GROUP
+    return runner
+
+
+def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output") -> None:
+    """Run ``model`` without grad on a copy of ``inputs`` and compare its output(s) with the reference's."""
+    with torch.no_grad():
+        out = model(*copy_inputs(inputs))
+    cell.synchronize()
+    cell.compare(what, out, cell.expected(inputs))
+
+
+def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
+    patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
+    return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)

@@ -1,0 +1,238 @@
+"""The export and deploy group: ``torch.export`` and AOTInductor packages, in this process or a fresh one."""
+
+from __future__ import annotations
+
+import fcntl
+import inspect
+import json
+import os
+import shutil
+import signal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from harness.case import Inputs, copy_inputs
+from harness.cell.context import CellCrash
+from harness.cell.paths.common import _infer, path
+from harness.cell.standalone import PACKAGES_ENV, run_standalone
+
+if TYPE_CHECKING:
+    from harness.cell.context import Cell
+
+GROUP = "export and deploy"
+
+
+def _export(
+    cell: Cell, strict: bool, inputs: Inputs, dynamic: tuple[Any, ...] | None = None
+) -> torch.export.ExportedProgram:
+    """Export the cell's model; ``dynamic``: one dynamic-shape spec per input (``_dynamic_shapes``), or static."""
+    model = cell.model().eval()
+    # export wants the specs shaped like forward's parameters (a ``*inputs`` parameter takes them as one tuple)
+    shapes = None if dynamic is None else inspect.signature(model.forward).bind(*dynamic).arguments
+    cell.stage = "trace"
+    with cell.timed("export_seconds"):
+        args = copy_inputs(inputs)
+        program = torch.export.export(model, args, dynamic_shapes=shapes, strict=strict)
+    cell.record_graph(program.graph_module)
+    return program
+
+
+def _run_export(cell: Cell, strict: bool) -> None:
+    inputs = cell.inputs()
+    program = _export(cell, strict, inputs)
+    cell.stage = "run"
+    _infer(cell, program.module(), inputs)
+
+
+@path
+def export_strict(cell: Cell) -> None:
+    """``torch.export.export(strict=True)`` (Dynamo tracing), then ``ep.module()``."""
+    _run_export(cell, strict=True)
+
+
+@path
+def export_nonstrict(cell: Cell) -> None:
+    """``torch.export.export(strict=False)`` (Python tracing), then ``ep.module()``."""
+    _run_export(cell, strict=False)
+
+
+def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
+    program = _export(cell, strict, inputs)
+    cell.stage = "compile"
+    target = cell.workdir / f"{cell.id}-{'strict' if strict else 'nonstrict'}.pt2"
+    with cell.timed("compile_seconds"):
+        return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+
+
+def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
+    """The strict export's package of the case and style at the case's first inputs: aoti_strict and
+    aoti_standalone build the very same one (same model, same inputs, same export and compile calls, same
+    process state: a fresh fork of the run's zygote), so within a run the first of the two builds it, holding a
+    lock, into the run's package folder and the other loads that file, as a deployment loads what a build
+    produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
+    attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
+    sampled again."""
+    folder = os.environ.get(PACKAGES_ENV)
+    if not folder or not cell.share or cell.example is not None:
+        return _package(cell, True, inputs)
+    stem = Path(folder) / f"{cell.id}-shared-strict"  # the case and style
+    with open(f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+        built = Path(f"{stem}.json")
+        if built.exists():  # what the builder's export saw, and which cell built the package
+            cell.diagnostics.update(json.loads(built.read_text()))
+            return f"{stem}.pt2"
+        package = _package(cell, True, inputs)
+        shutil.copyfile(package, f"{stem}.pt2")
+        captured = cell.diagnostics.get("captured", [])
+        built.write_text(json.dumps({"captured": captured, "package_built_by": f"{cell.id}-{path_id}"}))
+        return package
+
+
+def _load_and_run(cell: Cell, package: str, inputs: Inputs) -> None:
+    cell.stage = "run"
+    runner = torch._inductor.aoti_load_package(package)
+    with cell.timed("run_seconds"):
+        _infer(cell, runner, inputs)
+
+
+@path
+def aoti_strict(cell: Cell) -> None:
+    """Strict export, AOTInductor package, loaded and run in this process."""
+    inputs = cell.inputs()
+    _load_and_run(cell, _strict_package(cell, inputs, "aoti_strict"), inputs)
+
+
+@path
+def aoti_nonstrict(cell: Cell) -> None:
+    """Non-strict export, AOTInductor package, loaded and run in this process."""
+    inputs = cell.inputs()
+    _load_and_run(cell, _package(cell, False, inputs), inputs)
+
+
+@path
+def aoti_standalone(cell: Cell) -> None:
+    """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
+    loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
+    The fresh process is a fork of a torch-only server (harness/cell/standalone.py)."""
+    inputs = cell.inputs()
+    package = _strict_package(cell, inputs, "aoti_standalone")
+    cell.stage = "run"
+    files = {name: str(cell.workdir / f"{cell.id}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
+    # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
+    # package, compiled for the view's strides, would read the wrong elements)
+    torch.save(list(inputs), files["in.pt"])
+    request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
+    request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
+    with cell.timed("run_seconds"):
+        code = run_standalone(request)
+    stderr = Path(files["log.txt"]).read_text(errors="replace")
+    if code < 0:
+        raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")
+    if code != 0:
+        raise RuntimeError(f"standalone process exited {code}: {_tail(stderr)}")
+    cell.compare("output", torch.load(files["out.pt"]), cell.expected(inputs))
+
+
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no stderr)"
+
+
+def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
+    """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
+    of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
+    case = cell.case
+    low, high = case.size_bounds or (1, 2 * max(case.sizes))
+    size = torch.export.Dim("size", min=low, max=high)
+    dims = case.dynamic_dims
+    if dims is None:
+        dims = tuple((0,) if isinstance(value, torch.Tensor) else () for value in inputs)
+    if len(dims) != len(inputs):
+        raise ValueError(f"{case.id}: dynamic_dims names {len(dims)} inputs, make_inputs gives {len(inputs)}")
+    return tuple({dim: size for dim in input_dims} or None for input_dims in dims)
+
+
+def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
+    """The size traced (the cell's example, else the case's first size) and at least two others to run: the
+    case's other sizes, topped up with sizes next to the traced one, all within ``size_bounds``."""
+    case = cell.case
+    traced = cell.example[0] if cell.example else case.sizes[0]
+    low, high = case.size_bounds or (1, 2 * max(case.sizes))
+    others = [size for size in dict.fromkeys(case.sizes) if size != traced and low <= size <= high]
+    for size in (traced + 1, traced - 1, high, low):
+        if len(others) < 2 and size != traced and size not in others and low <= size <= high:
+            others.append(size)
+    return traced, others
+
+
+def _run_sizes(cell: Cell, runner: Any, inputs: Inputs) -> None:
+    """Run ``runner`` at the traced inputs, then at every other size, each compared with the reference."""
+    traced, others = _other_sizes(cell)
+    cell.stage = "run"
+    _infer(cell, runner, inputs, what=f"output at traced size {traced}")
+    for size in others:
+        cell.stage = "run"
+        _infer(cell, runner, cell.inputs(size), what=f"output at size {size}")
+
+
+def _run_export_dynamic(cell: Cell, strict: bool) -> None:
+    inputs = cell.inputs()
+    program = _export(cell, strict, inputs, _dynamic_shapes(cell, inputs))
+    _run_sizes(cell, program.module(), inputs)
+
+
+@path
+def export_dynamic_strict(cell: Cell) -> None:
+    """Strict export with the case's size-driven dims dynamic (``_dynamic_shapes``), then ``ep.module()`` at the
+    traced size and at two or more others (``_other_sizes``), each compared."""
+    _run_export_dynamic(cell, strict=True)
+
+
+@path
+def export_dynamic_nonstrict(cell: Cell) -> None:
+    """Non-strict export with the case's size-driven dims dynamic, then ``ep.module()`` at the traced size and at
+    two or more others, each compared."""
+    _run_export_dynamic(cell, strict=False)
+
+
+@path
+def aoti_dynamic(cell: Cell) -> None:
+    """The dynamic strict export compiled by AOTInductor, loaded in this process, run at the traced size and at
+    two or more others, each compared."""
+    inputs = cell.inputs()
+    program = _export(cell, True, inputs, _dynamic_shapes(cell, inputs))
+    cell.stage = "compile"
+    target = cell.workdir / f"{cell.id}-dynamic.pt2"
+    with cell.timed("compile_seconds"):
+        package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+    cell.stage = "run"
+    runner = torch._inductor.aoti_load_package(package)
+    with cell.timed("run_seconds"):
+        _run_sizes(cell, runner, inputs)
+
+
+@path
+def export_saveload(cell: Cell) -> None:
+    """Strict export, ``torch.export.save`` to a file (stage ``compile``: making the artifact), then
+    ``torch.export.load`` of that file and its ``.module()`` run and compared (stage ``run``).
+
+    The load happens in this process, but from the file only: the exported program is dropped before loading,
+    so nothing in memory from the export is reused. What the process still has is what a deployment would have
+    imported, its kernel library: the case's module and the style's ``torch.library`` registrations, without
+    which a loader cannot resolve the ``harness::`` ops (aoti_standalone measures the torch-only process).
+    The loader does not read the in-memory table of traced Triton kernels: torch's deserializer refuses a raw
+    kernel node ("deserialize nyi"), while saving one reads the kernel's compile cache in this process."""
+    inputs = cell.inputs()
+    program = _export(cell, True, inputs)
+    cell.stage = "compile"
+    target = cell.workdir / f"{cell.id}-saveload.pt2"
+    with cell.timed("compile_seconds"):
+        torch.export.save(program, target)
+    del program
+    cell.stage = "run"
+    loaded = torch.export.load(target)
+    with cell.timed("run_seconds"):
+        _infer(cell, loaded.module(), inputs)

@@ -1,0 +1,147 @@
+"""The subsystems group: CPU tensors and PyTorch machinery around the op (flop counting, ...)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from harness.case import Inputs, as_tuple, copy_inputs, copy_tensor
+from harness.cell.paths.common import _compiled, _infer, path
+from harness.cell.paths.compilation import compile, eager
+from harness.kernel.compare import Mismatch, SubsystemMismatch, nth
+
+if TYPE_CHECKING:
+    from harness.cell.context import Cell
+
+GROUP = "subsystems"
+VMAP_BATCH = 3
+
+
+@path
+def cpu_fallback(cell: Cell) -> None:
+    """CPU tensors, eager: works where the style has a CPU kernel."""
+    eager(cell)
+
+
+@path
+def cpu_compile(cell: Cell) -> None:
+    """CPU tensors under ``torch.compile``."""
+    compile(cell)
+
+
+@path
+def flop_counter(cell: Cell) -> None:
+    """``FlopCounterMode`` must report the op's declared flops (the control row checks the output only)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    inputs = cell.inputs()
+    model = cell.model()
+    cell.stage = "run"
+    counter = FlopCounterMode(display=False)
+    with counter:
+        _infer(cell, model, inputs)
+    counted = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if str(op).startswith("harness."))
+    cell.diagnostics["flops"] = counted
+    if cell.style != "control":
+        declared = _declared_flops(cell, inputs)
+        if counted != declared:
+            cell.stage = "compare"
+            raise SubsystemMismatch(
+                f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}"
+            )
+
+
+def _declared_flops(cell: Cell, inputs: Inputs) -> int:
+    """The case's flop formula over the shapes the op is really called with inside the module (its other
+    arguments as they are, as FlopCounterMode hands them to a registered formula)."""
+    declared = 0
+
+    def spy(*args: Any) -> Any:
+        nonlocal declared
+        declared += cell.case.flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
+        return cell.case.reference(*args)
+
+    with torch.no_grad():
+        cell.case.build_module(spy).to(cell.device)(*copy_inputs(inputs))
+    return declared
+
+
+def _halves(cell: Cell) -> tuple[Inputs, Inputs, Inputs]:
+    """Two input sets of the cell's size (its seed, and the next), and each tensor input as a ``TwoTensor`` of the
+    two: the wrapper subclass PyTorch's own tests use (every aten op runs once per half); the other arguments
+    (scalars, ``None``) as the first set has them."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    seed = cell.example[1] if cell.example else 0
+    first, second = cell.inputs(), cell.inputs(seed=seed + 1)
+    both = tuple(
+        TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a
+        for a, b in zip(first, second, strict=True)
+    )
+    return first, second, both
+
+
+def _run_subclass(cell: Cell, model: Any) -> None:
+    """Call ``model`` on ``TwoTensor`` inputs; every output must be a ``TwoTensor`` whose ``.a`` and ``.b`` each
+    equal the reference applied to that half's inputs."""
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    first, second, both = _halves(cell)
+    with torch.no_grad():
+        out = model(*both)
+    cell.synchronize()
+    outs = as_tuple(out)
+    for index, one in enumerate(outs):
+        if not isinstance(one, TwoTensor):
+            cell.stage = "compare"
+            what = nth("output", index) if isinstance(out, tuple | list) else "output"
+            raise Mismatch(f"{what}: expected a TwoTensor, got {type(one).__name__}")
+    several = isinstance(out, tuple | list)
+    cell.compare("output .a", tuple(one.a for one in outs) if several else out.a, cell.expected(first))
+    cell.compare("output .b", tuple(one.b for one in outs) if several else out.b, cell.expected(second))
+
+
+@path
+def subclass_eager(cell: Cell) -> None:
+    """The module called on tensor-subclass inputs (``TwoTensor``: a wrapper holding two tensors), eagerly; both
+    halves of the output compared."""
+    model = cell.model()
+    cell.stage = "run"
+    with cell.timed("run_seconds"):
+        _run_subclass(cell, model)
+
+
+@path
+def subclass_compile(cell: Cell) -> None:
+    """The module under ``torch.compile`` called on ``TwoTensor`` inputs; both halves of the output compared."""
+    model = _compiled(cell)
+    cell.stage = "trace"  # the backend moves it on to compile, then run
+    with cell.timed("compile_seconds"):
+        _run_subclass(cell, model)
+
+
+@path
+def vmap(cell: Cell) -> None:
+    """``torch.vmap`` over the module, on ``VMAP_BATCH`` input sets of the cell's size (its seed and the next
+    ones), each tensor input stacked along a new dim 0 (the other arguments, unbatched, as the first set has
+    them); every item of every output compared with the reference of that item."""
+    seed = cell.example[1] if cell.example else 0
+    items = [cell.inputs(seed=seed + k) for k in range(VMAP_BATCH)]
+    batched = tuple(
+        torch.stack(values) if isinstance(values[0], torch.Tensor) else values[0] for values in zip(*items, strict=True)
+    )
+    in_dims = tuple(0 if isinstance(value, torch.Tensor) else None for value in batched)
+    model = cell.model()
+    cell.stage = "run"
+    with cell.timed("run_seconds"), torch.no_grad():
+        out = torch.vmap(model, in_dims=in_dims)(*batched)
+    cell.synchronize()
+    for one in as_tuple(out):
+        if not isinstance(one, torch.Tensor) or one.shape[:1] != (VMAP_BATCH,):
+            cell.stage = "compare"
+            got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__
+            raise Mismatch(f"output: expected {VMAP_BATCH} items along dim 0, got {got}")
+    for k, inputs in enumerate(items):
+        item = tuple(one[k] for one in out) if isinstance(out, tuple | list) else out[k]
+        cell.compare(f"output of item {k}", item, cell.expected(inputs))

@@ -1,0 +1,167 @@
+"""The pytest side of a cell process: a long-lived child, forked from the run's zygote (zygote.py) with torch
+already imported, that runs cells one by one (harness/execution/child.py). Its parent (a pytest process) survives
+the child's crashes, hangs and CUDA faults, turns them into outcomes, and gets a new child."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from harness.execution import zygote
+from harness.spec import CellSpec, Outcome
+
+START_TIMEOUT = 300.0
+STDERR_TAIL_LINES = 8
+
+
+class CellProcess:
+    """Runs cells in a child process; one instance per pytest process (the controller or an xdist worker)."""
+
+    def __init__(
+        self,
+        log_file: Path,
+        environment: dict[str, str],
+        gpu: str | None,
+        max_rss_mb: float = 0,
+        zygote_address: str | None = None,
+        zygote_pid: int | None = None,
+    ) -> None:
+        self.log_file = log_file
+        self.environment = environment  # for a zygote of its own: matrix.toml's [environment], the caches
+        self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
+        self.max_rss_mb = max_rss_mb  # a child resident above this after a cell is replaced (0: never)
+        self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
+        self.own_zygote: subprocess.Popen[str] | None = None  # when not given the run's
+        self.address = zygote_address
+        self.zygote_pid = zygote_pid  # the run's zygote, which may still be starting
+        self.pid: int | None = None
+        self.conn: Connection | None = None
+        self.device: str | None = None
+        self.started: float | None = None  # when the current child had started (sent its device name)
+
+    def run(self, spec: CellSpec) -> Outcome:
+        """The cell's outcome: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails.
+        Its diagnostics say when it started and ended (seconds since the epoch), for a run's timeline, and how
+        long starting a fresh cell process took before it (``process_start``, seconds), when it needed one."""
+        fresh = self.conn is None
+        started = time.time()
+        outcome = self._run(spec)
+        outcome.diagnostics.update(started=round(started, 3), ended=round(time.time(), 3))
+        if fresh and self.started is not None:
+            outcome.diagnostics["process_start"] = round(self.started - started, 3)
+        return outcome
+
+    def _run(self, spec: CellSpec) -> Outcome:
+        try:
+            self._start()
+        except (ChildFailed, zygote.ZygoteFailed, OSError) as failure:
+            return Outcome(status="error", error_type="CellProcessFailed", error=str(failure), stage="build")
+        assert self.conn is not None
+        log_offset = self.log_file.stat().st_size
+        start = time.perf_counter()
+        self.conn.send(spec)
+        timeout = spec.path.timeout
+        if not self.conn.poll(timeout):
+            self.stop()
+            return Outcome(
+                status="timeout",
+                error_type="Timeout",
+                seconds=round(time.perf_counter() - start, 3),
+                error=f"no result after {timeout:g} s (the path's timeout in matrix.toml)",
+            )
+        try:
+            reply = self.conn.recv()
+        except (EOFError, OSError):
+            reply = ("exit", None)  # the supervisor went too
+        if isinstance(reply, tuple):  # the supervisor's word: the cell process exited mid-cell
+            code = reply[1]
+            died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
+            self.stop()
+            return Outcome(
+                status="crash",
+                error_type=died.split()[-1],
+                seconds=round(time.perf_counter() - start, 3),
+                error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",
+            )
+        if reply.cuda_fault:
+            self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
+        elif self.max_rss_mb and reply.diagnostics.get("rss_mb", 0) > self.max_rss_mb:
+            reply.diagnostics["replaced_above_rss_mb"] = self.max_rss_mb
+            self.stop()  # memory stays bounded however many cells a worker runs
+        return reply
+
+    def _start(self) -> None:
+        if self.conn is not None:
+            return
+        if self.address is None or (self.own_zygote is not None and self.own_zygote.poll() is not None):
+            self._start_own_zygote()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.log_file.touch()
+        offset = self.log_file.stat().st_size
+        request = {"workdir": str(self.workdir), "log_file": str(self.log_file), "gpu": self.gpu}
+        try:
+            conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
+        except OSError:
+            if self.own_zygote is not None:
+                raise
+            with open(self.log_file, "a") as log:  # the run's zygote is gone: this worker goes on with its own
+                print(f"--- no zygote at {self.address}: starting one for this worker", file=log, flush=True)
+            self._start_own_zygote()
+            conn = zygote.connect(self.address, request)
+        self.conn = conn
+        if not conn.poll(START_TIMEOUT):
+            self.stop()
+            raise ChildFailed(f"cell process did not start in {START_TIMEOUT:g} s")
+        try:
+            self.pid = conn.recv()
+            if not conn.poll(START_TIMEOUT):
+                raise EOFError
+            self.device = conn.recv()
+        except EOFError:
+            self.stop()
+            raise ChildFailed(f"cell process failed to start: {self._log_tail(offset)}") from None
+        if isinstance(self.device, tuple):
+            self.stop()
+            raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
+        self.started = time.time()
+
+    def _start_own_zygote(self) -> None:
+        if self.own_zygote is not None:  # it died: its folder goes with it
+            zygote.stop(self.own_zygote, self.address)
+        self.own_zygote, self.address = zygote.start(self.environment, self.log_file)
+
+    def stop(self) -> None:
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.conn is not None:
+            self.conn.close()
+        self.pid = self.conn = self.started = None
+
+    def close(self) -> None:
+        """Stop the child (and a zygote of its own) and remove its working directory (packages, inputs)."""
+        self.stop()
+        if self.own_zygote is not None:
+            zygote.stop(self.own_zygote, self.address)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def _log_tail(self, offset: int) -> str:
+        with open(self.log_file, errors="replace") as log:
+            log.seek(offset)
+            lines = [line.rstrip() for line in log if line.strip()]
+        fatal = [i for i, line in enumerate(lines) if line.startswith("Fatal Python error")]
+        # faulthandler's report (the innermost frames first) says more than the log's last lines
+        shown = lines[fatal[-1] : fatal[-1] + STDERR_TAIL_LINES] if fatal else lines[-STDERR_TAIL_LINES:]
+        return " | ".join(shown) or "(nothing on stderr)"
+
+
+class ChildFailed(Exception):
+    pass

@@ -1,0 +1,39 @@
+"""The cell process's side: a loop, in a fork of the run's zygote, that receives ``CellSpec``s, runs each and
+sends back its ``Outcome``. Its stdout and stderr go to the worker's log (a crash leaves its stack there)."""
+
+from __future__ import annotations
+
+import faulthandler
+import itertools
+import os
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from harness.case import Case, load_case
+from harness.cell.runner import device_name, run_cell
+from harness.kernel.styles import Wrapped
+from harness.spec import CellSpec
+
+
+def serve(conn: Connection, workdir: str, log_file: str) -> None:
+    """Send this process's device name, then answer each spec with its outcome until the connection closes."""
+    log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    faulthandler.enable()
+    cases: dict[tuple[str, str], Case] = {}
+    built: dict[tuple[str, str], Wrapped] = {}
+    conn.send(device_name())
+    for nth in itertools.count(1):
+        try:
+            spec: CellSpec = conn.recv()
+        except EOFError:
+            return
+        key = (spec.module, spec.case)
+        if key not in cases:
+            cases[key] = load_case(*key)
+        print(f"--- cell {spec.id}", flush=True)
+        outcome = run_cell(cases[key], spec, Path(workdir), built)
+        # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
+        outcome.diagnostics.update(pid=os.getpid(), nth=nth, gpu=os.environ.get("CUDA_VISIBLE_DEVICES"))
+        conn.send(outcome)

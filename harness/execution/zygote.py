@@ -1,0 +1,241 @@
+"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness, runs Inductor's
+CPU-ISA probes (one thread per ISA) and hashes Triton's and Inductor's code once, without touching CUDA;
+every cell process is then a fork of it, so none pays for the imports, the probes or the hashes again (the
+probes compile and load one library per ISA under a lock every process shares: with one process per worker
+they queued behind each other). The controller starts it and tells the
+workers its address (xdist's workerinput); a CellProcess given none starts its own. Before importing the
+harness it forks the run's standalone server (harness/cell/standalone.py), which therefore holds torch only.
+
+Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
+on the same connection: the worker learns the signal that killed its cell process as a parent would.
+
+Usage: python -m harness.execution.zygote ADDRESS SYS_PATH_JSON
+(prints "imported" once torch is, "ready" once it serves)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import itertools
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from multiprocessing.connection import Client, Connection, Listener
+from pathlib import Path
+from typing import Any
+
+from harness.cell import standalone  # stdlib only: the standalone server forked from here still holds torch only
+
+# imported once, for every fork: what a cell process uses
+PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
+START_TIMEOUT = 300.0
+
+
+def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> tuple[subprocess.Popen[str], str]:
+    """Start a zygote with ``environment`` on top of this process's; its address once it has printed ``until``:
+    "ready" (it serves) or "imported" (torch is imported: its probes and preloads then overlap the workers'
+    start, and ``connect`` waits for it; the workers' own imports of torch no longer slow its import)."""
+    address = str(Path(tempfile.mkdtemp(prefix="harness-zygote-")) / "socket")
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_file, "a") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.execution.zygote", address, json.dumps(sys.path)],
+            env={**os.environ, **environment},
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+    assert process.stdout is not None
+    if until not in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT):  # reads up to that line
+        stop(process, address)
+        code = process.returncode
+        raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
+    return process, address
+
+
+def _lines(fd: int, deadline: float) -> Iterator[str]:
+    """The lines written to ``fd`` (unbuffered: nothing read beyond a line's end) until EOF or ``deadline``."""
+    line = b""
+    while select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        byte = os.read(fd, 1)
+        if not byte:
+            return
+        if byte == b"\n":
+            yield line.decode(errors="replace")
+            line = b""
+        else:
+            line += byte
+
+
+def stop(process: subprocess.Popen[str], address: str) -> None:
+    """Kill a zygote ``start`` returned and remove its folder: its socket and the run's shared packages."""
+    process.kill()
+    process.wait()
+    shutil.rmtree(Path(address).parent, ignore_errors=True)
+
+
+def connect(address: str, request: dict[str, Any], starting_pid: int | None = None) -> Connection:
+    """Ask the zygote at ``address`` for a new cell process; the connection then talks to it. With
+    ``starting_pid``, wait (up to START_TIMEOUT) while that zygote is alive but not serving yet."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        try:
+            conn = Client(address, family="AF_UNIX")
+            break
+        except (FileNotFoundError, ConnectionRefusedError):
+            if starting_pid is None or not _alive(starting_pid) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+    conn.send(request)
+    return conn
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a dead zygote its starter has not reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class ZygoteFailed(Exception):
+    pass
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+def _check_fork_is_safe() -> None:
+    """Fork a child that asks whether CUDA would refuse to start in it (something touched CUDA before the fork)."""
+    import torch
+
+    pid = os.fork()
+    if pid == 0:
+        bad = getattr(torch._C, "_cuda_isInBadFork", lambda: False)()
+        os._exit(1 if bad else 0)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
+
+
+def _supervise(conn: Connection, request: dict[str, Any]) -> None:
+    """In the supervisor: fork the cell process, wait for it, send its exit code."""
+    from harness.execution.child import serve
+
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    pid = os.fork()
+    if pid == 0:
+        if request.get("gpu") is not None:
+            os.environ["CUDA_VISIBLE_DEVICES"] = request["gpu"]
+        conn.send(os.getpid())
+        serve(conn, request["workdir"], request["log_file"])
+        os._exit(0)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    try:
+        conn.send(("exit", code))
+    except OSError:
+        pass  # the worker has gone: nobody to tell
+
+
+def _probe_isas() -> None:
+    """Run Inductor's CPU-ISA probes one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in
+    turn, and in torch 2.11 every probe is a fresh Python importing torch): they take as long as the longest
+    chain rather than their sum. Each ISA caches its own answer, which ``pick_vec_isa`` then reads."""
+    import platform
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch._inductor import cpu_vec_isa
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = cpu_vec_isa.x86_isa_checker()
+    isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+    with ThreadPoolExecutor(max(1, len(isas))) as pool:
+        list(pool.map(bool, isas))
+
+
+def _hash_sources() -> None:
+    """Compute, once for every fork, what each fresh process that compiles or launches a kernel would compute
+    again: Triton's and Inductor's hashes of their own code (pure, cached per process; ``triton_key`` reads
+    all of libtriton, about 0.5 s)."""
+    from torch._inductor.codecache import torch_key
+    from triton.runtime.cache import triton_key
+
+    triton_key()
+    torch_key()
+
+
+def _start_standalone_server(address: str) -> None:
+    """Fork the run's standalone server (harness/cell/standalone.py) from this process while it holds torch only,
+    and wait until it serves; cell processes find it through HARNESS_STANDALONE."""
+    ready_read, ready_write = os.pipe()
+    if os.fork() == 0:
+        os.close(ready_read)
+        os.dup2(ready_write, 1)  # its "ready" line
+        sys.argv = ["-c", address]
+        exec(compile(standalone.STANDALONE_SERVER, "<standalone server>", "exec"), {"__name__": "__main__"})
+        os._exit(0)
+    os.close(ready_write)
+    with os.fdopen(ready_read) as ready:
+        if ready.readline() != "ready\n":
+            raise ZygoteFailed("the standalone server exited while starting")
+    os.environ[standalone.STANDALONE_ENV] = address
+
+
+def main(address: str, sys_path: str) -> None:
+    sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
+    _die_with_parent()
+    os.environ[NVML_CHECK] = "1"
+    times = [("start", time.perf_counter())]
+    import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+    times.append(("import torch", time.perf_counter()))
+    print("imported", flush=True)
+    _probe_isas()
+    pick_vec_isa()
+    times.append(("CPU-ISA probes", time.perf_counter()))
+    _start_standalone_server(address + ".standalone")
+    packages = Path(address).parent / "packages"
+    packages.mkdir()
+    os.environ[standalone.PACKAGES_ENV] = str(packages)
+    times.append(("standalone server", time.perf_counter()))
+    for module in PRELOAD:
+        importlib.import_module(module)
+    times.append(("import harness, Inductor", time.perf_counter()))
+    _hash_sources()
+    times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
+    del os.environ[NVML_CHECK]
+    _check_fork_is_safe()
+    steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
+    print(f"zygote {os.getpid()} ready: {steps}", file=sys.stderr, flush=True)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    listener = Listener(address, family="AF_UNIX")
+    print("ready", flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody need read the pipe after this line
+    while True:
+        conn = listener.accept()
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            conn.close()
+            continue
+        if os.fork() == 0:
+            listener.close()
+            _supervise(conn, request)
+            os._exit(0)
+        conn.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])

@@ -1,0 +1,154 @@
+"""A case is checked when it loads, on CPU, before any cell runs: a mistake in a case module (inputs that do not
+match its arguments, a reference or an input generator that raises, a heuristic reading a key the kernel's call
+does not have, a backward that disagrees with autograd of the reference) is a broken case, reported in one line
+naming the field, never charted as a style's failure. Cheap: the case's first size, once per process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from harness.case import OPTIONAL_TENSOR, Case, Inputs, as_tuple, copy_inputs
+from harness.kernel.gradients import case_value
+from harness.spec import Tolerance
+
+HEURISTIC_SAMPLE = 1024  # the value of every argument a heuristic is given when checked: only its keys are real
+
+
+class CaseProblem(Exception):
+    """A field of a case that is wrong: ``field: problem``."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
+
+
+def check_case(case: Case, tolerance: Tolerance) -> None:
+    """Raise ``CaseProblem`` on the first field of ``case`` found wrong (``tolerance``: its dtype's, for the
+    backward, which is compared with autograd of the reference in float64)."""
+    inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
+    _check_inputs(case, inputs)
+    output = _call("reference", case.reference, *copy_inputs(inputs))
+    if not case.mutates:
+        _check_outputs(case, output)
+    _check_heuristics(case)
+    if not case.mutates:  # autograd cannot differentiate the in-place reference on its leaf inputs
+        _check_backward(case, inputs, tolerance)
+
+
+def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except Exception as error:
+        raise CaseProblem(field, _one_line(error)) from None
+
+
+def _one_line(error: BaseException) -> str:
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return f"{type(error).__name__}: {'; '.join(lines)}" if lines else type(error).__name__
+
+
+def _check_inputs(case: Case, inputs: Any) -> None:
+    if not isinstance(inputs, tuple):
+        raise CaseProblem("make_inputs", f"expected a tuple, got {type(inputs).__name__}")
+    if len(inputs) != len(case.arg_names):
+        raise CaseProblem("make_inputs", f"gives {len(inputs)} inputs, arg_names names {len(case.arg_names)}")
+    for index, (name, value) in enumerate(zip(case.arg_names, inputs, strict=True)):
+        kind = case.arg_type(name)
+        if not _is(value, kind):
+            expected = "Tensor or None" if kind == OPTIONAL_TENSOR else kind.__name__
+            got = type(value).__name__
+            raise CaseProblem("make_inputs", f"input {index} ({name}): expected {expected}, got {got}")
+    if case.dynamic_dims is not None:
+        if len(case.dynamic_dims) != len(inputs):
+            raise CaseProblem("dynamic_dims", f"names {len(case.dynamic_dims)} inputs, make_inputs gives {len(inputs)}")
+        for index, (dims, value) in enumerate(zip(case.dynamic_dims, inputs, strict=True)):
+            tensor = isinstance(value, torch.Tensor)
+            if any(not 0 <= dim < (value.dim() if tensor else 0) for dim in dims):
+                what = f"a tensor of {value.dim()} dims" if tensor else f"a {type(value).__name__}"
+                raise CaseProblem(f"dynamic_dims[{index}]", f"dims {dims} of {case.arg_names[index]}, {what}")
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if kind == OPTIONAL_TENSOR:
+        return value is None or isinstance(value, torch.Tensor)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def _check_outputs(case: Case, output: Any) -> None:
+    if case.outputs == 1:
+        if not isinstance(output, torch.Tensor):
+            raise CaseProblem("reference", f"returns {type(output).__name__}, expected a tensor (outputs = 1)")
+        return
+    if not isinstance(output, tuple) or len(output) != case.outputs:
+        got = f"{len(output)} values" if isinstance(output, tuple) else type(output).__name__
+        raise CaseProblem("reference", f"returns {got}, expected a tuple of {case.outputs} tensors (outputs)")
+    for index, one in enumerate(output):
+        if not isinstance(one, torch.Tensor):
+            raise CaseProblem("reference", f"output {index} is {type(one).__name__}, expected a tensor")
+
+
+def _check_heuristics(case: Case) -> None:
+    """Each heuristic called as Triton calls it, on every argument of the kernel's call: ``heuristics`` without the
+    autotune configs' keys (they also run outermost, before a config is picked), ``config_heuristics`` with them.
+    The values are stand-ins: only a missing key (``KeyError``) is the case's mistake."""
+    names = getattr(case.kernel, "arg_names", None)
+    if names is None:
+        return
+    config_keys = {key for config in case.configs for key in config.kwargs}
+    call = {name: HEURISTIC_SAMPLE for name in names if name not in config_keys and name not in case.heuristics}
+    with_config = {**call, **dict.fromkeys(config_keys, HEURISTIC_SAMPLE)}
+    for field, heuristics, args in (
+        ("heuristics", case.heuristics, call),
+        ("config_heuristics", case.config_heuristics, with_config),
+    ):
+        for name, heuristic in heuristics.items():
+            try:
+                heuristic(dict(args))
+            except KeyError as error:
+                raise CaseProblem(f"{field}[{name!r}]", _one_line(error)) from None
+            except Exception:  # the stand-in values may not suit it: the kernel's own launch will tell
+                continue
+
+
+def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
+    """``backward`` against autograd of the reference, in float64, with a random grad per output."""
+    wide = tuple(value.detach().double().requires_grad_() if _floating(value) else value for value in inputs)
+    differentiable = [value for value in wide if _floating(value)]
+    if not differentiable:
+        return
+    outputs = as_tuple(_call("reference", case.reference, *wide))
+    generator = torch.Generator().manual_seed(1)
+    grads = tuple(torch.randn(out.shape, generator=generator, dtype=out.dtype) for out in outputs)
+    used = [(out, grad) for out, grad in zip(outputs, grads, strict=True) if out.requires_grad]
+    if not used:
+        return
+    used_outputs, used_grads = zip(*used, strict=True)
+    expected = torch.autograd.grad(used_outputs, differentiable, used_grads, allow_unused=True)
+    detached = tuple(value.detach() if isinstance(value, torch.Tensor) else value for value in wide)
+    outputs = tuple(out.detach() for out in outputs)
+    computed = _call("backward", case.backward, detached, case_value(case, outputs), case_value(case, grads))
+    if len(computed) != len(case.arg_names):
+        raise CaseProblem("backward", f"gives {len(computed)} gradients, arg_names names {len(case.arg_names)}")
+    floating = [index for index, value in enumerate(wide) if _floating(value)]
+    for index, want in zip(floating, expected, strict=True):
+        got, name = computed[index], case.arg_names[index]
+        if want is None:
+            continue
+        if got is None:
+            raise CaseProblem("backward", f"no gradient of {name}, autograd of the reference has one")
+        try:
+            torch.testing.assert_close(got.double(), want, atol=tolerance.atol, rtol=tolerance.rtol)
+        except AssertionError as error:
+            raise CaseProblem(
+                "backward",
+                f"gradient of {name} differs from autograd of the reference: "
+                + _one_line(error).removeprefix("AssertionError: "),
+            ) from None
+
+
+def _floating(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.is_floating_point()

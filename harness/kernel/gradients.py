@@ -1,0 +1,156 @@
+"""How the wrappers train: what a style's autograd saves and hands to the case's backward, and the case's backward
+kernel (``Case.backward_kernel``) as a library op of its own, ``<op>_backward``, as the PyTorch recipe does it
+(a ``mysin`` whose backward calls a ``mycos`` op)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from harness.case import Case, Inputs, as_tuple
+from harness.kernel.interpreter import triton_interpreted
+
+# backward(inputs, output, grad) -> one gradient per argument: the case's ``backward``, or its backward kernel
+Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
+
+
+def launched_backward(case: Case) -> Backward:
+    """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
+    if case.launch_backward is None:
+        return case.backward
+    launch_backward = case.launch_backward
+    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad)
+
+
+def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
+    """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
+    kept = tuple(
+        None if index in mutated or not isinstance(value, torch.Tensor) else value for index, value in enumerate(inputs)
+    )
+    ctx.save_for_backward(*kept, *(() if output is None else as_tuple(output)))
+    ctx.scalars = tuple(None if isinstance(value, torch.Tensor) else value for value in inputs)
+
+
+def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple[Inputs, Any, Any]:
+    """What ``save`` kept, as the case's backward takes it: the inputs (``None`` for the overwritten ones), the
+    output and the grad (tuples when the op has several outputs; a grad an output did not get is zeros)."""
+    tensors = ctx.saved_tensors
+    count = len(ctx.scalars)
+    pairs = zip(tensors[:count], ctx.scalars, strict=True)
+    inputs = tuple(tensor if scalar is None else scalar for tensor, scalar in pairs)
+    outputs = tensors[count:]
+    if not outputs:  # an op writing into its input returns nothing: the grad is that input's
+        return inputs, None, grads[0]
+    grads = tuple(torch.zeros_like(out) if grad is None else grad for out, grad in zip(outputs, grads, strict=True))
+    return inputs, case_value(case, outputs), case_value(case, grads)
+
+
+def case_value(case: Case, values: tuple[Any, ...]) -> Any:
+    """Outputs (or their grads) as the case's functions take them: the tensor, or the tuple of several."""
+    return values[0] if case.outputs == 1 else tuple(values)
+
+
+def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) -> Callable[..., Any]:
+    """A ``torch.autograd.Function`` around ``fn`` whose backward is ``backward`` (the launcher's training)."""
+    mutated = case.mutates_index
+
+    class KernelFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, *inputs: Any) -> Any:
+            out = fn(*inputs)
+            save(ctx, inputs, out, mutated)
+            if mutated:
+                ctx.mark_dirty(*(inputs[i] for i in mutated))
+                return inputs[mutated[0]]
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+            return tuple(backward(*saved(case, ctx, grads)))
+
+    KernelFunction.__name__ = f"{case.id}_kernel_function"
+    return KernelFunction.apply
+
+
+def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
+    mutated = case.mutates_index
+
+    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
+        save(ctx, inputs, output, mutated)
+
+    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        return tuple(backward(*saved(case, ctx, grads)))
+
+    return formula, setup_context
+
+
+def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
+    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
+    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
+    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
+    every tensor argument."""
+    assert case.launch_backward is not None
+    launch_backward = case.launch_backward
+
+    def launch(*values: Any) -> Any:
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values)))
+
+    def cpu_kernel(*values: Any) -> Any:
+        return _tensor_grads(case, case.backward(*_split(case, values)))
+
+    def fake(*values: Any) -> Any:
+        inputs = values[: len(case.arg_names)]
+        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
+
+    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
+    if library_op is torch.library.custom_op:
+        op.register_fake(fake)
+    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
+        op.register_kernel("cpu")(cpu_kernel)
+
+    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
+        by_position = dict(zip(case.tensor_args, grads, strict=True))
+        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
+
+    return call
+
+
+def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
+    """The backward op's flat arguments as (inputs, output, grad)."""
+    count = len(case.arg_names)
+    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
+    return values[:count], case_value(case, outputs), case_value(case, grads)
+
+
+def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
+    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
+    tensors = tuple(grads[index] for index in case.tensor_args)
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
+    returns a tensor per tensor argument."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = argument_parameters(case)
+    for role in ("output", "grad"):
+        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
+    count = len(case.tensor_args)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
+    return fn
+
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+
+
+def tensors_annotation(count: int) -> Any:
+    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
+    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]

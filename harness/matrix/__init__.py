@@ -1,0 +1,1 @@
+"""What matrix.toml declares: the cases, styles and paths crossed into cells, validated when it loads."""

@@ -1,0 +1,284 @@
+"""matrix.toml: the axes of the matrix, validated on load into a frozen ``Matrix``."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from harness.case import Case, load_cases
+from harness.cell.paths import PATHS
+from harness.errors import InputError
+from harness.kernel.casecheck import CaseProblem, check_case
+from harness.kernel.compare import dtype_name
+from harness.kernel.decorators import DECORATORS
+from harness.kernel.interpreter import triton_interpreted
+from harness.kernel.styles import KNOWN_STYLES, cross
+from harness.kernel.wrappers import WRAPPERS
+from harness.matrix.docs import resolve_docs
+from harness.matrix.tomlcheck import ID_PATTERN, id_list, no_unknown, nonempty_table, number
+from harness.spec import CellSpec, PathSpec, Tolerance
+
+DEVICES = ("cuda", "cpu")
+TOP_KEYS = {"cases", "paths", "tolerances"}
+STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
+OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "styles", *STYLE_KEYS}
+DEFAULT_RERUNS = 4
+PATH_KEYS = {"device", "timeout"}
+OPTIONAL_PATH_KEYS = {"examples"}
+TOLERANCE_KEYS = {"atol", "rtol"}
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """The declared axes, in chart order."""
+
+    file: Path
+    cases: tuple[str, ...]
+    styles: tuple[str, ...]
+    paths: tuple[PathSpec, ...]
+    tolerances: dict[str, Tolerance]
+    modules: dict[str, str]  # case id -> the module that defines it
+    dtypes: dict[str, str]  # case id -> the dtype it runs in (a key of ``tolerances``)
+    style_axes: dict[str, tuple[str | None, str]] = field(default_factory=dict)  # style -> (decorator, wrapper)
+    # {"sources": {name: text}, "claims": {style: {path: {"supported": bool, "source": "name[, name]"}}}}
+    docs: dict[str, Any] | None = None
+    environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
+    reruns: int = DEFAULT_RERUNS  # more attempts of a cell that ends wrong (or unlike its baseline)
+    goals: dict[str, list[str]] = field(default_factory=dict)  # a user's goal -> the paths it needs
+
+    def path(self, path_id: str) -> PathSpec:
+        return next(spec for spec in self.paths if spec.id == path_id)
+
+    @cached_property
+    def cells(self) -> tuple[CellSpec, ...]:
+        """Every cell, in chart order (case, then style, then path)."""
+        return tuple(
+            CellSpec(case, self.modules[case], style, path, self.tolerances[self.dtypes[case]])
+            for case in self.cases
+            for style in self.styles
+            for path in self.paths
+        )
+
+    def cell_ids(self) -> list[str]:
+        return [cell.id for cell in self.cells]
+
+
+def select(
+    matrix: Matrix,
+    cases: list[str] | None = None,
+    styles: list[str] | None = None,
+    paths: list[str] | None = None,
+    cuda: bool = True,
+) -> Matrix:
+    """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
+    A ``--cases`` item that is not a case of the matrix names a module (``mykernels``, ``mypkg.kernels``): its
+    cases join the run. A path that needs CUDA, asked for by name on a host without it, is bad input (by
+    default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
+    if cases:
+        modules = [item for item in cases if item not in matrix.cases]
+        matrix = _with_modules(matrix, modules)
+        cases = [item for item in cases if item in matrix.cases and item not in modules] + [
+            case for item in modules for case, module in matrix.modules.items() if module == item
+        ]
+    chosen = {
+        "cases": _choose("--cases", cases, matrix.cases),
+        "styles": _choose("--styles", styles, matrix.styles),
+        "paths": _choose("--paths", paths, tuple(spec.id for spec in matrix.paths)),
+    }
+    if paths and not cuda and not triton_interpreted():
+        needing = [spec.id for spec in matrix.paths if spec.id in paths and spec.device == "cuda"]
+        if needing:
+            raise InputError("command line", "--paths", f"{', '.join(needing)} need(s) CUDA and this host has none")
+    return replace(
+        matrix,
+        cases=chosen["cases"],
+        modules={case: matrix.modules[case] for case in chosen["cases"]},
+        dtypes={case: matrix.dtypes[case] for case in chosen["cases"]},
+        styles=chosen["styles"],
+        style_axes={style: matrix.style_axes[style] for style in chosen["styles"]},
+        paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
+    )
+
+
+def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    if not wanted:
+        return known
+    for item in wanted:
+        if item not in known:
+            raise InputError("command line", option, f"unknown id {item!r} (in the matrix: {', '.join(known)})")
+    return tuple(item for item in known if item in wanted)
+
+
+def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
+    """The matrix with the cases of user modules named on the command line added (validated like the file's)."""
+    if not modules:
+        return matrix
+    known = {case: (matrix.modules[case], matrix.dtypes[case]) for case in matrix.cases}
+    found = _load_cases("command line", "--cases", [(module, module) for module in modules], matrix.tolerances, known)
+    return replace(
+        matrix,
+        cases=tuple(found),
+        modules={case: module for case, (module, _) in found.items()},
+        dtypes={case: dtype for case, (_, dtype) in found.items()},
+    )
+
+
+def case_module(entry: str) -> str:
+    """A bare entry of ``cases`` names a module of ``cases/``; a dotted one is a user's module path."""
+    return entry if "." in entry else f"cases.{entry}"
+
+
+def load_matrix(file: Path | str) -> Matrix:
+    """Read and validate ``file``; raise ``InputError`` on the first problem found."""
+
+    file = Path(file)
+    try:
+        data = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise InputError(file, "(file)", "no such file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(syntax)", str(error)) from None
+    docs = data.pop("docs", None)
+    no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
+    environment = _environment(file, data.get("environment", {}))
+    entries = id_list(file, "cases", data, None)
+    style_axes = _styles(file, data)
+    path_table = nonempty_table(file, "paths", data.get("paths"))
+    id_list(file, "paths", {"paths": list(path_table)}, PATHS)
+    paths = tuple(_path_spec(file, path_id, spec) for path_id, spec in path_table.items())
+    tolerances = {
+        dtype: _tolerance(file, dtype, spec)
+        for dtype, spec in nonempty_table(file, "tolerances", data.get("tolerances")).items()
+    }
+    found = _load_cases(file, "cases", [(entry, case_module(entry)) for entry in entries], tolerances, {})
+    return Matrix(
+        file=file,
+        cases=tuple(found),
+        styles=tuple(style_axes),
+        style_axes=style_axes,
+        paths=paths,
+        tolerances=tolerances,
+        modules={case: module for case, (module, _) in found.items()},
+        dtypes={case: dtype for case, (_, dtype) in found.items()},
+        docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
+        environment=environment,
+        reruns=_reruns(file, data.get("run", {})),
+        goals=_goals(file, data.get("goals", {})),
+    )
+
+
+def _environment(file: Path, value: Any) -> dict[str, str]:
+    """The optional [environment] table: variables set for the cell processes (strings only)."""
+    if not isinstance(value, dict):
+        raise InputError(file, "environment", 'expected a table of NAME = "value"')
+    for name, setting in value.items():
+        if not isinstance(setting, str):
+            raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
+    return dict(value)
+
+
+def _goals(file: Path, value: Any) -> dict[str, list[str]]:
+    """The optional [goals] table: ``"a user's goal" = ["path", ...]``, the paths a style must pass (on every
+    case) to serve that goal; the chart's "Which style for which goal" answers each from the results."""
+    if not isinstance(value, dict):
+        raise InputError(file, "goals", "expected a table of goal = [path ids]")
+    for goal, paths in value.items():
+        id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, PATHS)
+    return {goal: list(paths) for goal, paths in value.items()}
+
+
+def _reruns(file: Path, value: Any) -> int:
+    """The optional [run] table: ``reruns``, how many more times a cell that ends wrong (or unlike its
+    baseline) runs, each in a fresh cell process, so the chart shows its measured rate."""
+    if not isinstance(value, dict):
+        raise InputError(file, "run", "expected a table")
+    no_unknown(file, "run.", value, set(), {"reruns"})
+    reruns = value.get("reruns", DEFAULT_RERUNS)
+    if isinstance(reruns, bool) or not isinstance(reruns, int) or reruns < 0:
+        raise InputError(file, "run.reruns", f"expected a whole number >= 0, got {reruns!r}")
+    return reruns
+
+
+def _styles(file: Path, data: dict[str, Any]) -> dict[str, tuple[str | None, str]]:
+    """Style id -> (decorator, wrapper), in chart order: every decorator of ``decorators`` inside every wrapper
+    of ``wrappers`` (plus the control when ``control = true``), or the style ids ``styles`` lists."""
+
+    axes = [key for key in STYLE_KEYS if key in data]
+    if "styles" in data:
+        if axes:
+            raise InputError(file, axes[0], "give either styles or the axes (decorators, wrappers, control), not both")
+        return {style: KNOWN_STYLES[style] for style in id_list(file, "styles", data, KNOWN_STYLES)}
+    if not axes:
+        raise InputError(file, "styles", "missing (declare the axes decorators and wrappers, or list styles)")
+    for key in ("decorators", "wrappers"):
+        if key not in data:
+            raise InputError(file, key, "missing (the styles cross decorators with wrappers)")
+    control = data.get("control", False)
+    if not isinstance(control, bool):
+        raise InputError(file, "control", f"expected true or false, got {control!r}")
+    return cross(id_list(file, "decorators", data, DECORATORS), id_list(file, "wrappers", data, WRAPPERS), control)
+
+
+Found = dict[str, tuple[str, str]]  # case id -> (the module defining it, its dtype's name), in matrix order
+
+
+def _load_cases(
+    file: Path | str, key: str, entries: list[tuple[str, str]], tolerances: dict[str, Tolerance], found: Found
+) -> Found:
+    """Import each (entry, module); ``found`` grows by the cases each defines, in order. A module of
+    ``cases/`` must define the case named by its entry; another module may define several (``CASES``)."""
+    for index, (entry, module) in enumerate(entries):
+        where = f"{key}[{index}]"
+        try:
+            cases = load_cases(module)
+        except ModuleNotFoundError as error:
+            raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
+        except Exception as error:  # a broken user module: say so in one line
+            raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
+        if module == f"cases.{entry}" and [case.id for case in cases] != [entry]:
+            raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
+        for case in cases:
+            _check_case(file, where, case, module, tolerances, found)
+            found[case.id] = (module, dtype_name(case.dtype))
+    return found
+
+
+def _check_case(
+    file: Path | str, where: str, case: Case, module: str, tolerances: dict[str, Tolerance], found: Found
+) -> None:
+    if not ID_PATTERN.fullmatch(case.id) or "." in case.id:
+        raise InputError(file, where, f"{module}: bad case id {case.id!r}: use letters, digits and '_'")
+    if case.id in found:
+        raise InputError(file, where, f"{module}: case id {case.id!r} is already defined by {found[case.id][0]}")
+    dtype = dtype_name(case.dtype)
+    if dtype not in tolerances:
+        raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
+    try:
+        check_case(case, tolerances[dtype])
+    except CaseProblem as problem:  # a broken case, not a style's failure: before any cell runs
+        raise InputError(file, where, f"{module}: {problem}") from None
+
+
+def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
+    prefix = f"paths.{path_id}"
+    spec = nonempty_table(file, prefix, spec)
+    no_unknown(file, prefix + ".", spec, PATH_KEYS, OPTIONAL_PATH_KEYS)
+    if spec["device"] not in DEVICES:
+        raise InputError(file, f"{prefix}.device", f"expected one of {', '.join(DEVICES)}, got {spec['device']!r}")
+    timeout = number(file, f"{prefix}.timeout", spec["timeout"], 1)
+    examples = spec.get("examples", 1)
+    if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
+        raise InputError(file, f"{prefix}.examples", f"expected a whole number >= 1, got {examples!r}")
+    return PathSpec(id=path_id, device=spec["device"], timeout=timeout, examples=examples)
+
+
+def _tolerance(file: Path, dtype: str, spec: Any) -> Tolerance:
+    prefix = f"tolerances.{dtype}"
+    spec = nonempty_table(file, prefix, spec)
+    no_unknown(file, prefix + ".", spec, TOLERANCE_KEYS)
+    return Tolerance(
+        atol=number(file, f"{prefix}.atol", spec["atol"], 0), rtol=number(file, f"{prefix}.rtol", spec["rtol"], 0)
+    )

@@ -1,0 +1,109 @@
+"""Collection and selection: matrix.toml collects as one pytest item per cell (node id ``matrix.toml::<cell
+id>``, so ``-k`` and node ids select cells); ``--shard``, ``--resume`` and ``--reuse`` narrow the items; the
+longest paths run first. Each item runs its cell in the cell process and carries the record (with the cell's
+key) on its report."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.plugin import options as opts
+from harness.plugin.processes import processes_key
+from harness.records.record import new_record, summary
+from harness.spec import FAILURES, CellSpec
+
+RECORD_PROPERTY = "harness_record"
+DEVICE_PROPERTY = "harness_device"
+STATUS_LETTERS = {"wrong": "W", "error": "E", "crash": "C", "timeout": "T"}
+
+
+class CellFailed(Exception):
+    """A cell whose status is not pass or skip; the record says why."""
+
+
+class MatrixFile(pytest.File):
+    def collect(self) -> Generator[CellItem, None, None]:
+        for spec in opts.plan(self.config).cells:
+            item = CellItem.from_parent(self, name=spec.id, spec=spec)
+            item.add_marker(pytest.mark.cell)
+            yield item
+
+
+class CellItem(pytest.Item):
+    def __init__(self, *, spec: CellSpec, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        processes = self.config.stash[processes_key]
+        self.record = new_record(self.spec, processes.run(self.spec), opts.plan(self.config).keys[self.spec.id])
+        self.user_properties.append((DEVICE_PROPERTY, processes.device))
+        if self.record["status"] == "skip":
+            pytest.skip(self.record["reason"])
+        if self.record["status"] != "pass":
+            raise CellFailed(summary(self.record))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, CellFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.resolve() == parent.config.stash[opts.options_key].matrix_file.resolve():
+        return MatrixFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, on the controller of a run of the matrix: hand each worker the run's plan."""
+    if opts.runs_matrix(node.config):
+        node.workerinput[opts.PLAN_INPUT] = pickle.dumps(opts.plan(node.config))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep this shard's cells that the run does not keep a record of (a resumed run's, or an unchanged one of
+    the --reuse run); run the longest paths first."""
+    if not any(isinstance(item, CellItem) for item in items):
+        return
+    wanted = opts.plan(config).wanted
+    keep = [item for item in items if not isinstance(item, CellItem) or item.name in wanted]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in keep])
+    # Longest first, the path's timeout standing for its cost: the AOTInductor cells start at once rather than
+    # trail at the end on a few workers (stable: the chart keeps matrix.toml's order).
+    items[:] = sorted(keep, key=lambda item: -item.spec.path.timeout if isinstance(item, CellItem) else 0.0)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    if isinstance(item, CellItem) and call.when == "call" and item.record is not None:
+        report.user_properties.append((RECORD_PROPERTY, item.record))
+    return report
+
+
+def record_of(report: pytest.TestReport) -> dict[str, Any] | None:
+    return next((value for name, value in report.user_properties if name == RECORD_PROPERTY), None)
+
+
+def device_of(report: pytest.TestReport) -> str | None:
+    return next((value for name, value in report.user_properties if name == DEVICE_PROPERTY), None)
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
+    record = record_of(report) if report.when == "call" else None
+    if record is not None and record["status"] in FAILURES:
+        status = record["status"]
+        return status, STATUS_LETTERS[status], status.upper()
+    return None

@@ -1,0 +1,157 @@
+"""The cell processes of a run: the controller starts the run's zygote and tells the xdist workers where it
+listens; every pytest process (controller or worker) keeps one ``CellProcess`` (one GPU per worker) and runs
+its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, one after
+the other, so the record holds its measured rate."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.execution.cellprocess import CellProcess
+from harness.plugin import options as opts
+from harness.spec import CellSpec, Outcome
+
+processes_key = pytest.StashKey["CellProcesses"]()
+
+
+class CellProcesses:
+    """Owns the run's zygote (on the controller) and this pytest process's cell process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.options = config.stash[opts.options_key]
+        self.workerinput: dict[str, Any] = getattr(config, "workerinput", {})
+        self.worker = self.workerinput.get("workerid", "main")
+        self.zygote: tuple[subprocess.Popen[str], str] | None = None
+        self.process: CellProcess | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """On the controller of a run of the matrix, before the workers start: the run's zygote, which every
+        cell process is forked from. The workers start once it has imported torch (alone: 1.9 s on the H200
+        against 18.3 s beside 14 workers importing torch too); its probes and preloads overlap their start."""
+        from harness.execution import zygote
+
+        if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
+            return
+        log_file = self.options.report_dir / "logs" / "zygote.log"
+        try:
+            self.zygote = zygote.start(self._environment(), log_file, until="imported")
+        except zygote.ZygoteFailed as failure:  # each worker then tries one of its own, and says why per cell
+            print(f"harness: {failure}", file=sys.stderr)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist, on the controller: tell each worker where the run's zygote listens."""
+        if self.zygote is not None:
+            process, address = self.zygote
+            node.workerinput.update(harness_zygote=address, harness_zygote_pid=process.pid)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.process is not None:
+            self.process.close()
+        if self.zygote is not None:
+            from harness.execution import zygote
+
+            zygote.stop(*self.zygote)
+
+    def run(self, spec: CellSpec) -> Outcome:
+        """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
+        more times and keep every attempt's status in attempt order (the first is the record's;
+        ``diagnostics.ended`` is the last attempt's end)."""
+        outcome = self._cell_process().run(spec)
+        outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
+        plan = opts.plan(self.config)
+        expected = plan.baseline.get(spec.id)
+        suspect = outcome.status == "wrong" or (expected is not None and outcome.status not in (expected, "skip"))
+        if not suspect or not plan.reruns:
+            return outcome
+        attempts = self._rerun(spec, range(2, plan.reruns + 2))
+        outcome.outcomes = [outcome.status, *(attempt.status for attempt in attempts)]
+        outcome.diagnostics["ended"] = max(attempt.diagnostics["ended"] for attempt in attempts)  # the bar spans all
+        return outcome
+
+    def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
+        """The attempts ``numbers`` of the cell, one after the other, each in a fresh cell process of its own
+        (forked from the zygote, so nothing of another attempt, autotune caches included, is in it): the last
+        in this worker's own process, which goes on with the next cell, the others in processes that log to
+        ``WORKER.attemptN.log`` and end with their attempt."""
+        outcomes = []
+        for number in numbers[:-1]:
+            process = self._new_process(f"{self.worker}.attempt{number}")
+            try:
+                outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
+            finally:
+                process.close()
+        own = self._cell_process()
+        own.stop()
+        outcomes.append(own.run(dataclasses.replace(spec, attempt=numbers[-1])))
+        return outcomes
+
+    @property
+    def device(self) -> str | None:
+        return self.process.device if self.process is not None else None
+
+    def _cell_process(self) -> CellProcess:
+        if self.process is None:
+            self.process = self._new_process(self.worker)
+        return self.process
+
+    def _new_process(self, log_name: str) -> CellProcess:
+        address, pid = self._zygote_address()
+        return CellProcess(
+            self.options.report_dir / "logs" / f"{log_name}.log",
+            self._environment(),
+            assigned_gpu(self.worker, opts.plan(self.config).gpus),
+            self.options.max_rss_mb,
+            address,
+            pid,
+        )
+
+    def _zygote_address(self) -> tuple[str | None, int | None]:
+        """The run's zygote: (address, pid) from the controller, or (None, None) when it started none."""
+        if "harness_zygote" in self.workerinput:
+            return self.workerinput["harness_zygote"], self.workerinput["harness_zygote_pid"]
+        if self.zygote is not None:
+            return self.zygote[1], self.zygote[0].pid
+        return None, None
+
+    def _environment(self) -> dict[str, str]:
+        return cell_environment(opts.plan(self.config).environment, self.options.cache_dir, opts.workers(self.config))
+
+
+def cores_per_worker(workers: int) -> int:
+    """The cores each worker has: its cell processes' CPU threads."""
+    return max(1, (os.cpu_count() or 1) // max(1, workers))
+
+
+def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int = 1) -> dict[str, str]:
+    """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
+    (bytecode, Inductor, Triton) and torch's CPU threads per process (the cores shared among ``workers``)
+    unless the caller's environment or [environment] already names them. Without the thread bound every cell
+    process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice as long."""
+    cache_dir = cache_dir.resolve()
+    chosen = {
+        "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
+        "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
+        "TRITON_CACHE_DIR": str(cache_dir / "triton"),
+        "OMP_NUM_THREADS": str(cores_per_worker(workers)),
+    }
+    given = {**os.environ, **environment}
+    return {**environment, **{name: value for name, value in chosen.items() if name not in given}}
+
+
+def assigned_gpu(worker: str, gpus: tuple[str, ...]) -> str | None:
+    """One GPU per worker, round-robin over ``gpus`` (gw0 -> first, gw1 -> second, ...); None (no
+    restriction) without any."""
+    if not gpus:
+        return None
+    index = int(worker.removeprefix("gw")) if worker.startswith("gw") and worker[2:].isdigit() else 0
+    return gpus[index % len(gpus)]

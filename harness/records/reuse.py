@@ -1,0 +1,111 @@
+"""Cell keys and the reuse of unchanged verdicts (``--reuse RESULTS.json``).
+
+A cell's key is a digest of everything that decides its verdict: torch, triton and CUDA versions, the GPU,
+the harness's source (harness/*.py, harness/cell/paths/*.py), its case module's source, its matrix entry (case,
+module, style and the style's decorator and wrapper, the path's spec, the tolerance, the matrix's reruns and
+[environment]) and TRITON_INTERPRET. Every record carries its key; a later run keeps the record of a cell
+whose key is unchanged instead of running it, unless that record is not a stable verdict (wrong, flaky,
+crash, timeout, a CUDA fault, a cell process that failed to start, or no key)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from harness.records.record import harness_digest
+from harness.spec import CellSpec
+
+if TYPE_CHECKING:
+    from harness.matrix.config import Matrix
+
+REUSABLE = ("pass", "error", "skip")  # never wrong, crash or timeout: those are re-measured every run
+NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
+
+
+@functools.cache
+def device_name() -> str:
+    """The GPU the cells run on (the first visible one), or "cpu" where there is no CUDA device."""
+    import torch
+
+    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+
+
+def module_digest(module: str) -> str:
+    """sha256 (16 hex) of the source file of ``module`` (a case module); "" when it has no file."""
+    spec = importlib.util.find_spec(module)
+    origin = spec.origin if spec is not None else None
+    if not origin or not Path(origin).is_file():
+        return ""
+    return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:16]
+
+
+def run_ingredients(matrix: Matrix, device: str) -> dict[str, Any]:
+    """What every cell's key shares: versions, device, harness source, the matrix's run-wide settings."""
+    import torch
+    import triton
+
+    return {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "cuda": torch.version.cuda,
+        "device": device,
+        "harness": harness_digest(),
+        "triton_interpret": os.environ.get("TRITON_INTERPRET", ""),
+        "reruns": matrix.reruns,
+        "environment": matrix.environment,
+    }
+
+
+def cell_key(spec: CellSpec, matrix: Matrix, shared: dict[str, Any], modules: dict[str, str]) -> str:
+    """sha256 (16 hex) over ``shared`` (``run_ingredients``) and the cell's matrix entry."""
+    decorator, wrapper = matrix.style_axes.get(spec.style, (None, None))
+    entry = {
+        "case": spec.case,
+        "module": spec.module,
+        "module_source": modules[spec.module],
+        "style": spec.style,
+        "decorator": decorator,
+        "wrapper": wrapper,
+        "path": dataclasses.asdict(spec.path),
+        "tolerance": dataclasses.asdict(spec.tolerance),
+    }
+    text = json.dumps({"run": shared, "cell": entry}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cell_keys(matrix: Matrix, device: str) -> dict[str, str]:
+    """Each cell's key, by cell id."""
+    shared = run_ingredients(matrix, device)
+    modules = {module: module_digest(module) for module in set(matrix.modules.values())}
+    return {spec.id: cell_key(spec, matrix, shared, modules) for spec in matrix.cells}
+
+
+def reusable(record: dict[str, Any], key: str | None) -> bool:
+    """Whether ``record`` may stand for a cell whose key now is ``key``: same key, and a stable verdict."""
+    outcomes = record.get("outcomes") or [record["status"]]
+    return (
+        key is not None
+        and record.get("key") == key
+        and record["status"] in REUSABLE
+        and len(set(outcomes)) == 1
+        and not record.get("cuda_fault")
+        and record.get("error_type") not in NOT_A_VERDICT
+    )
+
+
+def reused_records(data: dict[str, Any], file: Path | str, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The records of ``data`` (a results file) that this run keeps: cells of ``keys`` whose key is unchanged,
+    each marked ``reused_from`` the run that measured it (a record reused again keeps its first source)."""
+    env = data["environment"]
+    source = {"timestamp": env.get("timestamp"), "commit": env.get("commit"), "file": str(file)}
+    return {
+        record["id"]: {**record, "reused_from": record.get("reused_from") or source}
+        for record in data["cells"]
+        if reusable(record, keys.get(record["id"]))
+    }

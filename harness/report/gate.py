@@ -1,0 +1,214 @@
+"""The upgrade gate: a baseline run and a current run compared cell by cell, known failures applied."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.errors import InputError
+from harness.report.chart import SYMBOLS, escape
+from harness.report.history import label
+from harness.spec import FAILURES
+
+# Each class, the heading it gets, and whether it fails the gate (always / only with --strict / never).
+CLASSES = {
+    "regression": ("Regressions (was pass, now failing)", "always"),
+    "missing": ("Missing cells (in the baseline, absent now)", "always"),
+    "flaky": ("Flaky (passes on some attempts only: in its run's re-runs, or the gate's)", "strict"),
+    "fix": ("Fixes (was not passing, now pass): refresh the baseline", "strict"),
+    "stale_known": ("Stale known failures (listed, but the cell passes now)", "strict"),
+    "known": ("Known failures (regressed, listed in the known-failures file)", "never"),
+    "changed_failure": ("Changed failures (still failing, another way)", "never"),
+    "skipped_now": ("Skipped now (was run, now skip)", "never"),
+    "new": ("New cells", "never"),
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    id: str
+    kind: str
+    baseline: str
+    current: str
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    id: str
+    reason: str
+    link: str
+
+
+def pass_rate(record: dict[str, Any]) -> float | None:
+    """The share of a cell's attempts that passed (every attempt's status when it was re-run within its run;
+    else its one status); None for a skipped cell."""
+    attempts = [status for status in record.get("outcomes") or [record["status"]] if status != "skip"]
+    return sum(status == "pass" for status in attempts) / len(attempts) if attempts else None
+
+
+def outcome(record: dict[str, Any] | None) -> str:
+    """A cell's status as the diff shows it: ``error (RuntimeError at trace)``, ``wrong 2/5 (Mismatch at
+    compare)`` for a cell that failed on 2 of its 5 attempts."""
+    if record is None:
+        return "—"
+    status = record["status"]
+    attempts = record.get("outcomes") or []
+    if len(attempts) > 1:
+        status += f" {sum(attempt == record['status'] for attempt in attempts)}/{len(attempts)}"
+    if record["status"] in FAILURES:
+        detail = " at ".join(part for part in (record.get("error_type"), record.get("stage")) if part)
+        return f"{status} ({detail})" if detail else status
+    return status
+
+
+def classify(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+    """The change class of one cell, by its measured pass rate (a cell re-run within its run has one), or
+    None when nothing a user cares about changed. A cell that passed every time and now passes only
+    sometimes is flaky; one that passed at least half the time and now never passes has regressed."""
+    if after is None:
+        return "missing"
+    if before is None:
+        return "new"
+    was, now = pass_rate(before), pass_rate(after)
+    if now is None:
+        return "skipped_now" if was is not None else None
+    if was is None:
+        return "changed_failure" if now < 1 else "fix"
+    if now == 1:
+        return "fix" if was < 1 else None
+    if 0 < now < 1:
+        return "flaky" if was in (0, 1) else None
+    if was == 1 or was >= 0.5:
+        return "regression"
+    if was > 0 or _how(before) != _how(after):
+        return "changed_failure"
+    return None
+
+
+def _how(record: dict[str, Any]) -> tuple[str, str | None, str | None]:
+    return record["status"], record.get("error_type"), record.get("stage")
+
+
+def diff(
+    baseline: dict[str, Any], current: dict[str, Any], known: dict[str, KnownFailure] | None = None
+) -> list[Change]:
+    """Every cell whose outcome changed, in baseline order then new cells; known failures applied."""
+    known = known or {}
+    before = {cell["id"]: cell for cell in baseline["cells"]}
+    after = {cell["id"]: cell for cell in current["cells"]}
+    changes = []
+    for cell_id in [*before, *(c for c in after if c not in before)]:
+        kind = classify(before.get(cell_id), after.get(cell_id))
+        if cell_id in known:
+            if after.get(cell_id, {}).get("status") == "pass":
+                kind = "stale_known"
+            elif kind == "regression":
+                kind = "known"
+        if kind is not None:
+            changes.append(Change(cell_id, kind, outcome(before.get(cell_id)), outcome(after.get(cell_id))))
+    return changes
+
+
+def check_comparable(baseline: dict[str, Any], current: dict[str, Any], baseline_file: str, current_file: str) -> None:
+    """A gate that compares nothing must not pass: empty or all-skip runs, unrelated case sets, and a run under
+    Triton's interpreter against one on the device are errors."""
+    if not any(cell["status"] != "skip" for cell in current["cells"]):
+        raise InputError(current_file, "cells", "no cell ran (empty or all skip): nothing to gate")
+    if not any(cell["status"] != "skip" for cell in baseline["cells"]):
+        raise InputError(baseline_file, "cells", "no cell ran (empty or all skip): nothing to gate against")
+    cases_before = {cell["case"] for cell in baseline["cells"]}
+    cases_now = {cell["case"] for cell in current["cells"]}
+    if not cases_before & cases_now:
+        raise InputError(
+            baseline_file,
+            "cells",
+            f"another case set ({', '.join(sorted(cases_before))}) "
+            f"than the current run's ({', '.join(sorted(cases_now))})",
+        )
+    was, now = (bool(run["environment"].get("triton_interpret")) for run in (baseline, current))
+    if was != now:
+        raise InputError(
+            current_file,
+            "environment.triton_interpret",
+            f"{str(now).lower()}, the baseline's {str(was).lower()}: a run in Triton's CPU interpreter "
+            "(--interpret) cannot be gated against a run on the device",
+        )
+
+
+def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
+    """``[[known]]`` entries with ``id``, ``reason`` and ``link``; an entry that matches no cell is an error."""
+    file = Path(file)
+    try:
+        data = tomllib.loads(file.read_text())
+    except FileNotFoundError:
+        raise InputError(file, "(file)", "no such file") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(file, "(syntax)", str(error)) from None
+    entries = data.get("known", [])
+    if set(data) - {"known"} or not isinstance(entries, list):
+        raise InputError(file, "(top)", "expected only [[known]] entries")
+    known: dict[str, KnownFailure] = {}
+    for index, entry in enumerate(entries):
+        key = f"known[{index}]"
+        if not isinstance(entry, dict) or set(entry) != {"id", "reason", "link"}:
+            raise InputError(file, key, "expected exactly the keys id, reason, link")
+        if not all(isinstance(entry[name], str) and entry[name] for name in ("id", "reason", "link")):
+            raise InputError(file, key, "id, reason and link must be non-empty strings")
+        if entry["id"] not in cell_ids:
+            raise InputError(file, f"{key}.id", f"matches no cell: {entry['id']!r}")
+        if entry["id"] in known:
+            raise InputError(file, f"{key}.id", f"listed twice: {entry['id']!r}")
+        known[entry["id"]] = KnownFailure(**entry)
+    return known
+
+
+def failing(changes: list[Change], strict: bool) -> list[Change]:
+    fails = {"always", "strict"} if strict else {"always"}
+    return [change for change in changes if CLASSES[change.kind][1] in fails]
+
+
+def render(
+    changes: list[Change],
+    baseline: dict[str, Any],
+    current: dict[str, Any],
+    strict: bool,
+    known: dict[str, KnownFailure] | None = None,
+) -> str:
+    known = known or {}
+    verdict = "FAIL" if failing(changes, strict) else "PASS"
+    counts = (
+        ", ".join(
+            f"{sum(c.kind == kind for c in changes)} {kind}" for kind in CLASSES if any(c.kind == kind for c in changes)
+        )
+        or "no changes"
+    )
+    out = [
+        f"# Upgrade gate: {verdict}",
+        "",
+        f"- baseline: {label(baseline['environment'])} · commit {baseline['environment'].get('commit')}",
+        f"- current: {label(current['environment'])} · commit {current['environment'].get('commit')}",
+        f"- {counts}" + (" (strict)" if strict else ""),
+        "",
+    ]
+    for kind, (heading, fails) in CLASSES.items():
+        rows = [c for c in changes if c.kind == kind]
+        if not rows:
+            continue
+        table = [
+            [c.id, _mark(c.baseline), _mark(c.current)]
+            + ([escape(known[c.id].reason, 120), known[c.id].link] if c.id in known else [])
+            for c in rows
+        ]
+        headers = ["cell", "baseline", "current"] + (["reason", "link"] if any(c.id in known for c in rows) else [])
+        gate_word = {"always": "fails the gate", "strict": "fails with --strict", "never": "does not fail"}[fails]
+        out += [f"## {heading} — {gate_word}", "", tabulate(table, headers=headers, tablefmt="github"), ""]
+    return "\n".join(out)
+
+
+def _mark(text: str) -> str:
+    status = text.split(" ")[0]
+    return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)

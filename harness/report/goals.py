@@ -1,0 +1,137 @@
+"""The chart's first answer: for each goal (a set of paths), the styles that pass every case on every one of
+its paths, and the near misses with the cells they fail. Drawn from the records only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.report.marks import BROKEN_PATH, mark, reliable_pass
+
+Record = dict[str, Any]
+
+
+@dataclass
+class Answer:
+    goal: str
+    paths: list[str]
+    passing: list[str]  # styles passing every (case, path) of the goal on every attempt
+    near: dict[str, list[tuple[str, str]]]  # style -> its failing (case, path) cells
+    control: list[tuple[str, str]]  # the control's failing cells: the path is broken there, not a style
+
+
+def near_limit(cells: int) -> int:
+    """A near miss fails at most a third of the goal's cells (at least one, never all)."""
+    return max(1, cells // 3)
+
+
+def answer(
+    goal: str,
+    paths: list[str],
+    cells: dict[str, Record],
+    cases: list[str],
+    candidates: list[str],
+    controls: list[str],
+) -> Answer:
+    """One goal's answer. A cell counts only when it was recorded, not skipped, and passed on every attempt: a
+    style that skipped or missed a cell of the goal does not answer it."""
+
+    def failing(style: str) -> list[tuple[str, str]]:
+        return [(c, p) for p in paths for c in cases if not reliable_pass(cells.get(f"{c}-{style}-{p}"))]
+
+    passing, near = [], {}
+    total = len(paths) * len(cases)
+    for style in candidates:
+        bad = failing(style)
+        if not bad:
+            passing.append(style)
+        elif len(bad) <= near_limit(total) and len(bad) < total:
+            near[style] = bad
+    broken = [cell for style in controls for cell in failing(style)]
+    return Answer(goal, paths, passing, near, broken)
+
+
+def measured(path: str, cells: dict[str, Record]) -> bool:
+    """Some cell of the path ran (recorded, not skipped)."""
+    return any(r["path"] == path and r["status"] != "skip" for r in cells.values())
+
+
+def section(
+    goals: dict[str, list[str]],
+    from_results: bool,
+    cells: dict[str, Record],
+    cases: list[str],
+    style_groups: list[tuple[str, list[str]]],
+    note: Callable[[Record], int],
+) -> list[str]:
+    """``## Which style for which goal``: one row per goal whose every path ran in this run."""
+    candidates = [s for wrapper, styles in style_groups if wrapper != "control" for s in styles]
+    controls = [s for wrapper, styles in style_groups if wrapper == "control" for s in styles]
+    group_of = {s: wrapper for wrapper, styles in style_groups for s in styles}
+    answers, unmeasured = [], {}
+    for goal, paths in goals.items():
+        missing = [p for p in paths if not measured(p, cells)]
+        if missing:
+            unmeasured[goal] = missing
+        else:
+            answers.append(answer(goal, paths, cells, cases, candidates, controls))
+    out = ["## Which style for which goal", ""]
+    if answers:
+        rows = []
+        for a in answers:
+            rows.append(
+                [
+                    a.goal,
+                    ", ".join(f"`{p}`" for p in a.paths),
+                    _styles(a.passing, group_of) or "none",
+                    _near(a, cells, note),
+                ]
+            )
+        headers = ["goal", "path(s)", f"use: passes all {len(cases)} case(s)", "near misses: the cells they fail"]
+        out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
+    else:
+        out += ["No goal's paths ran in this run.", ""]
+    out.append(
+        f"A style answers a goal when it ran and passed every case ({', '.join(cases)}) on every path of the "
+        "goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are listed by "
+        "wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss fails at "
+        "most a third of the goal's cells, named as case (or case/path) with its mark and note."
+        + ("" if from_results else " Goals: the built-in list (this results file has no environment.goals).")
+    )
+    if unmeasured:
+        out += [
+            "",
+            "Not answered, their paths did not run here: "
+            + "; ".join(f"{goal} ({', '.join(f'`{p}`' for p in missing)})" for goal, missing in unmeasured.items())
+            + ".",
+        ]
+    return [*out, ""]
+
+
+def _styles(styles: list[str], group_of: dict[str, str]) -> str:
+    groups: dict[str, list[str]] = {}
+    for style in styles:
+        groups.setdefault(group_of[style], []).append(f"**{style}**")
+    return " · ".join(", ".join(names) for names in groups.values())
+
+
+def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) -> str:
+    """Styles failing the same cells the same way share an entry: ``raw_jit, autotune: add_inplace ❌ [13]``."""
+
+    def label(style: str, cell: tuple[str, str]) -> str:
+        case, path = cell
+        name = case if len(a.paths) == 1 else f"{case}/{path}"
+        record = cells.get(f"{case}-{style}-{path}")
+        return f"{name} {mark(record)}" + (f" [{note(record)}]" if record is not None else "")
+
+    entries: dict[str, list[str]] = {}
+    for style, bad in a.near.items():
+        entries.setdefault(", ".join(label(style, cell) for cell in bad), []).append(style)
+    parts = [f"{', '.join(styles)}: {failures}" for failures, styles in entries.items()]
+    if a.control:
+        control = ", ".join(f"{c}/{p}" for c, p in a.control)
+        parts.append(f"{BROKEN_PATH} `control` (pure PyTorch) fails too on {control}: the path is broken here")
+    return "<br>".join(parts) or "—"
