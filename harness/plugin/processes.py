@@ -9,8 +9,9 @@ import dataclasses
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -21,8 +22,25 @@ from harness.spec import CellSpec, Outcome
 processes_key = pytest.StashKey["CellProcesses"]()
 
 
+class CellRunner(Protocol):
+    """What ``CellProcesses`` needs of a cell process: ``CellProcess`` runs cells in a child forked from the
+    zygote; a test's fake (tests/fakes.py) runs them in no process at all."""
+
+    device: str | None  # the device the cells run on, once the process has started
+
+    def run(self, spec: CellSpec) -> Outcome: ...
+
+    def stop(self) -> None: ...  # end the process: the next cell starts a fresh one
+
+    def close(self) -> None: ...  # stop, and remove what the process left
+
+
 class CellProcesses:
     """Owns the run's zygote (on the controller) and this pytest process's cell process."""
+
+    # how a cell process is made: (log file, environment, GPU, RSS bound, zygote address, zygote pid) -> runner;
+    # a test puts a fake's factory here, and then no zygote starts
+    make_process: Callable[..., CellRunner] = CellProcess
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
@@ -30,7 +48,7 @@ class CellProcesses:
         self.workerinput: dict[str, Any] = getattr(config, "workerinput", {})
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
-        self.process: CellProcess | None = None
+        self.process: CellRunner | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -40,6 +58,8 @@ class CellProcesses:
         from harness.execution import zygote
 
         if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
+            return
+        if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return
         log_file = self.options.report_dir / "logs" / "zygote.log"
         try:
@@ -99,14 +119,14 @@ class CellProcesses:
     def device(self) -> str | None:
         return self.process.device if self.process is not None else None
 
-    def _cell_process(self) -> CellProcess:
+    def _cell_process(self) -> CellRunner:
         if self.process is None:
             self.process = self._new_process(self.worker)
         return self.process
 
-    def _new_process(self, log_name: str) -> CellProcess:
+    def _new_process(self, log_name: str) -> CellRunner:
         address, pid = self._zygote_address()
-        return CellProcess(
+        return self.make_process(
             self.options.report_dir / "logs" / f"{log_name}.log",
             self._environment(),
             assigned_gpu(self.worker, opts.plan(self.config).gpus),

@@ -1,0 +1,112 @@
+"""Fakes for the process machinery: a cell runner that runs no process (the ``CellRunner`` protocol of
+harness/plugin/processes.py), so scheduling, re-runs and crash records are tested in milliseconds, as
+pytest-xdist tests its scheduler with ``MockNode``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from harness.plugin import options as opts
+from harness.spec import CellSpec, Outcome
+
+Answer = Callable[[CellSpec], Outcome]
+
+
+@dataclass
+class FakeRun:
+    """One cell run by a fake process: which process (its number, in the order they were made) ran which attempt."""
+
+    process: int
+    cell: str
+    attempt: int
+
+
+@dataclass
+class FakeProcess:
+    """A cell process that answers each spec at once, as ``FakeCells.answer`` says."""
+
+    cells: FakeCells
+    number: int
+    log_name: str
+    gpu: str | None
+    device: str | None = None
+    stopped: int = 0
+    closed: bool = False
+
+    def run(self, spec: CellSpec) -> Outcome:
+        assert not self.closed, f"process {self.number} ran {spec.id} after it was closed"
+        self.device = "fake-device"
+        self.cells.runs.append(FakeRun(self.number, spec.id, spec.attempt))
+        outcome = self.cells.answer(spec)
+        outcome.diagnostics.update(started=float(len(self.cells.runs)), ended=len(self.cells.runs) + 0.5)
+        return outcome
+
+    def stop(self) -> None:
+        self.stopped += 1
+
+    def close(self) -> None:
+        self.closed = True
+
+
+@dataclass
+class FakeCells:
+    """The factory ``CellProcesses.make_process`` calls; it keeps every process it made and every run.
+    ``statuses``: cell id -> the status of each attempt in turn (the last repeats; ``pass`` for other cells);
+    a ``crash`` comes with ``error_type`` SIGSEGV, as a dead cell process's does."""
+
+    statuses: dict[str, list[str]] = field(default_factory=dict)
+    processes: list[FakeProcess] = field(default_factory=list)
+    runs: list[FakeRun] = field(default_factory=list)
+
+    def __call__(
+        self,
+        log_file: Path,
+        environment: dict[str, str],
+        gpu: str | None,
+        max_rss_mb: float = 0,
+        zygote_address: str | None = None,
+        zygote_pid: int | None = None,
+    ) -> FakeProcess:
+        process = FakeProcess(self, len(self.processes), log_file.stem, gpu)
+        self.processes.append(process)
+        return process
+
+    def answer(self, spec: CellSpec) -> Outcome:
+        statuses = self.statuses.get(spec.id, ["pass"])
+        status = statuses[min(spec.attempt, len(statuses)) - 1]
+        if status == "crash":
+            return Outcome(status="crash", error_type="SIGSEGV", error="cell process died of SIGSEGV")
+        if status in ("wrong", "error"):
+            return Outcome(status=status, error_type="Mismatch" if status == "wrong" else "RuntimeError", error="x")
+        return Outcome(status=status, reason="no CUDA device" if status == "skip" else None)
+
+
+def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | None = None, **plan: Any) -> Any:
+    """Just what ``CellProcesses`` reads of a pytest config: the options, the plan, the xdist worker's id."""
+    options = opts.Options(
+        matrix_file=tmp_path / "m.toml",
+        report_dir=tmp_path / "out",
+        cases=None,
+        styles=None,
+        paths=None,
+        shard=None,
+        resume=False,
+        cache_dir=tmp_path / "cache",
+        max_rss_mb=0,
+        baseline=None,
+        reuse=None,
+    )
+    fields = {"keys": {}, "wanted": frozenset(), "baseline": {}, "reruns": 0, "environment": {}, "gpus": (), **plan}
+    stash = pytest.Stash()
+    stash[opts.options_key] = options
+    stash[opts.plan_key] = opts.Plan(cells=cells, **fields)
+    config = SimpleNamespace(stash=stash, option=SimpleNamespace(dist="no", tx=None, collectonly=False))
+    if workerid is not None:
+        config.workerinput = {"workerid": workerid, "workercount": 2}
+    return config
