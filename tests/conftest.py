@@ -1,5 +1,7 @@
 """Fixtures for the harness's own tests."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -27,6 +29,20 @@ def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = N
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )
+
+
+def harness_main(*args: str, main: Callable[[list[str]], int] | None = None) -> subprocess.CompletedProcess:
+    """``python -m harness ARGS`` in this process (``harness.__main__.main``, or ``main``): its exit status and
+    what it printed, as ``run_harness`` gives them, without starting Python and importing torch again."""
+    if main is None:
+        from harness.__main__ import main
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exit:  # argparse's usage errors
+            code = exit.code if isinstance(exit.code, int) else 1
+    return subprocess.CompletedProcess(["harness", *args], code, out.getvalue(), err.getvalue())
 
 
 def matrix_text(cases: list[str], styles: list[str], paths: dict[str, tuple[str, float]]) -> str:

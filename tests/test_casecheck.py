@@ -12,7 +12,7 @@ from harness.errors import InputError
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
-from tests.conftest import run_harness
+from tests.conftest import harness_main
 
 TOLERANCE = Tolerance(atol=1e-5, rtol=1e-5)
 BROKEN = [
@@ -37,7 +37,7 @@ def test_broken_case_names_module_and_field(module: str, problem: str, write_mat
 
 @pytest.mark.parametrize(("module", "problem"), BROKEN[:2])
 def test_cli_broken_case_is_one_line_exit_2(module: str, problem: str, tmp_path: Path):
-    done = run_harness(
+    done = harness_main(
         "run", "--cases", f"tests.fixtures.{module}", "--paths", "cpu_fallback", "--report-dir", str(tmp_path)
     )
     assert done.returncode == 2, done.stdout[-1000:]

@@ -6,7 +6,7 @@ import pytest
 
 from harness.errors import InputError
 from harness.matrix.config import load_matrix
-from tests.conftest import REPO, TOLERANCES, run_harness
+from tests.conftest import REPO, TOLERANCES, harness_main
 
 GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'
 AXES = 'decorators = ["jit", "autotune"]\nwrappers = ["launcher", "custom_op"]\ncontrol = true\n'
@@ -83,7 +83,7 @@ def test_missing_file(tmp_path: Path):
 def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
     file = tmp_path / "bad.toml"
     file.write_text(GOOD_HEAD.replace('"raw_jit"', '"nope"') + TOLERANCES)
-    done = run_harness(*command, "--matrix", str(file))
+    done = harness_main(*command, "--matrix", str(file))
     assert done.returncode == 2
     assert (
         done.stderr.strip()
@@ -93,7 +93,7 @@ def test_cli_bad_matrix_is_one_line_exit_2(tmp_path: Path, command: list[str]):
 
 
 def test_list_prints_every_id_in_matrix_order():
-    done = run_harness("list")
+    done = harness_main("list")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()
 
@@ -153,7 +153,7 @@ def test_default_matrix_declares_the_recipe_and_blog_claims():
 
 
 def test_cli_unknown_case_module_is_one_line_exit_2():
-    done = run_harness("run", "--cases", "nosuch.kernels", "--paths", "cpu_fallback")
+    done = harness_main("run", "--cases", "nosuch.kernels", "--paths", "cpu_fallback")
     assert done.returncode == 2, done.stdout[-1000:]
     assert done.stderr.startswith("error: command line: --cases[0]: unknown case 'nosuch.kernels'")
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1

@@ -13,7 +13,7 @@ from harness.records.record import SCHEMA
 from harness.report import gate
 from harness.report.history import render as render_history
 from harness.spec import STATUSES
-from tests.conftest import make_record, run_harness
+from tests.conftest import harness_main, make_record
 
 CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
 
@@ -122,7 +122,7 @@ def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", tor
 
 
 def run_gate(*args: str) -> subprocess.CompletedProcess:
-    return run_harness("gate", *args)
+    return harness_main("gate", *args)
 
 
 def test_cli_exit_codes_and_readable_diff(tmp_path: Path):

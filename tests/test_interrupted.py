@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from harness.records.record import read_results
-from tests.conftest import REPO, run_harness
+from tests.conftest import REPO, harness_main, run_harness
 
 
 def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tmp_path: Path):
@@ -55,7 +55,7 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
 def test_resume_rejects_a_corrupt_results_file(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
     (tmp_path / "results.json").write_text('{"schema": 1, "environment": {}, "cells": [')
-    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "0", "--resume")
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "0", "--resume")
     assert done.returncode == 2
     assert f"{tmp_path / 'results.json'}: (json): not valid JSON" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr

@@ -8,7 +8,7 @@ import pytest
 from harness.errors import InputError
 from harness.records.record import SCHEMA, read_results, write_results
 from harness.report.chart import escape, render
-from tests.conftest import make_record, run_harness
+from tests.conftest import harness_main, make_record
 
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
 
@@ -166,11 +166,11 @@ def test_escape_shortens_and_flattens():
 def test_report_command_redraws_and_rejects_corrupt_input(tmp_path: Path):
     file = tmp_path / "results.json"
     file.write_text(json.dumps(results(make_record("add", "raw_jit", "eager", status="pass"))))
-    done = run_harness("report", "--results", str(file))
+    done = harness_main("report", "--results", str(file))
     assert done.returncode == 0, done.stderr
     assert "| raw_jit" in (tmp_path / "matrix.md").read_text()
     file.write_text(file.read_text()[:40])
-    done = run_harness("report", "--results", str(file))
+    done = harness_main("report", "--results", str(file))
     assert done.returncode == 2
     assert done.stderr.startswith(f"error: {file}: (json): not valid JSON") and "Traceback" not in done.stderr
 

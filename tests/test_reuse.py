@@ -12,7 +12,7 @@ import pytest
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
 from harness.records.reuse import cell_keys, reusable
-from tests.conftest import REPO, make_record, run_harness
+from tests.conftest import REPO, harness_main, make_record, run_harness
 
 REUSED = "♻"
 
@@ -102,7 +102,7 @@ def test_a_changed_case_module_reruns_its_cells_only(write_matrix, tmp_path: Pat
 
 def test_reuse_of_a_missing_file_is_one_line(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
-    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "--reuse", "nosuch.json")
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "--reuse", "nosuch.json")
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith("error: nosuch.json: (file): no such file")
 

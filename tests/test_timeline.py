@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from bench.__main__ import main as bench_main
 from bench.timeline import summary, timeline
-from tests.conftest import REPO, run_harness
+from tests.conftest import REPO, harness_main, run_harness
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -91,7 +92,7 @@ def test_a_file_without_times_is_one_line_and_exit_2(tmp_path: Path):
     old = tmp_path / "old.json"
     record = {"id": "a-s-eager", "case": "a", "style": "s", "path": "eager", "status": "pass", "diagnostics": {}}
     old.write_text(json.dumps({"schema": 1, "environment": {}, "cells": [record]}))
-    done = bench("timeline", str(old), "--out", str(tmp_path / "t.png"))
+    done = harness_main("timeline", str(old), "--out", str(tmp_path / "t.png"), main=bench_main)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert done.stderr.startswith(f"error: {old}: cells[].diagnostics.started: no record of this run has")
     assert not (tmp_path / "t.png").exists()
