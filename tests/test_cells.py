@@ -101,6 +101,7 @@ def test_memory_is_recorded_per_cell(tmp_path: Path):
     assert 0 < diagnostics["rss_mb"] <= diagnostics["peak_rss_mb"]
 
 
+@pytest.mark.process
 def test_standalone_child_sees_torch_only(tmp_path: Path):
     """aoti_standalone on CPU tensors: each package runs in a fresh fork of one torch-only server, so an op this
     process registered (custom_op) is missing there, while a pure-PyTorch package loads and runs right."""
@@ -115,6 +116,7 @@ def test_standalone_child_sees_torch_only(tmp_path: Path):
     assert _own_server == [server]  # the second cell reused the server: one torch import for both
 
 
+@pytest.mark.process
 def test_only_first_attempts_share_the_strict_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """aoti_strict builds the package into the run's folder; aoti_standalone's first attempt loads it, a re-run
     (attempt 2) exports and compiles anew. A strided view (layernorm's x) reaches the fresh process as it is."""

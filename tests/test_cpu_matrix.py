@@ -23,6 +23,8 @@ def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comple
     return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_every_cell_has_a_record(cpu_run):
     done, out = cpu_run
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -33,6 +35,8 @@ def test_every_cell_has_a_record(cpu_run):
     assert env["torch"] == torch.__version__ and env["wall_seconds"] > 0
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_cuda_cells_skip_and_cpu_cells_run(cpu_run):
     cells = read_results(cpu_run[1] / "results.json")["cells"]
     for cell in cells:
@@ -42,6 +46,8 @@ def test_cuda_cells_skip_and_cpu_cells_run(cpu_run):
             assert (cell["status"], cell["reason"]) == ("skip", "no CUDA device"), cell
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_cpu_outcomes_are_the_measured_ones(cpu_run):
     cells = {cell["id"]: cell for cell in read_results(cpu_run[1] / "results.json")["cells"]}
     for case in MATRIX.cases:
@@ -57,6 +63,8 @@ def test_cpu_outcomes_are_the_measured_ones(cpu_run):
                 assert compiled["status"] == ("error" if wrapper == "triton_op" else "pass"), compiled
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_chart_is_drawn_from_the_records(cpu_run):
     out = cpu_run[1]
     chart = (out / "matrix.md").read_text()
@@ -68,12 +76,15 @@ def test_chart_is_drawn_from_the_records(cpu_run):
     assert redrawn.read_text() == chart
 
 
+@pytest.mark.process
+@pytest.mark.slow
 def test_records_are_json_with_every_key(cpu_run):
     raw = json.loads((cpu_run[1] / "results.json").read_text())
     for cell in raw["cells"]:
         assert set(cell) >= {"id", "case", "style", "path", "status", "error", "stage", "diagnostics", "seconds"}
 
 
+@pytest.mark.process
 def test_pytest_collects_the_same_ids_as_list():
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "matrix.toml", "--collect-only", "-q", "-p", "no:cacheprovider"],
@@ -88,6 +99,7 @@ def test_pytest_collects_the_same_ids_as_list():
     assert timeouts == sorted(timeouts, reverse=True)  # scheduled longest path first
 
 
+@pytest.mark.process
 def test_selection_runs_only_the_selected_cells(tmp_path: Path):
     done = run_harness("run", "--report-dir", str(tmp_path), "-q", "-k", "sin-triton_op-cpu_")
     assert done.returncode == 0, done.stdout[-2000:]

@@ -23,6 +23,7 @@ def test_backward_matches_autograd(case):
         torch.testing.assert_close(computed, tensor.grad)
 
 
+@pytest.mark.process
 def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
     matrix = write_matrix(
         ["examples.rmsnorm"],
@@ -40,6 +41,7 @@ def test_rmsnorm_runs_through_the_harness(write_matrix, tmp_path: Path):
     assert all(status[f"simple_rmsnorm-{s}-eager"] == expected_eager for s in ("raw_jit", "triton_op", "control"))
 
 
+@pytest.mark.process
 def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
     """``--cases MODULE`` on the repository's matrix: only the module's cases run, every style, a CPU path."""
     done = run_harness(
@@ -64,6 +66,7 @@ def test_cases_option_adds_a_module_with_several_cases(tmp_path: Path):
         assert status[f"{case}-raw_jit-cpu_fallback"] == "error"
 
 
+@pytest.mark.process
 def test_builtin_rmsnorm_and_the_example_run_together(tmp_path: Path):
     """The built-in rmsnorm (float eps, two outputs, Triton backward kernel) and the example's simple one, side by side
     (``--cases`` with a case id and a module): the library styles' CPU kernels and the control pass on CPU."""

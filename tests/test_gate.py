@@ -200,6 +200,7 @@ def test_known_file_entries_must_match_cells(tmp_path: Path):
         gate.load_known(known, {"sin-raw_jit-eager"})
 
 
+@pytest.mark.process
 def test_a_regression_that_passes_when_re_run_is_flaky(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
     cell = "good-triton_op-cpu_fallback"

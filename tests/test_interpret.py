@@ -16,6 +16,7 @@ from tests.conftest import REPO, run_harness
 from tests.test_cells import run
 
 
+@pytest.mark.process
 def test_interpreted_run_is_recorded_and_not_gated_against_a_device_run(tmp_path: Path):
     out = tmp_path / "out"
     done = run_harness(
@@ -77,6 +78,7 @@ for case in ("rmsnorm", "sin_triton_backward", biased):
 """
 
 
+@pytest.mark.process
 def test_backward_kernels_train_under_the_interpreter():
     done = subprocess.run(
         [sys.executable, "-c", INTERPRETED_TRAINING],

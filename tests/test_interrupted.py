@@ -7,10 +7,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from harness.records.record import read_results
 from tests.conftest import REPO, harness_main, run_harness
 
 
+@pytest.mark.process
 def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tmp_path: Path):
     cases = ["tests.fixtures.good", "tests.fixtures.slow"]
     matrix = write_matrix(cases, ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)})
@@ -61,6 +64,7 @@ def test_resume_rejects_a_corrupt_results_file(write_matrix, tmp_path: Path):
     assert "Traceback" not in done.stdout + done.stderr
 
 
+@pytest.mark.process
 def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
     matrix = write_matrix(
         ["tests.fixtures.good", "tests.fixtures.wrong"], ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)}

@@ -15,6 +15,7 @@ from tests.conftest import cell_spec, run_harness
 GOOD = cell_spec("tests.fixtures.good", "triton_op")
 
 
+@pytest.mark.process
 def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(tmp_path: Path):
     process = CellProcess(tmp_path / "logs" / "main.log", {}, None)
     try:
@@ -39,6 +40,7 @@ def test_crash_and_hang_are_recorded_and_the_next_cell_still_runs(tmp_path: Path
         process.close()
 
 
+@pytest.mark.process
 def test_a_process_above_the_memory_bound_is_replaced(tmp_path: Path):
     process = CellProcess(tmp_path / "logs" / "main.log", {}, None, max_rss_mb=1)
     try:
@@ -51,6 +53,7 @@ def test_a_process_above_the_memory_bound_is_replaced(tmp_path: Path):
         process.close()
 
 
+@pytest.mark.process
 def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_path: Path):
     """Through `harness run` (the zygote's standalone server): a pure-PyTorch package loads and runs in the fresh
     child; a package calling an op only the cell process registered (custom_op) does not. aoti_strict and
@@ -71,6 +74,7 @@ def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_p
     assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
 
 
+@pytest.mark.process
 def test_a_worker_whose_zygote_is_gone_starts_its_own(tmp_path: Path):
     log = tmp_path / "logs" / "main.log"
     process = CellProcess(log, {}, None, zygote_address=str(tmp_path / "gone" / "socket"))
@@ -82,6 +86,7 @@ def test_a_worker_whose_zygote_is_gone_starts_its_own(tmp_path: Path):
         process.close()
 
 
+@pytest.mark.process
 def test_connect_waits_for_a_starting_zygote_not_for_a_dead_one(tmp_path: Path):
     dead = subprocess.Popen(["true"])
     time.sleep(0.5)  # exited, not reaped: a zombie
@@ -121,6 +126,7 @@ def test_cell_processes_share_the_cores_among_workers(tmp_path: Path, monkeypatc
     assert "OMP_NUM_THREADS" not in cell_environment(matrix.environment, tmp_path, 30)  # the caller's own setting stays
 
 
+@pytest.mark.process
 def test_xdist_workers_import_no_torch(write_matrix, tmp_path: Path):
     """A matrix run's xdist workers get the controller's plan and never import torch, Triton or a case module
     (their imports beside the zygote's made a run's start 20-45 s long); their cells still run and record."""

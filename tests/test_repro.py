@@ -20,6 +20,7 @@ NO_HARNESS = "import sys; sys.modules['harness'] = None; path = sys.argv[1]; "
 NO_HARNESS += "exec(compile(open(path).read(), path, 'exec'), {'__name__': '__main__'})"
 
 
+@pytest.mark.process
 def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
     """One script per distinct failure, listing the cells it stands for; each fails as its cell did."""
     matrix = write_matrix(

@@ -51,6 +51,7 @@ def source(data: dict, file: Path) -> dict:
     return {"timestamp": env["timestamp"], "commit": env["commit"], "file": str(file)}
 
 
+@pytest.mark.process
 def test_a_changed_case_module_reruns_its_cells_only(write_matrix, tmp_path: Path):
     package = kernels(tmp_path)
     matrix = write_the_matrix(write_matrix, package)

@@ -13,6 +13,7 @@ from tests.conftest import REPO, run_harness
 MATRIX = load_matrix(REPO / "matrix.toml")
 
 
+@pytest.mark.process
 def test_node_ids_select_cells_and_an_unknown_one_is_one_line(tmp_path: Path):
     wanted = ["sin-triton_op-cpu_fallback", "add-control-cpu_compile"]
     junit = tmp_path / "junit.xml"
@@ -38,6 +39,7 @@ def test_cases_name_a_module_with_or_without_a_dot(tmp_path: Path, monkeypatch: 
         select(MATRIX, cases=["nosuchcase"], cuda=False)
 
 
+@pytest.mark.process
 def test_a_wrong_cell_is_rerun_and_keeps_every_outcome(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.wrong", "tests.fixtures.flaky", "tests.fixtures.good"], ["triton_op"], {})
     matrix.write_text(
@@ -60,6 +62,7 @@ def test_a_wrong_cell_is_rerun_and_keeps_every_outcome(write_matrix, tmp_path: P
     assert cells["wrong"]["diagnostics"]["process_start"] > 0  # the run's first cell started its process
 
 
+@pytest.mark.process
 def test_a_cell_unlike_its_baseline_is_rerun(write_matrix, tmp_path: Path):
     matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
     matrix.write_text(matrix.read_text() + "[run]\nreruns = 1\n")

@@ -193,6 +193,7 @@ for module, size in (("cases.add", 1280), ("cases.sin", 1280), ("examples.activa
 """
 
 
+@pytest.mark.process
 def test_autotuner_over_heuristics_runs_the_config_heuristic_on_each_config():
     """Triton's interpreter on CPU: the autotuner hands each config's BLOCK_SIZE to the heuristic under it, and
     the kernel computes the right numbers with the EVEN it gets."""

@@ -31,6 +31,7 @@ def table(text: str, header: str) -> dict[str, list[float]]:
     return rows
 
 
+@pytest.mark.process
 def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
     pytest.importorskip("matplotlib")
     cases = ["tests.fixtures.good", "tests.fixtures.slow"]
