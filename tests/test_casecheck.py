@@ -10,9 +10,9 @@ import torch
 from harness.case import load_cases
 from harness.errors import InputError
 from harness.kernel.casecheck import CaseProblem, check_case
-from harness.kernel.compare import Tolerance
+from harness.kernel.compare import Tolerance, dtype_name
 from harness.matrix.config import load_matrix
-from tests.conftest import harness_main
+from tests.conftest import REPO, harness_main
 
 TOLERANCE = Tolerance(atol=1e-5, rtol=1e-5)
 BROKEN = [
@@ -46,9 +46,13 @@ def test_cli_broken_case_is_one_line_exit_2(module: str, problem: str, tmp_path:
 
 
 def test_every_case_of_the_matrix_and_the_examples_passes_its_check():
-    for module in ("cases.rmsnorm", "cases.layernorm", "cases.sin_triton_backward", "examples.activations"):
+    matrix = load_matrix(REPO / "matrix.toml")
+    checked = []
+    for module in [*matrix.modules.values(), "examples.rmsnorm", "examples.activations"]:
         for case in load_cases(module):
-            check_case(case, TOLERANCE)
+            check_case(case, matrix.tolerances[dtype_name(case.dtype)])  # raises CaseProblem on a problem
+            checked.append(case.id)
+    assert checked == [*matrix.cases, "simple_rmsnorm", "gelu_mul", "silu_mul"]
 
 
 def problem(case, **fields) -> str:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from harness.case import Case, load_cases
-from harness.cell.runner import run_cell
+from harness.cell.runner import memory, run_cell
 from harness.kernel.compare import Mismatch, Tolerance, assert_match, dtype_name
 from harness.matrix.config import load_matrix
 from harness.spec import CellSpec
@@ -96,9 +96,20 @@ def test_comparison_accepts_within_tolerance():
     assert_match("output", torch.tensor([1.0, 2.0 + 5e-6]), torch.tensor([1.0, 2.0]), Tolerance(1e-5, 1e-6))
 
 
-def test_memory_is_recorded_per_cell(tmp_path: Path):
+def test_memory_is_the_resident_set_now_and_its_peak(tmp_path: Path):
+    """rss_mb follows what the process holds (128 MiB more while a tensor of that size lives, back after);
+    peak_rss_mb keeps the most it held; a cell's record has both, as measured when it ended."""
+    before = memory("cpu")
+    block = torch.ones(2**25)  # 128 MiB, written
+    held = memory("cpu")
+    del block
+    after = memory("cpu")
+    assert held["rss_mb"] - before["rss_mb"] == pytest.approx(128, abs=16)
+    assert held["rss_mb"] - after["rss_mb"] == pytest.approx(128, abs=16)
+    assert after["peak_rss_mb"] >= held["rss_mb"] - 4 > after["rss_mb"]  # the kernel's high-water mark lags a little
     diagnostics = run("sin", "control", "cpu_fallback", tmp_path)["diagnostics"]
-    assert 0 < diagnostics["rss_mb"] <= diagnostics["peak_rss_mb"]
+    assert diagnostics["rss_mb"] == pytest.approx(memory("cpu")["rss_mb"], abs=16)
+    assert diagnostics["peak_rss_mb"] >= held["rss_mb"] - 4
 
 
 @pytest.mark.process

@@ -10,6 +10,8 @@ import torch
 
 from harness.matrix.config import load_matrix
 from harness.records.record import read_results
+from harness.records.reuse import cell_keys
+from harness.spec import STATUSES
 from tests.conftest import REPO, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
@@ -78,10 +80,21 @@ def test_chart_is_drawn_from_the_records(cpu_run):
 
 @pytest.mark.process
 @pytest.mark.slow
-def test_records_are_json_with_every_key(cpu_run):
+def test_each_record_is_its_cell_with_its_key(cpu_run):
+    """Each record names its cell as the matrix does, carries the key --reuse compares, and says where it ran."""
     raw = json.loads((cpu_run[1] / "results.json").read_text())
+    keys, specs = cell_keys(MATRIX, "cpu"), {spec.id: spec for spec in MATRIX.cells}
     for cell in raw["cells"]:
-        assert set(cell) >= {"id", "case", "style", "path", "status", "error", "stage", "diagnostics", "seconds"}
+        spec = specs[cell["id"]]
+        assert (cell["case"], cell["style"], cell["path"], cell["module"]) == (
+            spec.case,
+            spec.style,
+            spec.path.id,
+            spec.module,
+        )
+        assert cell["key"] == keys[spec.id] and cell["status"] in STATUSES
+        assert (cell["error"] is None) == (cell["status"] in ("pass", "skip")), cell
+        assert cell["diagnostics"]["worker"] in ("gw0", "gw1") and cell["seconds"] >= 0
 
 
 @pytest.mark.process

@@ -8,8 +8,10 @@ import pytest
 import torch
 
 from harness.__main__ import main
+from harness.matrix.config import load_matrix
 from harness.plugin.processes import CellProcesses, assigned_gpu
 from harness.records.record import new_record
+from harness.records.reuse import cell_keys
 from tests.conftest import cell_spec, matrix_text
 from tests.fakes import FakeCells, FakeRun, fake_config
 
@@ -120,6 +122,9 @@ def test_a_run_records_every_verdict_without_a_process(fake: FakeCells, tmp_path
         "wrong-control-cpu_fallback": ("pass", None),
     }
     assert len(fake.runs) == 6 and not (tmp_path / "out" / "logs" / "zygote.log").exists()
+    keys = cell_keys(load_matrix(tmp_path / "m.toml"), "cpu")
+    assert {cell: record["key"] for cell, record in cells.items()} == keys  # what --reuse compares
+    assert {record["diagnostics"]["worker"] for record in cells.values()} == {"main"}
     chart = (tmp_path / "out" / "matrix.md").read_text()
     assert "💥" in chart and "❗WRONG 1/3" in chart
 
