@@ -1,6 +1,7 @@
 """Scheduling, re-runs and crash records without processes: ``CellProcesses`` over fake cell processes
 (tests/fakes.py), alone and under a whole ``python -m harness run`` in this process."""
 
+import inspect
 import json
 from pathlib import Path
 
@@ -8,12 +9,13 @@ import pytest
 import torch
 
 from harness.__main__ import main
+from harness.execution.cellprocess import CellProcess
 from harness.matrix.config import load_matrix
-from harness.plugin.processes import CellProcesses, assigned_gpu
+from harness.plugin.processes import CellProcesses, CellRunner, assigned_gpu
 from harness.records.record import new_record
 from harness.records.reuse import cell_keys
 from tests.conftest import cell_spec, matrix_text
-from tests.fakes import FakeCells, FakeRun, fake_config
+from tests.fakes import FakeCells, FakeProcess, FakeRun, fake_config
 
 WRONG, GOOD = cell_spec("tests.fixtures.wrong", "triton_op"), cell_spec("tests.fixtures.good", "triton_op")
 
@@ -24,6 +26,15 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCells:
     cells = FakeCells()
     monkeypatch.setattr(CellProcesses, "make_process", cells)
     return cells
+
+
+def test_the_cell_process_and_the_fake_are_both_cell_runners(tmp_path: Path):
+    for runner in (CellProcess, FakeProcess):
+        for method in ("run", "stop", "close"):
+            assert inspect.signature(getattr(runner, method)) == inspect.signature(getattr(CellRunner, method))
+    real = CellProcess(tmp_path / "main.log", {}, None)  # starts nothing until its first cell
+    real.close()
+    assert real.device is None and CellProcesses.make_process is CellProcess
 
 
 def test_a_wrong_cell_is_rerun_each_attempt_in_a_fresh_process(fake: FakeCells, tmp_path: Path):
