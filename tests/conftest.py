@@ -32,12 +32,12 @@ def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = N
 
 
 def harness_main(*args: str, main: Callable[[list[str]], int] | None = None) -> subprocess.CompletedProcess:
-    """``python -m harness ARGS`` in this process (``harness.__main__.main``, or ``main``): its exit status and
-    what it printed, as ``run_harness`` gives them, without starting Python and importing torch again."""
+    """``python -m harness ARGS`` in this process (``harness.__main__.main``, or ``main``) from the repository root:
+    its exit status and what it printed, as ``run_harness`` gives them, without starting Python and torch again."""
     if main is None:
         from harness.__main__ import main
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.chdir(REPO), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             code = main(list(args))
         except SystemExit as exit:  # argparse's usage errors

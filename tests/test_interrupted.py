@@ -38,7 +38,7 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
     assert [c["id"] for c in kept["cells"]] == [f"{good}-triton_op-cpu_fallback", f"{good}-control-cpu_fallback"]
     assert kept["environment"]["complete"] is False
 
-    assert run_harness("report", "--results", str(results)).returncode == 0
+    assert harness_main("report", "--results", str(results)).returncode == 0
     chart = (out / "matrix.md").read_text()
     missing = f"Missing: {slow}-triton_op-cpu_fallback, {slow}-control-cpu_fallback"
     assert f"**Incomplete run**: 2 of 4 cells recorded. {missing}" in chart
@@ -76,7 +76,7 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
         assert done.returncode == 0, done.stdout[-2000:]
         assert len(read_results(out / "results.json")["cells"]) == 2
     merged = tmp_path / "merged" / "results.json"
-    done = run_harness("merge", *(str(out / "results.json") for out in shards), "--out", str(merged))
+    done = harness_main("merge", *(str(out / "results.json") for out in shards), "--out", str(merged))
     assert done.returncode == 0, done.stderr
     expected = read_results(whole / "results.json")
     result = read_results(merged)
@@ -85,6 +85,7 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
     chart = (merged.parent / "matrix.md").read_text()
     assert "❗WRONG 5/5 [1]" in chart and "Incomplete" not in chart  # re-run 4 times: wrong every time
 
-    again = run_harness("merge", str(shards[0] / "results.json"), str(shards[0] / "results.json"), "--out", str(merged))
+    shard = str(shards[0] / "results.json")
+    again = harness_main("merge", shard, shard, "--out", str(merged))
     assert again.returncode == 2 and "is in another shard too" in again.stderr
-    assert run_harness("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2
+    assert harness_main("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2

@@ -12,7 +12,7 @@ from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
 from harness.records.record import read_results
 from harness.report.repro import failure_signature, repro_source
-from tests.conftest import REPO, make_record, run_harness
+from tests.conftest import REPO, harness_main, make_record, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 # run the script as __main__ with every harness import failing: it must need torch and triton only
@@ -49,9 +49,9 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
 
     on_demand = tmp_path / "one"
     cell_id = sorted(failing)[0]
-    made = run_harness("repro", cell_id, "--results", str(out / "results.json"), "--out", str(on_demand))
+    made = harness_main("repro", cell_id, "--results", str(out / "results.json"), "--out", str(on_demand))
     assert made.returncode == 0 and [p.name for p in on_demand.glob("*.py")] == [f"{cell_id}.py"], made.stderr
-    unknown = run_harness("repro", "nosuch-cell-id", "--results", str(out / "results.json"), "--out", str(on_demand))
+    unknown = harness_main("repro", "nosuch-cell-id", "--results", str(out / "results.json"), "--out", str(on_demand))
     assert unknown.returncode == 2 and unknown.stderr.count("\n") == 1 and "nosuch-cell-id" in unknown.stderr
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness.errors import InputError
 from harness.matrix.config import load_matrix, select
-from tests.conftest import REPO, run_harness
+from tests.conftest import REPO, harness_main, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 
@@ -24,7 +24,7 @@ def test_node_ids_select_cells_and_an_unknown_one_is_one_line(tmp_path: Path):
     assert sorted(cell["id"] for cell in cells) == sorted(wanted)
     cases = {case.get("name"): case for case in ElementTree.parse(junit).getroot().iter("testcase")}
     assert sorted(cases) == sorted(wanted)  # CI systems show each cell by its id
-    bad = run_harness("run", "matrix.toml::sin-triton_op-nosuchpath", "--report-dir", str(tmp_path))
+    bad = harness_main("run", "matrix.toml::sin-triton_op-nosuchpath", "--report-dir", str(tmp_path))
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert bad.stderr.startswith("error: command line: matrix.toml::: not a cell of the selection: sin-triton_op-no")
 
@@ -76,5 +76,5 @@ def test_a_cell_unlike_its_baseline_is_rerun(write_matrix, tmp_path: Path):
     assert run_harness("run", *args).returncode == 0
     (cell,) = json.loads((out / "results.json").read_text())["cells"]
     assert cell["outcomes"] == ["pass", "pass"]
-    broken = run_harness("run", "--matrix", str(matrix), "--baseline", str(tmp_path / "nope.json"))
+    broken = harness_main("run", "--matrix", str(matrix), "--baseline", str(tmp_path / "nope.json"))
     assert broken.returncode == 2 and broken.stderr.startswith(f"error: {tmp_path / 'nope.json'}: (file): no such")
