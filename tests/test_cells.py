@@ -92,8 +92,10 @@ def test_comparison_fails_on_every_kind_of_difference(actual, message: str):
         assert_match("output", actual, torch.tensor([1.0, 2.0, 3.0]), Tolerance(atol=1e-5, rtol=1e-5))
 
 
-def test_comparison_accepts_within_tolerance():
+def test_comparison_accepts_within_tolerance_and_not_beyond():
     assert_match("output", torch.tensor([1.0, 2.0 + 5e-6]), torch.tensor([1.0, 2.0]), Tolerance(1e-5, 1e-6))
+    with pytest.raises(Mismatch, match="Mismatched elements: 1 / 2"):
+        assert_match("output", torch.tensor([1.0, 2.0 + 5e-5]), torch.tensor([1.0, 2.0]), Tolerance(1e-5, 1e-6))
 
 
 def test_memory_is_the_resident_set_now_and_its_peak(tmp_path: Path):
