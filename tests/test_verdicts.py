@@ -159,3 +159,42 @@ def test_no_autotune_result_is_carried_from_one_cell_to_the_next(tmp_path: Path,
     assert torch.compiler.config.cache_key_tag == FRESH_AUTOTUNE_TAG
     assert (len(cell()), len(cell())) == (2, 2)  # every cell benchmarks, first or not
     assert triton.knobs.autotuning.cache is False
+
+
+def test_goals_show_a_graph_break_as_a_near_miss_and_warn_of_wrong_numbers_elsewhere():
+    from tests.test_chart import PASS, cells, goal_rows
+    from tests.test_records_report import results
+
+    outside = {"status": "graph_break", "reason": "the kernel ran outside the compiled graph (4 graph break(s): x)"}
+    wrong = {"status": "wrong", "error_type": "Mismatch", "error": "output: 1 / 9", "stage": "compare"}
+    chart = render(
+        results(
+            *cells(
+                {
+                    "raw_jit": {"dynamic": outside, "eager": PASS},  # every cell a graph break: still a near miss
+                    "autotune": {"dynamic": PASS, "eager": {"add": wrong}},
+                    "control": {"dynamic": PASS},
+                }
+            ),
+            goals={"dynamic shapes": ["dynamic"]},
+        )
+    )
+    answers, near = goal_rows(chart)["dynamic shapes"][1:]
+    assert answers == "**autotune** (⚠️ wrong on add/eager)"
+    assert near.startswith("raw_jit: add ✂️ [") and "sin ✂️" in near and "softmax ✂️" in near
+    assert "graph break: the kernel ran outside the compiled graph (4 graph break(s): x)" in chart  # the note
+    assert "- ✂️ **graph break**" in chart
+
+
+def test_a_run_in_which_no_cell_of_a_device_could_be_built_broke():
+    from harness.report.broken import run_broke
+
+    failed = {"status": "error", "stage": "build", "error_type": "ImportError", "error": "no module triton. Then"}
+    records = [make_record(case, "raw_jit", "eager", **failed) for case in ("add", "sin")]
+    env = {"paths": {"eager": {"device": "cuda"}, "cpu_fallback": {"device": "cpu"}}}
+    cpu = make_record("add", "raw_jit", "cpu_fallback", status="pass")
+    assert run_broke({"environment": env, "cells": [*records, cpu]}) == (
+        "no cell of the cuda paths could be built (2 error at build; first: no module triton.)"
+    )
+    built = make_record("mul", "raw_jit", "eager", status="wrong", stage="compare")
+    assert run_broke({"environment": env, "cells": [*records, built, cpu]}) is None
