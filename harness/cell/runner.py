@@ -82,11 +82,11 @@ def run_cell(
 def fresh_autotune() -> None:
     """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another
     cell (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings), while compiled
-    code (the FX graph cache, Triton's kernel cache) is still shared. A stored result made a cell whose
-    autotuning gives wrong numbers (an in-place kernel benchmarked on its real output) right once another cell
-    had stored it: the verdict depended on cell order. The code generated this way bakes the setting in
-    (``inductor_meta``) and the FX graph cache does not key on it, so a cache key tag keeps it apart from
-    code another process generated with stored results on."""
+    code (the FX graph cache, Triton's kernel cache) is still shared. With a stored result Inductor launches only
+    the stored config and benchmarks nothing, so a kernel wrong whenever its configs are benchmarked (the
+    in-place autotune-over-heuristics cells) was right once another cell had stored one: the verdict depended
+    on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache does not key
+    on it, so a cache key tag keeps this code apart from code generated with stored results on."""
     import torch._inductor.config
     import torch.compiler.config
     import triton
