@@ -71,7 +71,7 @@ def run_cell(
         cell.diagnostics["graph_breaks"] = sum(breaks.values())
         reasons = [" ".join(str(reason).split())[:300] for reason, _ in breaks.most_common(MAX_BREAK_REASONS)]
         cell.diagnostics["graph_break_reasons"] = reasons
-    outside = kernel_outside(cell)
+    outside = kernel_outside(cell) if outcome.status in ("pass", "wrong") else None  # cells that ran to the end
     if outcome.status == "pass" and outside:
         outcome = Outcome(status="graph_break", reason=outside)
     outcome.diagnostics = cell.diagnostics

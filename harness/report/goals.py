@@ -129,8 +129,11 @@ def section(
 def _styles(styles: list[str], group_of: dict[str, str], wrong: dict[str, list[tuple[str, str]]]) -> str:
     groups: dict[str, list[str]] = {}
     for style in styles:
-        warning = f" (⚠️ wrong on {', '.join(f'{c}/{p}' for c, p in wrong[style])})" if style in wrong else ""
-        groups.setdefault(group_of[style], []).append(f"**{style}**{warning}")
+        by_case: dict[str, list[str]] = {}
+        for case, path in wrong.get(style, []):
+            by_case.setdefault(case, []).append(path)
+        cells = "; ".join(f"{case} on {', '.join(f'`{p}`' for p in paths)}" for case, paths in by_case.items())
+        groups.setdefault(group_of[style], []).append(f"**{style}**" + (f" (⚠️ wrong: {cells})" if cells else ""))
     return " · ".join(", ".join(names) for names in groups.values())
 
 
