@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.errors import EXIT_BAD_INPUT, EXIT_RUN_BROKE, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.options import DEFAULT_REPORT_DIR
 
@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     """Exit 0 when every selected cell got a record (non-pass cells are measurements, not failures of the
-    run; gate them with ``gate``), 2 for bad input, pytest's own code when the run itself broke."""
+    run; gate them with ``gate``), 2 for bad input, 6 (one line saying why) when the harness failed to measure
+    (harness/report/broken.py), pytest's own code when pytest itself failed."""
     import pytest
     import torch
 
@@ -113,6 +114,12 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         print("error: no cell matches the selection", file=sys.stderr)
         return EXIT_BAD_INPUT
     if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        from harness.report.broken import run_broke
+
+        broke = run_broke(read_results(results)) if results.exists() else None
+        if broke:
+            print(f"error: {results}: the run broke: {broke}", file=sys.stderr)
+            return EXIT_RUN_BROKE
         if _complete(results):
             return 0
         print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)

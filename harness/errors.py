@@ -1,10 +1,12 @@
-"""The one error type for unusable input: a message naming the file and the key, exit status 2."""
+"""The one error type for unusable input: a message naming the file and the key, exit status 2; and the exit
+status of a run that broke."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2
+EXIT_RUN_BROKE = 6  # the harness failed to measure (cell processes did not start, no cell of a device built)
 
 
 class InputError(Exception):

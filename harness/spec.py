@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-STATUSES = ("pass", "wrong", "error", "crash", "timeout", "skip")
-FAILURES = ("wrong", "error", "crash", "timeout")
+# graph_break: right numbers, but on a compile-type path the style's kernel ran outside the compiled graph (Dynamo
+# broke the graph around it): neither a pass nor a failure. blind: right numbers, but a PyTorch subsystem did not
+# see the kernel (FlopCounterMode counted 0): deterministic, so never re-run.
+STATUSES = ("pass", "graph_break", "wrong", "blind", "error", "crash", "timeout", "skip")
+FAILURES = ("wrong", "blind", "error", "crash", "timeout")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class Cell:
     diagnostics: dict[str, Any] = field(default_factory=dict)
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
+    compiled: bool = False  # the path compiled the model through ``backend`` (a compile-type path)
 
     @property
     def id(self) -> str:
@@ -90,13 +91,19 @@ class Cell:
     def backend(self, **config_patches: Any) -> Callable[..., Any]:
         """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
         tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
-        from torch._inductor.compile_fx import compile_fx
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+        def inner(gm: torch.fx.GraphModule, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("is_backward"):  # AOTAutograd's backward graph: does it hold the backward kernel?
+                self.diagnostics["backward_graphs"] = self.diagnostics.get("backward_graphs", 0) + 1
+                self.record_graph(gm, "captured_backward")
+            return compile_fx_inner(gm, example_inputs, *args, **kwargs)
 
         def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
             self.stage = "compile"
             self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
             self.record_graph(gm)
-            compiled = compile_fx(gm, example_inputs, config_patches=config_patches or None)
+            compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
 
             @functools.wraps(compiled)
             def run(*args: Any, **kwargs: Any) -> Any:
@@ -108,9 +115,10 @@ class Cell:
 
         return inductor
 
-    def record_graph(self, gm: torch.fx.GraphModule) -> None:
-        """Keep the graph's user-kernel wrappers and harness ops (or nothing: the kernel was not captured)."""
-        captured = set(self.diagnostics.get("captured", []))
+    def record_graph(self, gm: torch.fx.GraphModule, key: str = "captured") -> None:
+        """Keep the graph's user-kernel wrappers and harness ops under ``key`` (or nothing: the kernel was not
+        captured)."""
+        captured = set(self.diagnostics.get(key, []))
         for node in gm.graph.nodes:
             if node.op != "call_function":
                 continue
@@ -118,4 +126,4 @@ class Cell:
             qualified = str(node.target)
             if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
                 captured.add(qualified if qualified.startswith("harness.") else name)
-        self.diagnostics["captured"] = sorted(captured)
+        self.diagnostics[key] = sorted(captured)

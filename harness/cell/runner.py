@@ -14,11 +14,13 @@ import torch
 from harness.case import Case
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.kernel.compare import Mismatch
+from harness.kernel.compare import Mismatch, SubsystemMismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.kernel.styles import Wrapped, build_style
+from harness.kernel.styles import CONTROL, Wrapped, build_style
 from harness.spec import CellSpec, Outcome
 
+FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
+MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
 CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
 
 
@@ -48,6 +50,7 @@ def run_cell(
     )
     outcome = Outcome()
     start, cpu_start = time.perf_counter(), cpu_seconds()
+    fresh_autotune()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     if device == "cuda" and torch.cuda.is_available():
@@ -63,12 +66,55 @@ def run_cell(
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
     cell.diagnostics.update(memory(device), cpu_seconds=round(cpu_seconds() - cpu_start, 3))
-    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    breaks = torch._dynamo.utils.counters["graph_break"]
     if breaks:
-        cell.diagnostics["graph_breaks"] = breaks
+        cell.diagnostics["graph_breaks"] = sum(breaks.values())
+        reasons = [" ".join(str(reason).split())[:300] for reason, _ in breaks.most_common(MAX_BREAK_REASONS)]
+        cell.diagnostics["graph_break_reasons"] = reasons
+    outside = kernel_outside(cell) if outcome.status in ("pass", "wrong") else None  # cells that ran to the end
+    if outcome.status == "pass" and outside:
+        outcome = Outcome(status="graph_break", reason=outside)
     outcome.diagnostics = cell.diagnostics
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
+
+
+def fresh_autotune() -> None:
+    """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another
+    cell (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings), while compiled
+    code (the FX graph cache, Triton's kernel cache) is still shared. With a stored result Inductor launches only
+    the stored config and benchmarks nothing, so a kernel wrong whenever its configs are benchmarked (the
+    in-place autotune-over-heuristics cells) was right once another cell had stored one: the verdict depended
+    on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache does not key
+    on it, so a cache key tag keeps this code apart from code generated with stored results on."""
+    import torch._inductor.config
+    import torch.compiler.config
+    import triton
+
+    torch._inductor.config.autotune_local_cache = False
+    torch._inductor.config.autotune_remote_cache = False
+    torch._inductor.config.bundled_autotune_remote_cache = False
+    torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
+    triton.knobs.autotuning.cache = False
+
+
+def kernel_outside(cell: Cell) -> str | None:
+    """On a compile-type path (one that compiled through ``Cell.backend``), why the style's kernel ran outside
+    the compiled graphs (None when it ran inside, or for the control, which has no kernel of its own). Records
+    ``kernel_compiled`` and, for a case with a backward kernel that trained, ``backward_compiled``."""
+    if not cell.compiled or cell.style == CONTROL:
+        return None
+    diagnostics = cell.diagnostics
+    diagnostics["kernel_compiled"] = bool(diagnostics.get("captured"))
+    missed = [] if diagnostics["kernel_compiled"] else ["the kernel ran outside the compiled graph"]
+    if cell.case.backward_kernel is not None and "backward_graphs" in diagnostics:
+        diagnostics["backward_compiled"] = bool(diagnostics.get("captured_backward"))
+        missed += [] if diagnostics["backward_compiled"] else ["the backward kernel ran outside the compiled graph"]
+    if not missed:
+        return None
+    reasons = diagnostics.get("graph_break_reasons") or ["no graph held it"]
+    breaks = diagnostics.get("graph_breaks", 0)
+    return f"{' and '.join(missed)} ({breaks} graph break(s): {'; '.join(reasons)})"
 
 
 def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:
@@ -111,9 +157,12 @@ def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> N
 
 
 def classify(error: BaseException, stage: str) -> Outcome:
-    """The outcome of a failed cell: ``wrong`` for a mismatch, ``crash`` for a dead process, else ``error``."""
+    """The outcome of a failed cell: ``blind`` for a subsystem that missed the kernel, ``wrong`` for a mismatch
+    of numbers, ``crash`` for a dead process, else ``error``."""
     message = str(error).strip() or repr(error)
-    if isinstance(error, Mismatch):
+    if isinstance(error, SubsystemMismatch):
+        status = "blind"
+    elif isinstance(error, Mismatch):
         status = "wrong"
     elif isinstance(error, CellCrash):
         status = "crash"

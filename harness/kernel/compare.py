@@ -15,7 +15,7 @@ class Mismatch(AssertionError):
 
 class SubsystemMismatch(Mismatch):
     """The op's numbers are right, but a PyTorch subsystem observing it saw something else (FlopCounterMode
-    counting other flops than the op declares): status ``wrong``, charted apart from wrong numbers."""
+    counting other flops than the op declares): status ``blind``, deterministic, never re-run."""
 
 
 def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:

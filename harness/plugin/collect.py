@@ -15,11 +15,11 @@ import pytest
 from harness.plugin import options as opts
 from harness.plugin.processes import processes_key
 from harness.records.record import new_record, summary
-from harness.spec import FAILURES, CellSpec
+from harness.spec import CellSpec
 
 RECORD_PROPERTY = "harness_record"
 DEVICE_PROPERTY = "harness_device"
-STATUS_LETTERS = {"wrong": "W", "error": "E", "crash": "C", "timeout": "T"}
+STATUS_LETTERS = {"graph_break": "G", "wrong": "W", "blind": "B", "error": "E", "crash": "C", "timeout": "T"}
 
 
 class CellFailed(Exception):
@@ -103,7 +103,7 @@ def device_of(report: pytest.TestReport) -> str | None:
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     record = record_of(report) if report.when == "call" else None
-    if record is not None and record["status"] in FAILURES:
+    if record is not None and record["status"] in STATUS_LETTERS:
         status = record["status"]
         return status, STATUS_LETTERS[status], status.upper()
     return None

@@ -89,9 +89,7 @@ class CellProcesses:
         outcome = self._cell_process().run(spec)
         outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
         plan = opts.plan(self.config)
-        expected = plan.baseline.get(spec.id)
-        suspect = outcome.status == "wrong" or (expected is not None and outcome.status not in (expected, "skip"))
-        if not suspect or not plan.reruns:
+        if not suspect(outcome.status, plan.baseline.get(spec.id)) or not plan.reruns:
             return outcome
         attempts = self._rerun(spec, range(2, plan.reruns + 2))
         outcome.outcomes = [outcome.status, *(attempt.status for attempt in attempts)]
@@ -145,6 +143,12 @@ class CellProcesses:
 
     def _environment(self) -> dict[str, str]:
         return cell_environment(opts.plan(self.config).environment, self.options.cache_dir, opts.workers(self.config))
+
+
+def suspect(status: str, expected: str | None) -> bool:
+    """Whether a cell's attempts may differ, so that it is re-run: it ended ``wrong``, or unlike its baseline's
+    ``expected`` status. A deterministic verdict (``blind``, ``graph_break``, an error) is not re-run."""
+    return status == "wrong" or (expected is not None and status not in (expected, "skip"))
 
 
 def cores_per_worker(workers: int) -> int:

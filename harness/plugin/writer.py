@@ -74,7 +74,7 @@ class ResultsWriter:
                 axes=axes,
                 styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
                 paths={
-                    spec.id: {"group": PATH_GROUPS[spec.id], "doc": _first_line(PATHS[spec.id])}
+                    spec.id: {"group": PATH_GROUPS[spec.id], "doc": _first_line(PATHS[spec.id]), "device": spec.device}
                     for spec in matrix.paths
                 },
                 reruns=matrix.reruns,

@@ -4,8 +4,9 @@ A cell's key is a digest of everything that decides its verdict: torch, triton a
 the harness's source (harness/*.py, harness/cell/paths/*.py), its case module's source, its matrix entry (case,
 module, style and the style's decorator and wrapper, the path's spec, the tolerance, the matrix's reruns and
 [environment]) and TRITON_INTERPRET. Every record carries its key; a later run keeps the record of a cell
-whose key is unchanged instead of running it, unless that record is not a stable verdict (wrong, flaky,
-crash, timeout, a CUDA fault, a cell process that failed to start, or no key)."""
+whose key is unchanged instead of running it (a blind or graph_break verdict too: both are deterministic), unless
+that record is not a stable verdict (wrong, flaky, crash, timeout, a CUDA fault, a cell process that failed to
+start, or no key)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ from harness.spec import CellSpec
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
-REUSABLE = ("pass", "error", "skip")  # never wrong, crash or timeout: those are re-measured every run
+# never wrong, crash or timeout: those are re-measured every run. blind and graph_break are deterministic verdicts
+REUSABLE = ("pass", "graph_break", "blind", "error", "skip")
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.report.marks import BROKEN_PATH, mark, reliable_pass
+from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, attempts, mark, reliable_pass, wrong_numbers
 
 Record = dict[str, Any]
 
@@ -21,6 +21,12 @@ class Answer:
     passing: list[str]  # styles passing every (case, path) of the goal on every attempt
     near: dict[str, list[tuple[str, str]]]  # style -> its failing (case, path) cells
     control: list[tuple[str, str]]  # the control's failing cells: the path is broken there, not a style
+    wrong_elsewhere: dict[str, list[tuple[str, str]]]  # answering style -> (case, path) of the matrix it gets wrong
+
+
+def graph_break(record: Record | None) -> bool:
+    """The cell passed on every attempt but its kernel ran outside the compiled graph."""
+    return record is not None and set(attempts(record)) == {"graph_break"}
 
 
 def near_limit(cells: int) -> int:
@@ -37,7 +43,8 @@ def answer(
     controls: list[str],
 ) -> Answer:
     """One goal's answer. A cell counts only when it was recorded, not skipped, and passed on every attempt: a
-    style that skipped or missed a cell of the goal does not answer it."""
+    style that skipped or missed a cell of the goal does not answer it. A style whose only misses are graph
+    breaks (right numbers, the kernel outside the compiled graph) is a near miss however many there are."""
 
     def failing(style: str) -> list[tuple[str, str]]:
         return [(c, p) for p in paths for c in cases if not reliable_pass(cells.get(f"{c}-{style}-{p}"))]
@@ -48,10 +55,16 @@ def answer(
         bad = failing(style)
         if not bad:
             passing.append(style)
-        elif len(bad) <= near_limit(total) and len(bad) < total:
+        elif (len(bad) <= near_limit(total) and len(bad) < total) or all(
+            graph_break(cells.get(f"{c}-{style}-{p}")) for c, p in bad
+        ):
             near[style] = bad
     broken = [cell for style in controls for cell in failing(style)]
-    return Answer(goal, paths, passing, near, broken)
+    elsewhere = {
+        style: [(r["case"], r["path"]) for r in cells.values() if r["style"] == style and wrong_numbers(r)]
+        for style in passing
+    }
+    return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
 
 
 def measured(path: str, cells: dict[str, Record]) -> bool:
@@ -86,7 +99,7 @@ def section(
                 [
                     a.goal,
                     ", ".join(f"`{p}`" for p in a.paths),
-                    _styles(a.passing, group_of) or "none",
+                    _styles(a.passing, group_of, a.wrong_elsewhere) or "none",
                     _near(a, cells, note),
                 ]
             )
@@ -98,7 +111,9 @@ def section(
         f"A style answers a goal when it ran and passed every case ({', '.join(cases)}) on every path of the "
         "goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are listed by "
         "wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss fails at "
-        "most a third of the goal's cells, named as case (or case/path) with its mark and note."
+        "most a third of the goal's cells, named as case (or case/path) with its mark and note; a style whose "
+        f"kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a near miss. "
+        "⚠️ after a style: it gives silently wrong numbers on the cells named, on other paths of the matrix."
         + ("" if from_results else " Goals: the built-in list (this results file has no environment.goals).")
     )
     if unmeasured:
@@ -111,10 +126,14 @@ def section(
     return [*out, ""]
 
 
-def _styles(styles: list[str], group_of: dict[str, str]) -> str:
+def _styles(styles: list[str], group_of: dict[str, str], wrong: dict[str, list[tuple[str, str]]]) -> str:
     groups: dict[str, list[str]] = {}
     for style in styles:
-        groups.setdefault(group_of[style], []).append(f"**{style}**")
+        by_case: dict[str, list[str]] = {}
+        for case, path in wrong.get(style, []):
+            by_case.setdefault(case, []).append(path)
+        cells = "; ".join(f"{case} on {', '.join(f'`{p}`' for p in paths)}" for case, paths in by_case.items())
+        groups.setdefault(group_of[style], []).append(f"**{style}**" + (f" (⚠️ wrong: {cells})" if cells else ""))
     return " · ".join(", ".join(names) for names in groups.values())
 
 

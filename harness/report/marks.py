@@ -8,18 +8,28 @@ from typing import Any
 
 from harness.spec import FAILURES
 
-SYMBOLS = {"pass": "✅", "wrong": "❗WRONG", "error": "❌", "crash": "💥", "timeout": "⏱️", "skip": "➖"}
-SUBSYSTEM = "🔇"  # status wrong, but only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
+SUBSYSTEM = "🔇"  # status blind: only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
+GRAPH_BREAK = "✂️"  # status graph_break: right numbers, but the kernel ran outside the compiled graph
+SYMBOLS = {
+    "pass": "✅",
+    "graph_break": GRAPH_BREAK,
+    "wrong": "❗WRONG",
+    "blind": SUBSYSTEM,
+    "error": "❌",
+    "crash": "💥",
+    "timeout": "⏱️",
+    "skip": "➖",
+}
 FLAKY = "🎲"
 BROKEN_PATH = "†"
 CONTRADICTS = "≠docs"
 MISSING = "·"
 REUSED = "♻"  # not run: the record was copied from an earlier run (--reuse) whose key for the cell is the same
 MAX_NOTE = 1000  # a first sentence longer than this (a tensor dump) is cut at a word
-# the subsystem check's message in results files written before error_type "SubsystemMismatch" existed
+# the subsystem check's message in results files written before status "blind" and error_type "SubsystemMismatch"
 OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
 # most severe first: the order a flaky cell's failing attempts are listed in
-SEVERITY = ("wrong", "crash", "timeout", "error", "skip")
+SEVERITY = ("wrong", "blind", "crash", "timeout", "error", "graph_break", "skip")
 LEGEND = [
     (SYMBOLS["pass"], "pass", "ran, and every output (and gradient) matched the PyTorch reference"),
     (
@@ -28,10 +38,16 @@ LEGEND = [
         "ran without an error, but an output or a gradient differs from the reference: **silent wrong numbers**",
     ),
     (
+        GRAPH_BREAK,
+        "graph break",
+        "on a compile path: outputs right, but the kernel (or its backward kernel) ran outside the compiled graph, "
+        "Dynamo broke the graph around it (the note gives its reasons): the style serves no compilation goal",
+    ),
+    (
         SUBSYSTEM,
         "subsystem blind",
-        "outputs right, but a PyTorch subsystem silently ignored the kernel "
-        "(FlopCounterMode counted 0 flops for it): not wrong numbers, but the subsystem is of no use with this style",
+        "outputs right, but a PyTorch subsystem silently ignored the kernel (FlopCounterMode counted 0 flops for "
+        "it): not wrong numbers, but the subsystem is of no use with this style; deterministic, so never re-run",
     ),
     (SYMBOLS["error"], "error", "raised an exception (the note gives stage, type and its first sentence)"),
     (SYMBOLS["crash"], "crash", "a process died (signal)"),
@@ -109,8 +125,10 @@ def is_flaky(record: dict[str, Any]) -> bool:
 
 
 def is_subsystem(record: dict[str, Any]) -> bool:
-    """A PyTorch subsystem ignored the kernel (not wrong numbers): ``SubsystemMismatch``, or an older file's
-    ``Mismatch`` whose message is the FlopCounterMode check's."""
+    """A PyTorch subsystem ignored the kernel (not wrong numbers): status ``blind``, or an older file's ``wrong``
+    with ``SubsystemMismatch`` or a ``Mismatch`` whose message is the FlopCounterMode check's."""
+    if "blind" in attempts(record):
+        return True
     if record["status"] != "wrong" and "wrong" not in attempts(record):
         return False
     if record.get("error_type") == "SubsystemMismatch":
@@ -134,7 +152,7 @@ def failed(record: dict[str, Any]) -> bool:
 
 
 def symbol(status: str, record: dict[str, Any]) -> str:
-    return SUBSYSTEM if status == "wrong" and is_subsystem(record) else SYMBOLS[status]
+    return SUBSYSTEM if status in ("wrong", "blind") and is_subsystem(record) else SYMBOLS[status]
 
 
 def mark(record: dict[str, Any] | None) -> str:
@@ -159,6 +177,8 @@ def note_text(record: dict[str, Any]) -> str:
     runs = f" (attempts: {', '.join(attempts(record))})" if is_flaky(record) else ""
     if record["status"] == "pass":  # a flaky cell whose first attempt passed: its record holds no error
         return f"flaky{runs}"
+    if record["status"] == "graph_break":
+        return f"graph break: {record.get('reason') or ''}{runs}"
     stage = f" at {record['stage']}" if record.get("stage") else ""
     kind = "subsystem blind" if is_subsystem(record) else record["status"]
     head = f"{kind}{stage}: {record.get('error_type') or ''}: "

@@ -67,14 +67,24 @@ def _declared_flops(cell: Cell, inputs: Inputs) -> int:
     return declared
 
 
+def _input_sets(cell: Cell, count: int) -> list[Inputs]:
+    """``count`` input sets of the cell's size: the tensors of its seed and the next ones, the other arguments
+    (scalars, ``None``) held fixed at the first set's, since one call hands the op one set of scalars for the
+    whole batch (a seeded dropout's ``seed`` would otherwise differ between the op's call and each reference)."""
+    seed = cell.example[1] if cell.example else 0
+    first = cell.inputs()
+    return [first] + [
+        tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(first, cell.inputs(seed=seed + k), strict=True))
+        for k in range(1, count)
+    ]
+
+
 def _halves(cell: Cell) -> tuple[Inputs, Inputs, Inputs]:
-    """Two input sets of the cell's size (its seed, and the next), and each tensor input as a ``TwoTensor`` of the
-    two: the wrapper subclass PyTorch's own tests use (every aten op runs once per half); the other arguments
-    (scalars, ``None``) as the first set has them."""
+    """Two input sets (``_input_sets``: the scalars fixed at the first's), and each tensor input as a
+    ``TwoTensor`` of the two: the wrapper subclass PyTorch's own tests use (every aten op runs once per half)."""
     from torch.testing._internal.two_tensor import TwoTensor
 
-    seed = cell.example[1] if cell.example else 0
-    first, second = cell.inputs(), cell.inputs(seed=seed + 1)
+    first, second = _input_sets(cell, 2)
     both = tuple(
         TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a
         for a, b in zip(first, second, strict=True)
@@ -104,8 +114,8 @@ def _run_subclass(cell: Cell, model: Any) -> None:
 
 @path
 def subclass_eager(cell: Cell) -> None:
-    """The module called on tensor-subclass inputs (``TwoTensor``: a wrapper holding two tensors), eagerly; both
-    halves of the output compared."""
+    """The module called on tensor-subclass inputs (``TwoTensor``: a wrapper holding two tensors; the scalars are
+    the first half's for both), eagerly; both halves of the output compared."""
     model = cell.model()
     cell.stage = "run"
     with cell.timed("run_seconds"):
@@ -124,10 +134,9 @@ def subclass_compile(cell: Cell) -> None:
 @path
 def vmap(cell: Cell) -> None:
     """``torch.vmap`` over the module, on ``VMAP_BATCH`` input sets of the cell's size (its seed and the next
-    ones), each tensor input stacked along a new dim 0 (the other arguments, unbatched, as the first set has
-    them); every item of every output compared with the reference of that item."""
-    seed = cell.example[1] if cell.example else 0
-    items = [cell.inputs(seed=seed + k) for k in range(VMAP_BATCH)]
+    ones), each tensor input stacked along a new dim 0 (the other arguments unbatched: every item has the first
+    set's scalars); every item of every output compared with the reference of that item."""
+    items = _input_sets(cell, VMAP_BATCH)
     batched = tuple(
         torch.stack(values) if isinstance(values[0], torch.Tensor) else values[0] for values in zip(*items, strict=True)
     )
