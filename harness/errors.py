@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT) or SIGTERM, as a shell reports a process its signal ended
+EXIT_RUN_BROKE = 6
 
 
 class InputError(Exception):

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from harness.cell.paths import PATH_GROUPS, PATHS
-from harness.errors import EXIT_BAD_INPUT
+from harness.errors import EXIT_BAD_INPUT, EXIT_RUN_BROKE
 from harness.plugin import options as opts
+from harness.plugin import reportdir
 from harness.plugin.collect import RECORD_PROPERTY, CellItem, device_of, record_of
 from harness.plugin.processes import cell_environment
 from harness.records import reuse
@@ -42,6 +43,7 @@ class ResultsWriter:
         self.start = time.perf_counter()
         self.previous_env: dict[str, Any] = {}
         self.finished = False
+        self.failed: OSError | None = None  # a write of results.json failed: the run stops
         previous = opts.resumed(config)
         if previous is not None:
             import torch
@@ -123,6 +125,8 @@ class ResultsWriter:
             env["device"] = device
         with self.lock:
             self.cells[record["id"]] = record
+        if self.failed:
+            self._stop()
         if self.writer is None:
             self.writer = threading.Thread(target=self._keep_writing, name="harness-results", daemon=True)
             self.writer.start()
@@ -164,7 +168,12 @@ class ResultsWriter:
             if self.finished and not complete:
                 return None
             data = self._data(complete)
-            write_results(self.options.results_file, data["environment"], data["cells"])
+            try:
+                write_results(self.options.results_file, data["environment"], data["cells"])
+            except OSError as error:
+                self.failed = self.failed or error
+                self.finished = True  # nothing more is written here: the next record stops the run
+                return None
             return data
 
     @pytest.hookimpl(tryfirst=True)
@@ -184,9 +193,17 @@ class ResultsWriter:
         self.finished = True
         self.unwritten.set()  # the writer thread ends
         data = self._write(complete=True)
+        if data is None:
+            self._stop()
         assert data is not None
         (self.options.report_dir / "matrix.md").write_text(render(data))
         write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+
+    def _stop(self) -> None:
+        """A write failed: save every record elsewhere and stop the run, with one line saying where they are."""
+        assert self.failed is not None
+        data = self._data(complete=False)
+        pytest.exit(reportdir.write_failed(self.options.results_file, self.failed, data), returncode=EXIT_RUN_BROKE)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.expected:
@@ -195,8 +212,7 @@ class ResultsWriter:
                 f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
                 f"repros: {folder / 'repros'}/"
             )
-        if self.kept:
-            terminalreporter.write_line(
-                f"[harness] not run, kept: {self.reused} record(s) of {self.options.reuse} whose key is unchanged "
-                f"(--reuse), {self.resumed} of a resumed run (--resume)"
-            )
+        kept = [f"{self.reused} record(s) of {self.options.reuse} whose key is unchanged (--reuse)"] * bool(self.reused)
+        kept += [f"{self.resumed} record(s) of the resumed run (--resume)"] * bool(self.resumed)
+        if kept:
+            terminalreporter.write_line(f"[harness] not run, kept: {', '.join(kept)}")
