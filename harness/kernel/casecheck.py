@@ -168,7 +168,7 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
         raise CaseProblem(
             "backward",
             f"{str(problem).removeprefix('backward: ')} (the reference returns shape(s) {_shapes(outputs)} "
-            f"for inputs of shape(s) {_shapes(detached)}: the wrong one of the two is to fix)",
+            f"for inputs of shape(s) {_shapes(detached)}: is that shape right?)",
         ) from None
     if not isinstance(computed, tuple | list):
         raise CaseProblem("backward", f"returns {type(computed).__name__}, expected a tuple of gradients (or None)")
