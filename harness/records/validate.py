@@ -60,7 +60,7 @@ RECORD = {
     "reason": TEXT,
     "key": TEXT,
     "traceback": TEXT,
-    "reused_from": TEXT,
+    "reused_from": TABLE,
     "seconds": NUMBER,
     "diagnostics": TABLE,
     "outcomes": LIST,
