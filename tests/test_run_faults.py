@@ -52,7 +52,7 @@ def test_the_kept_line_names_only_what_was_kept(reused, resumed, line):
 
     writer = ResultsWriter.__new__(ResultsWriter)  # the summary line only: no run behind it
     writer.expected, writer.kept, writer.reused, writer.resumed = [], ["x"] * 3, reused, resumed
-    writer.options = SimpleNamespace(reuse=None)
+    writer.options, writer.rescued = SimpleNamespace(reuse=None), None
     lines: list[str] = []
     writer.pytest_terminal_summary(SimpleNamespace(write_line=lines.append))
     assert lines == [f"[harness] not run, kept: {line}"]
@@ -74,7 +74,8 @@ def test_dead_runs_temp_folders_are_removed_and_live_ones_kept(tmp_path, monkeyp
 
 
 @pytest.mark.slow
-def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(tmp_path, capsys):
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tmp_path, capsys):
     """results.json turned into a folder after the first write: the next write fails (root or not)."""
     cases = '["tests.fixtures.good", "tests.fixtures.slow", "tests.fixtures.flaky"]'
     matrix = tmp_path / "m.toml"
@@ -92,7 +93,7 @@ def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(tmp_path, c
 
     breaker = threading.Thread(target=break_results)
     breaker.start()
-    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"])
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", workers, "-q"])
     breaker.join()
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert code == 6 and len(err) == 1, err

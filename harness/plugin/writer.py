@@ -44,6 +44,7 @@ class ResultsWriter:
         self.previous_env: dict[str, Any] = {}
         self.finished = False
         self.failed: OSError | None = None  # a write of results.json failed: the run stops
+        self.rescued: str | None = None  # then, the line saying where its records went
         previous = opts.resumed(config)
         if previous is not None:
             import torch
@@ -126,7 +127,7 @@ class ResultsWriter:
         with self.lock:
             self.cells[record["id"]] = record
         if self.failed:
-            self._stop()
+            pytest.exit(self._rescue(), returncode=EXIT_RUN_BROKE)
         if self.writer is None:
             self.writer = threading.Thread(target=self._keep_writing, name="harness-results", daemon=True)
             self.writer.start()
@@ -179,34 +180,39 @@ class ResultsWriter:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finish()
+        if self.failed is not None:
+            session.exitstatus = EXIT_RUN_BROKE
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
 
     def finish(self) -> None:
         """Write the final results, the chart and the repros, once (a partial chart for an interrupted run)."""
-        if not self.expected or self.config.option.collectonly or self.finished:
+        if not self.expected or self.config.option.collectonly:
             return
         from harness.report.chart import render
         from harness.report.repro import write_repros
 
-        self.finished = True
-        self.unwritten.set()  # the writer thread ends
-        data = self._write(complete=True)
-        if data is None:
-            self._stop()
-        assert data is not None
-        (self.options.report_dir / "matrix.md").write_text(render(data))
-        write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+        if not self.finished:
+            self.finished = True
+            self.unwritten.set()  # the writer thread ends
+            data = self._write(complete=True)
+            if data is not None:
+                (self.options.report_dir / "matrix.md").write_text(render(data))
+                write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+        if self.failed is not None and self.rescued is None:  # the last write failed, after every record
+            self._rescue()
 
-    def _stop(self) -> None:
-        """A write failed: save every record elsewhere and stop the run, with one line saying where they are."""
+    def _rescue(self) -> str:
+        """A write failed: save every record elsewhere; the line says where (and stops the run)."""
         assert self.failed is not None
-        data = self._data(complete=False)
-        pytest.exit(reportdir.write_failed(self.options.results_file, self.failed, data), returncode=EXIT_RUN_BROKE)
+        self.rescued = reportdir.write_failed(self.options.results_file, self.failed, self._data(complete=False))
+        return self.rescued
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.expected:
+        if self.rescued:
+            terminalreporter.write_line(f"[harness] {self.rescued}")
+        elif self.expected:
             folder = self.options.report_dir
             terminalreporter.write_line(
                 f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
