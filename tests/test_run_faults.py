@@ -93,8 +93,10 @@ def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tm
 
     breaker = threading.Thread(target=break_results)
     breaker.start()
+    sigterm = signal.getsignal(signal.SIGTERM)
     code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", workers, "-q"])
     breaker.join()
+    assert signal.getsignal(signal.SIGTERM) is sigterm  # the run's SIGTERM handler lasts as long as the run
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert code == 6 and len(err) == 1, err
     assert err[0].startswith(f"error: {results}: (write): ") and "the run stops" in err[0]

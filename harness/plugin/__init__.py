@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from typing import Any
 
 import pytest
 
@@ -17,6 +18,7 @@ from harness.plugin.processes import CellProcesses, processes_key
 PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
 
 locked_key = pytest.StashKey[bool]()  # whether this process took the report folder's lock for this session
+sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler before the session's
 pytest_addoption = options.pytest_addoption
 
 
@@ -34,7 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
                 config.stash[locked_key] = reportdir.lock(config.stash[options.options_key].report_dir)
             except InputError as error:
                 pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
-            _interrupt_on_sigterm()
+            _interrupt_on_sigterm(config)
 
         config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
 
@@ -46,13 +48,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             config.pluginmanager.unregister(name=name)
     if config.stash.get(locked_key, False):
         reportdir.unlock(config.stash[options.options_key].report_dir)
+    if sigterm_key in config.stash:
+        signal.signal(signal.SIGTERM, config.stash[sigterm_key])
 
 
-def _interrupt_on_sigterm() -> None:
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its
-    temp folders removed), rather than killing the controller where it stands."""
+    temp folders removed), rather than killing the controller where it stands; until the session ends."""
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, signal.default_int_handler)
+        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)
