@@ -141,3 +141,31 @@ def _owned_by(pid: int) -> list[str]:
         except OSError:
             continue
     return found
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-rss-mb", "-5"], "--max-rss-mb: expected a number of MiB >= 0"),
+        ([], "--report-dir: another run (pid 4242) writes there"),
+    ],
+)
+def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, words, matrix, tmp_path):
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as other_run:
+        other_run.write("4242\n")
+        other_run.flush()
+        fcntl.flock(other_run, fcntl.LOCK_EX)
+        command = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:benchmark", str(matrix)]
+        done = subprocess.run(
+            [*command, "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode in (2, 4) and words in done.stderr, done.stderr[-2000:]
+    assert not (out / "results.json").exists()

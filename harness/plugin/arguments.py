@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import math
+import argparse
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.plugin.options import parse_ids
+from harness.plugin.options import parse_ids, parse_mib
 from harness.records.record import read_results
 
 COLLECT_ONLY = ("--co", "--collect-only", "--collectonly")
@@ -42,11 +42,9 @@ def max_rss(text: str | None) -> str | None:
     if text is None:
         return None
     try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise InputError("command line", "--max-rss-mb", f"expected a number of MiB >= 0 (0: never), got {text!r}")
+        parse_mib(text)
+    except argparse.ArgumentTypeError as error:
+        raise InputError("command line", "--max-rss-mb", str(error)) from None
     return text
 
 
