@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_RUN_BROKE, InputError
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.options import DEFAULT_REPORT_DIR
 
@@ -20,11 +20,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--matrix", default="matrix.toml")
     run.add_argument("--report-dir", default=DEFAULT_REPORT_DIR)
     for axis in ("cases", "styles", "paths"):
-        run.add_argument(f"--{axis}", default=None, help=f"only these {axis} (comma-separated ids)")
+        run.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
     run.add_argument("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
     run.add_argument("--baseline", default=None, help="re-run the cells whose status differs from this results file")
     run.add_argument("--reuse", default=None, help="keep this results file's records of cells whose key is unchanged")
+    run.add_argument("--max-rss-mb", default=None, help="replace a cell process resident above this (MiB; 0: never)")
     run.add_argument(
         "--interpret",
         action="store_true",
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_argument("--strict", action="store_true", help="also fail on fixes, flaky cells, stale known failures")
     gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
     gate.add_argument("--matrix", default="matrix.toml", help="the matrix the re-runs use")
-    gate.add_argument("--out", default="reports/gate.md")
+    gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
     history = commands.add_parser("history", help="one chart of several runs (oldest first)")
     history.add_argument("results", nargs="+")
     history.add_argument("--out", default="reports/history.md")
@@ -64,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
 
 
 def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
@@ -74,10 +77,11 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     import torch
 
     from harness.matrix.config import load_matrix, select
+    from harness.plugin import arguments, reportdir
     from harness.plugin.options import parse_ids, parse_shard
     from harness.records.record import read_results
 
-    axes = {axis: getattr(args, axis) for axis in ("cases", "styles", "paths")}
+    axes = {axis: arguments.joined_ids(f"--{axis}", getattr(args, axis)) for axis in ("cases", "styles", "paths")}
     if args.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
         os.environ[INTERPRET_ENV] = "1"  # processes start: they inherit it, and the results record it
     # bad input: one line and exit 2, before pytest starts
@@ -86,8 +90,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         **{k: parse_ids(v) if v else None for k, v in axes.items()},
         cuda=torch.cuda.is_available(),
     )
-    node_ids = [arg for arg in pytest_args if arg.partition("::")[0] == args.matrix and "::" in arg]
-    unknown = sorted({node.partition("::")[2] for node in node_ids} - set(matrix.cell_ids()))
+    node_ids, pytest_args = arguments.node_ids(pytest_args, args.matrix)
+    unknown = sorted(set(node_ids) - set(matrix.cell_ids()))
     if unknown:
         raise InputError("command line", f"{args.matrix}::", f"not a cell of the selection: {', '.join(unknown)}")
     if args.shard:
@@ -95,7 +99,11 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     for given in (args.baseline, args.reuse):
         if given:
             read_results(given)
-    forwarded = {**axes, "shard": args.shard, "baseline": args.baseline, "reuse": args.reuse}
+    results = Path(args.report_dir) / "results.json"
+    if args.resume:
+        arguments.check_resume(results)
+    rss = arguments.max_rss(args.max_rss_mb)
+    forwarded = {**axes, "shard": args.shard, "baseline": args.baseline, "reuse": args.reuse, "max-rss-mb": rss}
     pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args
     if args.resume:
         pytest_args = ["--resume", *pytest_args]
@@ -105,9 +113,22 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
     plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
-    results = Path(args.report_dir) / "results.json"
     started = time.time()
-    code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+    collect_only = any(arg in arguments.COLLECT_ONLY for arg in pytest_args)
+    locked = not collect_only and reportdir.lock(Path(args.report_dir))  # one run at a time writes there
+    try:
+        code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+    finally:
+        if locked:
+            reportdir.unlock(Path(args.report_dir))
+    failed_write = reportdir.failure()
+    if failed_write:
+        print(f"error: {failed_write}", file=sys.stderr)
+        return EXIT_RUN_BROKE
+    if code == pytest.ExitCode.INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if collect_only and code == pytest.ExitCode.OK:
+        return 0
     if code == pytest.ExitCode.NO_TESTS_COLLECTED and _complete(results, since=started):
         return 0  # every selected cell kept (--resume, --reuse): nothing left to run
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
@@ -178,10 +199,18 @@ def gate(args: argparse.Namespace, _: list[str]) -> int:
     if regressed and args.rerun > 0:
         changes = rerun_regressions(changes, regressed, current, args)
     text = gating.render(changes, baseline, current, args.strict, known)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(text)
+    _write_text(Path(args.out), text)
     print(text)
     return 1 if gating.failing(changes, args.strict) else 0
+
+
+def _write_text(file: Path, text: str) -> None:
+    """Write an output file named on the command line; one that cannot be written is bad input (``--out``)."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text)
+    except OSError as error:
+        raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
 
 
 def rerun_regressions(changes: list, regressed: list[str], current: dict, args: argparse.Namespace) -> list:
@@ -239,8 +268,7 @@ def draw_history(args: argparse.Namespace, _: list[str]) -> int:
     from harness.report.history import render
 
     runs = [read_results(file) for file in args.results]
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(render(runs))
+    _write_text(Path(args.out), render(runs))
     print(f"history: {args.out}")
     return 0
 

@@ -168,6 +168,8 @@ def load_cases(module_name: str) -> list[Case]:
     cases = getattr(module, "CASES", None)
     if cases is None and hasattr(module, "CASE"):
         cases = [module.CASE]
+    if isinstance(cases, list | tuple) and not cases:
+        raise TypeError(f"{module_name}: CASES is empty (it must list at least one harness.case.Case)")
     if not cases or not all(isinstance(case, Case) for case in cases):
         raise TypeError(f"{module_name} defines neither CASE nor CASES (a list) of harness.case.Case")
     return list(cases)

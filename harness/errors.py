@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 EXIT_BAD_INPUT = 2
-EXIT_RUN_BROKE = 6  # the harness failed to measure (cell processes did not start, no cell of a device built)
+EXIT_RUN_BROKE = 6  # the harness failed to measure: cell processes did not start, no cell built, a write failed
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT) or SIGTERM, as a shell reports a process its signal ended
 
 
 class InputError(Exception):

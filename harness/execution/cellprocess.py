@@ -8,12 +8,11 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from harness.execution import zygote
+from harness.execution import tempdirs, zygote
 from harness.spec import CellSpec, Outcome
 
 START_TIMEOUT = 300.0
@@ -36,7 +35,7 @@ class CellProcess:
         self.environment = environment  # for a zygote of its own: matrix.toml's [environment], the caches
         self.gpu = gpu  # the one GPU this child sees (CUDA_VISIBLE_DEVICES), None for all
         self.max_rss_mb = max_rss_mb  # a child resident above this after a cell is replaced (0: never)
-        self.workdir = Path(tempfile.mkdtemp(prefix="harness-cells-"))
+        self.workdir = tempdirs.make("harness-cells-")
         self.own_zygote: subprocess.Popen[str] | None = None  # when not given the run's
         self.address = zygote_address
         self.zygote_pid = zygote_pid  # the run's zygote, which may still be starting

@@ -25,7 +25,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from multiprocessing.connection import Client, Connection, Listener
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cell import standalone  # stdlib only: the standalone server forked from here still holds torch only
+from harness.execution import tempdirs
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
@@ -44,7 +44,7 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
     """Start a zygote with ``environment`` on top of this process's; its address once it has printed ``until``:
     "ready" (it serves) or "imported" (torch is imported: its probes and preloads then overlap the workers'
     start, and ``connect`` waits for it; the workers' own imports of torch no longer slow its import)."""
-    address = str(Path(tempfile.mkdtemp(prefix="harness-zygote-")) / "socket")
+    address = str(tempdirs.make("harness-zygote-") / "socket")
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
         process = subprocess.Popen(

@@ -5,6 +5,8 @@ naming the field, never charted as a style's failure. Cheap: the case's first si
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +16,7 @@ from harness.case import OPTIONAL_TENSOR, Case, Inputs, as_tuple, copy_inputs
 from harness.kernel.gradients import case_value
 from harness.spec import Tolerance
 
+CHECK_SECONDS = 60.0  # the most one case's check may take (its first size, on CPU: well under a second)
 HEURISTIC_SAMPLE = 1024  # the value of every argument a heuristic is given when checked: only its keys are real
 
 
@@ -24,9 +27,34 @@ class CaseProblem(Exception):
         super().__init__(f"{field}: {problem}")
 
 
-def check_case(case: Case, tolerance: Tolerance) -> None:
+def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -> None:
     """Raise ``CaseProblem`` on the first field of ``case`` found wrong (``tolerance``: its dtype's, for the
-    backward, which is compared with autograd of the reference in float64)."""
+    backward, which is compared with autograd of the reference in float64), or on the field still running
+    after ``seconds`` (a hang; the limit holds in the main thread, where SIGALRM is delivered)."""
+    seconds = CHECK_SECONDS if seconds is None else seconds
+    if threading.current_thread() is not threading.main_thread():
+        _check(case, tolerance)
+        return
+
+    def time_up(signum: int, frame: Any) -> None:
+        raise _TimeUp(seconds)
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        _check(case, tolerance)
+    except _TimeUp:
+        raise CaseProblem("(check)", f"still running after {seconds:g} s") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class _TimeUp(BaseException):
+    """The check's time is up (a BaseException: a case's own ``except Exception`` does not swallow it)."""
+
+
+def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
     _check_inputs(case, inputs)
     output = _call("reference", case.reference, *copy_inputs(inputs))
@@ -40,6 +68,10 @@ def check_case(case: Case, tolerance: Tolerance) -> None:
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
     try:
         return fn(*args)
+    except _TimeUp as up:
+        raise CaseProblem(
+            field, f"still running after {up.args[0]:g} s (the load check's limit): does it hang?"
+        ) from None
     except Exception as error:
         raise CaseProblem(field, _one_line(error)) from None
 
@@ -130,7 +162,16 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
     expected = torch.autograd.grad(used_outputs, differentiable, used_grads, allow_unused=True)
     detached = tuple(value.detach() if isinstance(value, torch.Tensor) else value for value in wide)
     outputs = tuple(out.detach() for out in outputs)
-    computed = _call("backward", case.backward, detached, case_value(case, outputs), case_value(case, grads))
+    try:
+        computed = _call("backward", case.backward, detached, case_value(case, outputs), case_value(case, grads))
+    except CaseProblem as problem:  # often the reference's shape, not the backward: name both
+        raise CaseProblem(
+            "backward",
+            f"{str(problem).removeprefix('backward: ')} (the reference returns shape(s) {_shapes(outputs)} "
+            f"for inputs of shape(s) {_shapes(detached)}: is that shape right?)",
+        ) from None
+    if not isinstance(computed, tuple | list):
+        raise CaseProblem("backward", f"returns {type(computed).__name__}, expected a tuple of gradients (or None)")
     if len(computed) != len(case.arg_names):
         raise CaseProblem("backward", f"gives {len(computed)} gradients, arg_names names {len(case.arg_names)}")
     floating = [index for index, value in enumerate(wide) if _floating(value)]
@@ -140,6 +181,12 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
             continue
         if got is None:
             raise CaseProblem("backward", f"no gradient of {name}, autograd of the reference has one")
+        if not isinstance(got, torch.Tensor):
+            raise CaseProblem("backward", f"gradient of {name} is {type(got).__name__}, expected a tensor or None")
+        if got.shape != want.shape:
+            raise CaseProblem(
+                "backward", f"gradient of {name} has shape {list(got.shape)}, {name} has {list(want.shape)}"
+            )
         try:
             torch.testing.assert_close(got.double(), want, atol=tolerance.atol, rtol=tolerance.rtol)
         except AssertionError as error:
@@ -148,6 +195,10 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
                 f"gradient of {name} differs from autograd of the reference: "
                 + _one_line(error).removeprefix("AssertionError: "),
             ) from None
+
+
+def _shapes(values: tuple[Any, ...]) -> str:
+    return ", ".join(str(list(value.shape)) for value in values if isinstance(value, torch.Tensor))
 
 
 def _floating(value: Any) -> bool:

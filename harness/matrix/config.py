@@ -166,7 +166,7 @@ def load_matrix(file: Path | str) -> Matrix:
         docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
         environment=environment,
         reruns=_reruns(file, data.get("run", {})),
-        goals=_goals(file, data.get("goals", {})),
+        goals=_goals(file, data.get("goals", {}), path_table),
     )
 
 
@@ -175,18 +175,23 @@ def _environment(file: Path, value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise InputError(file, "environment", 'expected a table of NAME = "value"')
     for name, setting in value.items():
+        if not name or "=" in name or "\0" in name:
+            raise InputError(file, f"environment.{name!r}", "a variable's name must be non-empty, without '=' or NUL")
         if not isinstance(setting, str):
             raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
+        if "\0" in setting:
+            raise InputError(file, f"environment.{name}", "a value cannot hold a NUL character")
     return dict(value)
 
 
-def _goals(file: Path, value: Any) -> dict[str, list[str]]:
-    """The optional [goals] table: ``"a user's goal" = ["path", ...]``, the paths a style must pass (on every
-    case) to serve that goal; the chart's "Which style for which goal" answers each from the results."""
+def _goals(file: Path, value: Any, declared: dict[str, Any]) -> dict[str, list[str]]:
+    """The optional [goals] table: ``"a user's goal" = ["path", ...]``, the paths (of those ``declared`` in
+    [paths]) a style must pass (on every case) to serve that goal; the chart's "Which style for which goal"
+    answers each from the results."""
     if not isinstance(value, dict):
         raise InputError(file, "goals", "expected a table of goal = [path ids]")
     for goal, paths in value.items():
-        id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, PATHS)
+        id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, declared)
     return {goal: list(paths) for goal, paths in value.items()}
 
 
@@ -235,8 +240,12 @@ def _load_cases(
         try:
             cases = load_cases(module)
         except ModuleNotFoundError as error:
+            if not _names_the_module(error, module):  # the module exists and imports one that does not
+                raise InputError(
+                    file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}"
+                ) from None
             raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
-        except Exception as error:  # a broken user module: say so in one line
+        except (Exception, SystemExit) as error:  # a broken user module (or one that exits): say so in one line
             raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
         if module == f"cases.{entry}" and [case.id for case in cases] != [entry]:
             raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
@@ -244,6 +253,11 @@ def _load_cases(
             _check_case(file, where, case, module, tolerances, found)
             found[case.id] = (module, dtype_name(case.dtype))
     return found
+
+
+def _names_the_module(error: ModuleNotFoundError, module: str) -> bool:
+    """Whether the missing module is ``module`` itself (or a package above it), not one it imports."""
+    return error.name is not None and (module == error.name or module.startswith(error.name + "."))
 
 
 def _check_case(

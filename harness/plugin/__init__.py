@@ -5,14 +5,20 @@ feature registered in ``pytest_configure``: collection and selection (harness/pl
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from typing import Any
 
 import pytest
 
-from harness.plugin import collect, options
+from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.plugin import collect, options, reportdir
 from harness.plugin.processes import CellProcesses, processes_key
 
 PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
 
+locked_key = pytest.StashKey[bool]()  # whether this process took the report folder's lock for this session
+sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler before the session's
 pytest_addoption = options.pytest_addoption
 
 
@@ -25,6 +31,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); a worker imports no torch
         from harness.plugin.writer import ResultsWriter
 
+        if options.runs_matrix(config) and not config.option.collectonly:
+            try:  # one run at a time writes into a report folder
+                config.stash[locked_key] = reportdir.lock(config.stash[options.options_key].report_dir)
+            except InputError as error:
+                pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
+            _interrupt_on_sigterm(config)
+
         config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
 
 
@@ -33,6 +46,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for name in PLUGINS:
         if config.pluginmanager.has_plugin(name):
             config.pluginmanager.unregister(name=name)
+    if config.stash.get(locked_key, False):
+        reportdir.unlock(config.stash[options.options_key].report_dir)
+    if sigterm_key in config.stash:
+        signal.signal(signal.SIGTERM, config.stash[sigterm_key])
+
+
+def _interrupt_on_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its
+    temp folders removed), rather than killing the controller where it stands; until the session ends."""
+    if threading.current_thread() is threading.main_thread():
+        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)

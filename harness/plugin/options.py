@@ -7,6 +7,8 @@ input ends the session with one line and exit status 2."""
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import pickle
 from dataclasses import dataclass
@@ -97,7 +99,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--max-rss-mb",
-        type=float,
+        type=parse_mib,
         default=4096,
         help="replace a cell process resident above this many MiB after a cell (default 4096; 0: never)",
     )
@@ -106,6 +108,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def parse_ids(text: str) -> list[str]:
     """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
     return [item.strip() for item in text.split(",") if item.strip()]
+
+
+def parse_mib(text: str) -> float:
+    """``--max-rss-mb``: a number of MiB >= 0 (0: never replace a cell process for its size)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of MiB >= 0 (0: never), got {text!r}")
+    return value
 
 
 def parse_shard(text: str) -> tuple[int, int]:

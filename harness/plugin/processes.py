@@ -55,12 +55,13 @@ class CellProcesses:
         """On the controller of a run of the matrix, before the workers start: the run's zygote, which every
         cell process is forked from. The workers start once it has imported torch (alone: 1.9 s on the H200
         against 18.3 s beside 14 workers importing torch too); its probes and preloads overlap their start."""
-        from harness.execution import zygote
+        from harness.execution import tempdirs, zygote
 
         if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
             return
         if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return
+        tempdirs.remove_dead()  # the folders of runs killed before they could remove their own
         log_file = self.options.report_dir / "logs" / "zygote.log"
         try:
             self.zygote = zygote.start(self._environment(), log_file, until="imported")

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from harness.cell.paths import PATH_GROUPS, PATHS
-from harness.errors import EXIT_BAD_INPUT
+from harness.errors import EXIT_BAD_INPUT, EXIT_RUN_BROKE
 from harness.plugin import options as opts
+from harness.plugin import reportdir
 from harness.plugin.collect import RECORD_PROPERTY, CellItem, device_of, record_of
 from harness.plugin.processes import cell_environment
 from harness.records import reuse
@@ -42,6 +43,8 @@ class ResultsWriter:
         self.start = time.perf_counter()
         self.previous_env: dict[str, Any] = {}
         self.finished = False
+        self.failed: OSError | None = None  # a write of results.json failed: the run stops
+        self.rescued: str | None = None  # then, the line saying where its records went
         previous = opts.resumed(config)
         if previous is not None:
             import torch
@@ -123,6 +126,8 @@ class ResultsWriter:
             env["device"] = device
         with self.lock:
             self.cells[record["id"]] = record
+        if self.failed:
+            pytest.exit(self._rescue(), returncode=EXIT_RUN_BROKE)
         if self.writer is None:
             self.writer = threading.Thread(target=self._keep_writing, name="harness-results", daemon=True)
             self.writer.start()
@@ -164,39 +169,56 @@ class ResultsWriter:
             if self.finished and not complete:
                 return None
             data = self._data(complete)
-            write_results(self.options.results_file, data["environment"], data["cells"])
+            try:
+                write_results(self.options.results_file, data["environment"], data["cells"])
+            except OSError as error:
+                self.failed = self.failed or error
+                self.finished = True  # nothing more is written here: the next record stops the run
+                return None
             return data
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finish()
+        if self.failed is not None:
+            session.exitstatus = EXIT_RUN_BROKE
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
 
     def finish(self) -> None:
         """Write the final results, the chart and the repros, once (a partial chart for an interrupted run)."""
-        if not self.expected or self.config.option.collectonly or self.finished:
+        if not self.expected or self.config.option.collectonly:
             return
         from harness.report.chart import render
         from harness.report.repro import write_repros
 
-        self.finished = True
-        self.unwritten.set()  # the writer thread ends
-        data = self._write(complete=True)
-        assert data is not None
-        (self.options.report_dir / "matrix.md").write_text(render(data))
-        write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+        if not self.finished:
+            self.finished = True
+            self.unwritten.set()  # the writer thread ends
+            data = self._write(complete=True)
+            if data is not None:
+                (self.options.report_dir / "matrix.md").write_text(render(data))
+                write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
+        if self.failed is not None and self.rescued is None:  # the last write failed, after every record
+            self._rescue()
+
+    def _rescue(self) -> str:
+        """A write failed: save every record elsewhere; the line says where (and stops the run)."""
+        assert self.failed is not None
+        self.rescued = reportdir.write_failed(self.options.results_file, self.failed, self._data(complete=False))
+        return self.rescued
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.expected:
+        if self.rescued:
+            terminalreporter.write_line(f"[harness] {self.rescued}")
+        elif self.expected:
             folder = self.options.report_dir
             terminalreporter.write_line(
                 f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
                 f"repros: {folder / 'repros'}/"
             )
-        if self.kept:
-            terminalreporter.write_line(
-                f"[harness] not run, kept: {self.reused} record(s) of {self.options.reuse} whose key is unchanged "
-                f"(--reuse), {self.resumed} of a resumed run (--resume)"
-            )
+        kept = [f"{self.reused} record(s) of {self.options.reuse} whose key is unchanged (--reuse)"] * bool(self.reused)
+        kept += [f"{self.resumed} record(s) of the resumed run (--resume)"] * bool(self.resumed)
+        if kept:
+            terminalreporter.write_line(f"[harness] not run, kept: {', '.join(kept)}")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
+from harness.records import validate
 from harness.spec import STATUSES, CellSpec, Outcome
 
 SCHEMA = 1
@@ -186,6 +187,8 @@ def read_results(file: Path | str) -> dict[str, Any]:
         if cell["id"] in seen:
             raise InputError(file, f"{key}.id", f"duplicate cell {cell['id']!r}")
         seen.add(cell["id"])
+        validate.check_record(file, key, cell)
+    validate.check_environment(file, data["environment"])
     return data
 
 
@@ -205,6 +208,13 @@ def merge(runs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                 raise InputError(
                     file, f"environment.{key}", f"{other.get(key)!r}, but {first_file} has {env.get(key)!r}"
                 )
+        if bool(other.get("triton_interpret")) != bool(env.get("triton_interpret")):
+            raise InputError(
+                file,
+                "environment.triton_interpret",
+                f"{bool(other.get('triton_interpret'))}, but {first_file} has {bool(env.get('triton_interpret'))}: "
+                "a run in Triton's interpreter (--interpret) and one on the device do not merge",
+            )
         for index, cell in enumerate(data["cells"]):
             if cell["id"] in cells:
                 raise InputError(file, f"cells[{index}].id", f"{cell['id']!r} is in another shard too")

@@ -146,7 +146,9 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
         data = tomllib.loads(file.read_text())
     except FileNotFoundError:
         raise InputError(file, "(file)", "no such file") from None
-    except tomllib.TOMLDecodeError as error:
+    except IsADirectoryError:
+        raise InputError(file, "(file)", "a folder, not a toml file") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     entries = data.get("known", [])
     if set(data) - {"known"} or not isinstance(entries, list):

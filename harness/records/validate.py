@@ -1,0 +1,115 @@
+"""The types of a results file's optional fields, checked when it loads: a badly typed one is bad input (one line
+naming the file and the key), never a traceback in the chart, the gate or a ``--reuse`` run that reads it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+from harness.spec import STATUSES
+
+TEXT = (str, type(None))
+NUMBER = (int, float, type(None))
+WHOLE = (int, type(None))
+FLAG = (bool, type(None))
+TABLE = (dict, type(None))
+LIST = (list, type(None))
+
+# environment key -> the types its value may have (absent is always fine)
+ENVIRONMENT = {
+    "torch": TEXT,
+    "triton": TEXT,
+    "cuda": TEXT,
+    "device": TEXT,
+    "python": TEXT,
+    "host": TEXT,
+    "timestamp": TEXT,
+    "commit": TEXT,
+    "source_digest": TEXT,
+    "ld_preload": TEXT,
+    "matrix": TEXT,
+    "shard": TEXT,
+    "cache_dir": TEXT,
+    "triton_interpret": FLAG,
+    "complete": FLAG,
+    "workers": WHOLE,
+    "reruns": WHOLE,
+    "resumed_cells": WHOLE,
+    "reused_cells": WHOLE,
+    "shards": WHOLE,
+    "wall_seconds": NUMBER,
+    "settings": TABLE,
+    "axes": TABLE,
+    "styles": TABLE,
+    "paths": TABLE,
+    "memory": TABLE,
+    "cell_environment": TABLE,
+    "docs": TABLE,
+    "goals": TABLE,
+    "expected_cells": LIST,
+    "argv": LIST,
+    "hosts": LIST,
+}
+# record key -> the types its value may have
+RECORD = {
+    "module": TEXT,
+    "error_type": TEXT,
+    "error": TEXT,
+    "stage": TEXT,
+    "reason": TEXT,
+    "key": TEXT,
+    "traceback": TEXT,
+    "reused_from": TABLE,
+    "seconds": NUMBER,
+    "diagnostics": TABLE,
+    "outcomes": LIST,
+    "cuda_fault": FLAG,
+}
+
+
+def check_environment(file: Path, env: dict[str, Any]) -> None:
+    """``InputError`` on the first optional environment field of the wrong type (lists and tables inside too)."""
+    _typed(file, "environment.", env, ENVIRONMENT)
+    for key in ("expected_cells", "argv", "hosts"):
+        _strings(file, f"environment.{key}", env.get(key) or [])
+    for goal, paths in (env.get("goals") or {}).items():
+        if not isinstance(paths, list):
+            raise InputError(file, f"environment.goals.{goal}", f"expected a list of path ids, got {paths!r}")
+        _strings(file, f"environment.goals.{goal}", paths)
+    _docs(file, env.get("docs") or {})
+
+
+def check_record(file: Path, key: str, record: dict[str, Any]) -> None:
+    """``InputError`` on the first optional field of ``record`` (at ``key``, e.g. ``cells[3]``) of the wrong type."""
+    _typed(file, f"{key}.", record, RECORD)
+    for index, status in enumerate(record.get("outcomes") or []):
+        if status not in STATUSES:
+            raise InputError(file, f"{key}.outcomes[{index}]", f"unknown status {status!r}")
+
+
+def _typed(file: Path, prefix: str, table: dict[str, Any], types: dict[str, tuple[type, ...]]) -> None:
+    for name, allowed in types.items():
+        value = table.get(name)
+        # a bool is an int to Python, but not a count or a number of seconds
+        if not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed):
+            expected = " or ".join(kind.__name__ for kind in allowed if kind is not type(None))
+            raise InputError(file, f"{prefix}{name}", f"expected {expected} (or null), got {value!r:.80}")
+
+
+def _strings(file: Path, key: str, values: list[Any]) -> None:
+    for index, value in enumerate(values):
+        if not isinstance(value, str):
+            raise InputError(file, f"{key}[{index}]", f"expected a string, got {value!r:.80}")
+
+
+def _docs(file: Path, docs: dict[str, Any]) -> None:
+    """environment.docs: ``sources`` a table of texts, ``claims`` (or the older ``expect``) style -> path -> claim."""
+    for name in ("sources", "claims", "expect"):
+        value = docs.get(name)
+        if value is not None and not isinstance(value, dict):
+            raise InputError(file, f"environment.docs.{name}", f"expected a table, got {value!r:.80}")
+    for name in ("claims", "expect"):
+        for style, by_path in (docs.get(name) or {}).items():
+            if by_path is not None and not isinstance(by_path, dict):
+                raise InputError(file, f"environment.docs.{name}.{style}", f"expected a table, got {by_path!r:.80}")

@@ -1,0 +1,188 @@
+"""Issue 26: every bad input is one line naming the file and the key (or the module and the field) and exit 2,
+run in process through ``harness.__main__.main``; none starts a run."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from harness.kernel import casecheck
+from tests.conftest import TOLERANCES, make_record
+
+HEAD = 'cases = ["sin"]\nstyles = ["control"]\n[paths]\ncpu_fallback = { device = "cpu", timeout = 60 }\n'
+AXES = HEAD.replace('styles = ["control"]', 'decorators = ["jit"]\nwrappers = ["launcher"]')
+
+# a case module (written as tmp_path/badcase.py) -> the key and the words of its one line
+CASE_MODULES = {
+    "sys_exit": ("import sys\nsys.exit(0)\n", "cases[0]", "does not load: SystemExit"),
+    "missing_import": ("import no_such_module_26\n", "cases[0]", "does not load: ModuleNotFoundError"),
+    "empty_cases": ("CASES = []\n", "cases[0]", "CASES is empty"),
+    "backward_none": ("{broken}backward=lambda i, o, g: None)\n", "cases[0]", "backward: returns NoneType"),
+    "backward_float": ("{broken}backward=lambda i, o, g: 1.0)\n", "cases[0]", "backward: returns float"),
+    "backward_float_item": ("{broken}backward=lambda i, o, g: (1.0,))\n", "cases[0]", "gradient of x is float"),
+    "reference_shape": ("{broken}reference=lambda x: x.sin()[:-1])\n", "cases[0]", "the reference returns shape"),
+    "hang": ("{broken}make_inputs=hang)\n", "cases[0]", "make_inputs: still running after 1 s"),
+}
+BROKEN = "from tests.fixtures.broken import broken\nfrom tests.fixtures.cases import hang\nCASE = broken('badcase', "
+
+
+def one_line(capsys: pytest.CaptureFixture, code: int, key: str, words: str, expected_code: int = 2) -> str:
+    err = capsys.readouterr().err.strip()
+    assert code == expected_code, err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert key in err and words in err, err
+    return err
+
+
+@pytest.mark.parametrize("name", list(CASE_MODULES))
+def test_a_broken_case_module_is_one_line(name, tmp_path, monkeypatch, capsys):
+    source, key, words = CASE_MODULES[name]
+    package = tmp_path / f"issue26_{name}"  # a package per test: a module imported once stays in sys.modules
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "badcase.py").write_text(source.replace("{broken}", BROKEN))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    if name == "hang":  # the others keep the default limit: a first check on a loaded machine may take a second
+        monkeypatch.setattr(casecheck, "CHECK_SECONDS", 1.0)
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD.replace('"sin"', f'"{package.name}.badcase"') + TOLERANCES)
+    one_line(capsys, main(["list", "--matrix", str(matrix)]), f"{matrix}: {key}: ", words)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        (HEAD + TOLERANCES + '[environment]\n"A=B" = "x"\n', "environment.'A=B'", "without '=' or NUL"),
+        (HEAD + TOLERANCES + '[environment]\n"" = "x"\n', "environment.''", "non-empty"),
+        (HEAD + TOLERANCES + '[environment]\nA = "x\\u0000y"\n', "environment.A", "NUL"),
+        (HEAD + TOLERANCES + '[goals]\ng = ["eager"]\n', "goals.g[0]", "unknown id 'eager'"),
+        (AXES.replace("[paths]", 'control = "yes"\n[paths]') + TOLERANCES, "control", "expected true or false"),
+    ],
+)
+def test_a_bad_matrix_is_one_line(text, key, words, tmp_path, capsys):
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(text)
+    for command in (["list"], ["run", "--report-dir", str(tmp_path / "out")]):
+        one_line(capsys, main([*command, "--matrix", str(matrix)]), f"{matrix}: {key}: ", words)
+    assert not (tmp_path / "out").exists()
+
+
+def results_file(folder: Path, name: str = "results.json", env: dict | None = None, **record_fields) -> Path:
+    record = make_record("sin", "control", "cpu_fallback", status="pass", **record_fields)
+    environment = {"torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, **(env or {})}
+    file = folder / name
+    file.write_text(json.dumps({"schema": 1, "environment": environment, "cells": [record]}))
+    return file
+
+
+@pytest.mark.parametrize(
+    ("env", "fields", "key"),
+    [
+        ({"docs": {"claims": 3}}, {}, "environment.docs.claims"),
+        ({"expected_cells": 7}, {}, "environment.expected_cells"),
+        ({"goals": {"g": "cpu_fallback"}}, {}, "environment.goals.g"),
+        ({"triton_interpret": "no"}, {}, "environment.triton_interpret"),
+        ({}, {"error": 5}, "cells[0].error"),
+        ({}, {"outcomes": ["wrong", "fine"]}, "cells[0].outcomes[1]"),
+    ],
+)
+def test_a_badly_typed_results_field_is_one_line(env, fields, key, tmp_path, capsys):
+    bad = results_file(tmp_path, env=env, **fields)
+    one_line(capsys, main(["report", "--results", str(bad)]), f"{bad}: {key}: ", "")
+    # a --reuse run reads it before any cell runs (it crashed after every cell had run)
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD + TOLERANCES)
+    run = ["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "--reuse", str(bad)]
+    one_line(capsys, main(run), f"{bad}: {key}: ", "")
+
+
+def test_merge_refuses_an_interpreter_shard_with_a_device_shard(tmp_path, capsys):
+    device = results_file(tmp_path, "a.json", env={"shard": "1/2"})
+    interpreted = results_file(tmp_path, "b.json", env={"shard": "2/2", "triton_interpret": True})
+    code = main(["merge", str(device), str(interpreted), "--out", str(tmp_path / "m.json")])
+    one_line(capsys, code, "environment.triton_interpret: ", "do not merge")
+    assert not (tmp_path / "m.json").exists()
+
+
+def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeypatch):
+    baseline, current = results_file(tmp_path, "a.json"), results_file(tmp_path, "b.json")
+    known = tmp_path / "known.toml"
+    known.write_bytes(b"\xff\xfe\x00binary")
+    gate = ["gate", "--baseline", str(baseline), "--current", str(current), "--rerun", "0"]
+    one_line(capsys, main([*gate, "--known", str(known)]), f"{known}: (syntax): ", "")
+    one_line(capsys, main([*gate, "--out", str(tmp_path)]), f"{tmp_path}: --out: ", "cannot write")
+    # by default the gate's page goes beside a run's own report folder, not over the committed reports/gate.md
+    monkeypatch.chdir(tmp_path)
+    assert main(gate) == 0
+    assert (tmp_path / "reports" / "latest" / "gate.md").exists() and not (tmp_path / "reports" / "gate.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "words"),
+    [
+        (["./m.toml::nosuch"], "command line: ", "not a cell of the selection: nosuch"),
+        (["{tmp}/m.toml::nosuch"], "command line: ", "not a cell of the selection: nosuch"),
+        (["--cases", ","], "command line: --cases: ", "expected comma-separated ids"),
+        (["--cases", "nosuch", "--cases", "sin"], "command line: --cases[0]: ", "unknown case 'nosuch'"),
+        (["--max-rss-mb", "-5"], "command line: --max-rss-mb: ", "expected a number of MiB >= 0"),
+        (["--max-rss-mb", "abc"], "command line: --max-rss-mb: ", "got 'abc'"),
+    ],
+)
+def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):
+    (tmp_path / "m.toml").write_text(HEAD + TOLERANCES)
+    monkeypatch.chdir(tmp_path)
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
+    one_line(capsys, main(["run", "--matrix", "m.toml", "--report-dir", "out", *args]), key, words)
+    assert not (tmp_path / "out").exists()
+
+
+def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(tmp_path, monkeypatch):
+    from harness.plugin.arguments import node_ids
+
+    (tmp_path / "m.toml").write_text(HEAD)
+    monkeypatch.chdir(tmp_path)
+    given = ["./m.toml::a", f"{tmp_path}/m.toml::b", "m.toml::c", "other.toml::d", "-k", "x::y"]
+    assert node_ids(given, "m.toml") == (["a", "b", "c"], ["m.toml::a", "m.toml::b", "m.toml::c", *given[3:]])
+
+
+@pytest.mark.parametrize(
+    ("results", "key", "words"),
+    [
+        ("{not json", "(json): ", "not valid JSON"),
+        (None, "environment.torch: ", "cannot be resumed under torch"),
+    ],
+)
+def test_resume_errors_are_one_line(results, key, words, tmp_path, capsys):
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(HEAD + TOLERANCES)
+    out.mkdir()
+    file = results_file(out, env={"torch": "0.0"})
+    if results is not None:
+        file.write_text(results)
+    err = one_line(capsys, main(["run", "--matrix", str(matrix), "--report-dir", str(out), "--resume"]), key, words)
+    assert err.startswith(f"error: {file}: ")  # not pytest's "Exit: ..."
+
+
+def test_a_report_dir_that_cannot_be_written_is_one_line(tmp_path, capsys):
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD + TOLERANCES)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a folder under a file: unwritable even for root (chmod is not)
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(blocker / "out")])
+    one_line(capsys, code, f"{blocker / 'out'}: --report-dir: ", "cannot write there")
+
+
+def test_a_second_run_into_a_locked_report_dir_is_refused(tmp_path, capsys):
+    import fcntl
+
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(HEAD + TOLERANCES)
+    out.mkdir()
+    with open(out / ".lock", "w") as other_run:  # another run's lock: another open file, as another process has
+        other_run.write("4242\n")
+        other_run.flush()
+        fcntl.flock(other_run, fcntl.LOCK_EX)
+        code = main(["run", "--matrix", str(matrix), "--report-dir", str(out)])
+        one_line(capsys, code, f"{out}: --report-dir: ", "another run (pid 4242) writes there")
+    assert not (out / "results.json").exists()

@@ -1,0 +1,171 @@
+"""Issue 26, faults and small things of a run: Ctrl-C and SIGTERM exit 130 and clean up, dead runs' temp folders go,
+a failed write stops the run at once keeping every record, ``--co`` is not a failed run, the kept-records line."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness.__main__ import main
+from harness.execution import tempdirs
+from tests.conftest import REPO, TOLERANCES
+
+HEAD = 'cases = ["tests.fixtures.good"]\nstyles = ["control"]\n'
+HEAD += '[paths]\ncpu_fallback = { device = "cpu", timeout = 60 }\n'
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    file = tmp_path / "m.toml"
+    file.write_text(HEAD + TOLERANCES)
+    return file
+
+
+@pytest.mark.parametrize("interrupt", ["code", "raise"])
+def test_ctrl_c_exits_130(interrupt, matrix, tmp_path, monkeypatch):
+    def interrupted(args):
+        if interrupt == "raise":
+            raise KeyboardInterrupt
+        return pytest.ExitCode.INTERRUPTED
+
+    monkeypatch.setattr(pytest, "main", interrupted)
+    assert main(["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out")]) == 130
+
+
+def test_collect_only_is_not_a_failed_run(matrix, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--co", "-q"]) == 0
+    assert "good-control-cpu_fallback" in capsys.readouterr().out
+    assert not (out / "results.json").exists()
+
+
+@pytest.mark.parametrize(("reused", "resumed", "line"), [(0, 3, "3 record(s) of the resumed run (--resume)")])
+def test_the_kept_line_names_only_what_was_kept(reused, resumed, line):
+    from harness.plugin.writer import ResultsWriter
+
+    writer = ResultsWriter.__new__(ResultsWriter)  # the summary line only: no run behind it
+    writer.expected, writer.kept, writer.reused, writer.resumed = [], ["x"] * 3, reused, resumed
+    writer.options, writer.rescued = SimpleNamespace(reuse=None), None
+    lines: list[str] = []
+    writer.pytest_terminal_summary(SimpleNamespace(write_line=lines.append))
+    assert lines == [f"[harness] not run, kept: {line}"]
+
+
+def test_dead_runs_temp_folders_are_removed_and_live_ones_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    live = tempdirs.make("harness-zygote-")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tempdirs.make("harness-cells-")
+    (dead / tempdirs.OWNER).write_text(f"{gone.pid} 1")
+    reused_pid = tempdirs.make("harness-zygote-")  # a live pid, but not the process that made the folder
+    (reused_pid / tempdirs.OWNER).write_text(f"{os.getpid()} 1")
+    unowned = tmp_path / "harness-zygote-old"
+    unowned.mkdir()
+    assert tempdirs.remove_dead() == sorted([dead, reused_pid])
+    assert live.exists() and unowned.exists() and not dead.exists() and not reused_pid.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", ["0", "2"])
+def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tmp_path, capsys):
+    """results.json turned into a folder after the first write: the next write fails (root or not)."""
+    cases = '["tests.fixtures.good", "tests.fixtures.slow", "tests.fixtures.flaky"]'
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD.replace('["tests.fixtures.good"]', cases).replace('["control"]', '["control", "triton_op"]'))
+    matrix.write_text(matrix.read_text() + TOLERANCES)
+    out = tmp_path / "out"
+    results = out / "results.json"
+
+    def break_results() -> None:
+        deadline = time.monotonic() + 300
+        while not results.is_file() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        results.unlink()
+        (results / "blocker").mkdir(parents=True)  # os.replace cannot put a file over a non-empty folder
+
+    breaker = threading.Thread(target=break_results)
+    breaker.start()
+    sigterm = signal.getsignal(signal.SIGTERM)
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", workers, "-q"])
+    breaker.join()
+    assert signal.getsignal(signal.SIGTERM) is sigterm  # the run's SIGTERM handler lasts as long as the run
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(err) == 1, err
+    assert err[0].startswith(f"error: {results}: (write): ") and "the run stops" in err[0]
+    rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
+    ran = [cell["id"] for cell in rescued["cells"]]
+    assert 2 <= len(ran) < 6, ran  # every record so far kept, and the run did not go on to the end
+    assert rescued["schema"] == 1 and rescued["environment"]["complete"] is False
+
+
+@pytest.mark.slow
+def test_sigterm_cleans_up_as_ctrl_c_and_exits_130(tmp_path):
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD.replace('"tests.fixtures.good"', '"tests.fixtures.slow"') + TOLERANCES)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = tempdirs.make("harness-zygote-")  # a run killed before it could remove its folder
+    (dead / tempdirs.OWNER).write_text(f"{gone.pid} 1")
+    out = tmp_path / "out"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while not any(line.startswith("harness-cells") for line in _owned_by(run.pid)):
+        assert run.poll() is None and time.monotonic() < deadline, "the run ended before its first cell"
+        time.sleep(0.2)
+    assert not dead.exists()  # the run removed the dead run's folder at its start
+    os.kill(run.pid, signal.SIGTERM)  # the controller only, as a CI system's timeout does
+    assert run.wait(timeout=120) == 130
+    assert _owned_by(run.pid) == []  # its zygote's and its cell process's folders removed
+
+
+def _owned_by(pid: int) -> list[str]:
+    """The names of the harness temp folders that process ``pid`` made."""
+    found = []
+    for folder in Path(tempdirs.tempfile.gettempdir()).glob("harness-*"):
+        try:
+            if (folder / tempdirs.OWNER).read_text().partition(" ")[0] == str(pid):
+                found.append(folder.name)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-rss-mb", "-5"], "--max-rss-mb: expected a number of MiB >= 0"),
+        ([], "--report-dir: another run (pid 4242) writes there"),
+    ],
+)
+def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, words, matrix, tmp_path):
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as other_run:
+        other_run.write("4242\n")
+        other_run.flush()
+        fcntl.flock(other_run, fcntl.LOCK_EX)
+        command = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:benchmark", str(matrix)]
+        done = subprocess.run(
+            [*command, "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", *args],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode in (2, 4) and words in done.stderr, done.stderr[-2000:]
+    assert not (out / "results.json").exists()
