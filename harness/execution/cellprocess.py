@@ -104,7 +104,7 @@ class CellProcess:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         offset = self.log_file.stat().st_size
-        request = {"workdir": str(self.workdir), "log_file": str(self.log_file), "gpu": self.gpu}
+        request = {"workdir": str(self.workdir), "log_file": str(self.log_file.absolute()), "gpu": self.gpu}
         try:
             conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
         except OSError:
