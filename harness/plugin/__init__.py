@@ -1,17 +1,21 @@
 """The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and one plugin object per
 feature registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
-(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py)."""
+(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py) and the
+run's closing summary (harness/plugin/summary.py)."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
 from harness.plugin import collect, options
 from harness.plugin.processes import CellProcesses, processes_key
+from harness.plugin.summary import RunSummary
 
-PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
+# registered in pytest_configure, under these names
+PLUGINS = ("harness-processes", "harness-results", "harness-summary")
 
 pytest_addoption = options.pytest_addoption
 
@@ -19,6 +23,9 @@ pytest_addoption = options.pytest_addoption
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     config.stash[options.options_key] = options.read_options(config)
+    here = str(config.invocation_params.dir)
+    if options.runs_matrix(config) and here not in sys.path:  # as under `python -m pytest`: a user's case modules
+        sys.path.insert(0, here)
     config.pluginmanager.register(collect)
     config.stash[processes_key] = CellProcesses(config)
     config.pluginmanager.register(config.stash[processes_key], PLUGINS[0])
@@ -26,6 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from harness.plugin.writer import ResultsWriter
 
         config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
+        config.pluginmanager.register(RunSummary(config), PLUGINS[2])
 
 
 @pytest.hookimpl(trylast=True)
