@@ -126,9 +126,10 @@ class CellProcess:
         except EOFError:
             self.stop()
             raise ChildFailed(f"cell process failed to start: {self._log_tail(offset)}") from None
-        if isinstance(self.device, tuple):
+        if isinstance(self.device, tuple):  # ("exit", code): the supervisor's word, not a device name
+            code, self.device = self.device[1], None  # else the records' device, and the chart, get the tuple
             self.stop()
-            raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
+            raise ChildFailed(f"cell process exited {code} while starting: {self._log_tail(offset)}")
         self.started = time.time()
 
     def _start_own_zygote(self) -> None:
