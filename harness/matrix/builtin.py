@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 MATRIX_FILE = "matrix.toml"
+PACKAGED = "the packaged default (no ./matrix.toml here)"
 
 
 @cache
@@ -46,4 +47,4 @@ def matrix_file(given: str | Path | None) -> tuple[Path, str]:
         return Path(given), "--matrix"
     if Path(MATRIX_FILE).is_file():
         return Path(MATRIX_FILE), f"./{MATRIX_FILE}"
-    return Path(str(resources.files(package()) / MATRIX_FILE)), "the packaged default (no ./matrix.toml here)"
+    return Path(str(resources.files(package()) / MATRIX_FILE)), PACKAGED

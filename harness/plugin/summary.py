@@ -25,7 +25,9 @@ class RunSummary:
     def pytest_report_header(self, config: pytest.Config) -> str | None:
         if not opts.runs_matrix(config):
             return None
-        return f"matrix: {config.stash[opts.options_key].matrix_file} ({matrix_file(config.getoption('matrix'))[1]})"
+        source = matrix_file(config.getoption("matrix"))[1]
+        file = config.stash[opts.options_key].matrix_file
+        return f"matrix: {file}" + (f" ({source})" if source != "--matrix" else "")
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outside the terminal reporter's: after its short summary
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
