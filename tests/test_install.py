@@ -67,3 +67,20 @@ def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(g
     ]
     outside = "[harness] passes whose kernel ran outside the compiled graph (graph_break): 2"
     assert lines[3:] == ([outside] if graph_breaks else [])
+
+
+def test_autotuned_stacks_benchmark_by_the_wall_clock_in_the_interpreter(monkeypatch):
+    """Under TRITON_INTERPRET=1 the autotuner gets ``wall_clock_bench`` (Triton's own asks a device's driver);
+    on a device, Triton's own; it runs the config once and times it."""
+    from harness.case import load_cases
+    from harness.kernel.decorators import autotune
+    from harness.kernel.interpreter import INTERPRET_ENV, wall_clock_bench
+
+    (case,) = load_cases(builtin.case_module("rmsnorm"))
+    monkeypatch.setenv(INTERPRET_ENV, "1")
+    assert autotune(case)[0]._do_bench is wall_clock_bench
+    monkeypatch.delenv(INTERPRET_ENV)
+    assert autotune(case)[0]._do_bench is None
+    calls = []
+    timings = wall_clock_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    assert calls == [1] and len(timings) == 3 and len(set(timings)) == 1 and timings[0] >= 0
