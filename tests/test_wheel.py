@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,17 @@ pytestmark = [pytest.mark.slow, pytest.mark.process]
 # what the wheel is built from: the package's sources and its metadata (no .git, caches or reports)
 SOURCES = ("pyproject.toml", "README.md", "matrix.toml", "harness", "cases")
 COLLECT = ["--collect-only", "-q", "-p", "no:cacheprovider", "matrix.toml"]
+
+
+def _isolation() -> list[str]:
+    """``--no-build-isolation`` where this interpreter's setuptools builds wheels itself (70.1 and later); else
+    pip builds in an isolated env with setuptools from the configured index (a nox venv has Python's bundled
+    setuptools 65, which needs the wheel package)."""
+    try:
+        release = tuple(int(part) for part in version("setuptools").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return []
+    return ["--no-build-isolation"] if release >= (70, 1) else []
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +45,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         else:
             shutil.copy(REPO / name, source / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run([*pip, "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", root, source], check=True)
+    subprocess.run([*pip, "wheel", "-q", "--no-deps", *_isolation(), "-w", root, source], check=True)
     (wheel,) = root.glob("*.whl")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
