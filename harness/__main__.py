@@ -10,7 +10,7 @@ from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
-from harness.matrix.builtin import PACKAGED, matrix_file
+from harness.matrix.builtin import matrix_file
 from harness.plugin.options import DEFAULT_REPORT_DIR
 
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
@@ -110,8 +110,6 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
     plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
-    if args.matrix_source == PACKAGED and not any(arg.startswith("--rootdir") for arg in pytest_args):
-        plugins += ["--rootdir", os.getcwd()]  # not the common ancestor of here and site-packages
     results = Path(args.report_dir) / "results.json"
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)  # the input is good: say which
     started = time.time()
