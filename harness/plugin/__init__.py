@@ -1,7 +1,8 @@
 """The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and one plugin object per
 feature registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
 (harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py) and the
-run's closing summary (harness/plugin/summary.py)."""
+run's closing summary (harness/plugin/summary.py). PYTEST_DONT_REWRITE: the command line imports it before pytest
+loads it (-p, or the pytest11 entry point), and it has no asserts to rewrite."""
 
 from __future__ import annotations
 
