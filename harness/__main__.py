@@ -10,14 +10,17 @@ from pathlib import Path
 
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
+from harness.matrix.builtin import matrix_file
 from harness.plugin.options import DEFAULT_REPORT_DIR
+
+MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
-    run.add_argument("--matrix", default="matrix.toml")
+    run.add_argument("--matrix", default=None, help=MATRIX_HELP)
     run.add_argument("--report-dir", default=DEFAULT_REPORT_DIR)
     for axis in ("cases", "styles", "paths"):
         run.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
@@ -32,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
         help="run the kernels in Triton's CPU interpreter (TRITON_INTERPRET=1): CUDA paths run on CPU tensors",
     )
     listing = commands.add_parser("list", help="print every cell id, one per line")
-    listing.add_argument("--matrix", default="matrix.toml")
+    listing.add_argument("--matrix", default=None, help=MATRIX_HELP)
     report = commands.add_parser("report", help="redraw the chart from a results file")
     report.add_argument("--results", default="reports/results.json")
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
@@ -41,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
     repro.add_argument("--results", default="reports/results.json")
-    repro.add_argument("--matrix", default="matrix.toml", help="the tolerances the scripts compare with")
+    repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     gate = commands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions")
     gate.add_argument("--baseline", required=True)
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
     gate.add_argument("--strict", action="store_true", help="also fail on fixes, flaky cells, stale known failures")
     gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
-    gate.add_argument("--matrix", default="matrix.toml", help="the matrix the re-runs use")
+    gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
     history = commands.add_parser("history", help="one chart of several runs (oldest first)")
     history.add_argument("results", nargs="+")
@@ -60,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "run":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if "matrix" in args:
+        file, args.matrix_source = matrix_file(args.matrix)
+        args.matrix = str(file)
     try:
         return COMMANDS[args.command](args, rest)
     except InputError as error:
@@ -113,6 +119,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
     plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
+    print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)  # the input is good: say which
     started = time.time()
     collect_only = any(arg in arguments.COLLECT_ONLY for arg in pytest_args)
     locked = not collect_only and reportdir.lock(Path(args.report_dir))  # one run at a time writes there
@@ -160,7 +167,9 @@ def _complete(results: Path, since: float | None = None) -> bool:
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
     from harness.matrix.config import load_matrix
 
-    print("\n".join(load_matrix(args.matrix).cell_ids()))
+    ids = load_matrix(args.matrix).cell_ids()
+    print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)
+    print("\n".join(ids))
     return 0
 
 
@@ -294,6 +303,15 @@ COMMANDS = {
     "history": draw_history,
     "merge": merge_shards,
 }
+
+
+def console() -> None:
+    """The ``triton-torch-matrix`` command: ``python -m harness``, with the working directory importable (for
+    ``--cases mykernels`` and the modules a matrix file names) as it is under ``python -m``."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    sys.exit(main())
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,67 +21,9 @@ STANDALONE_ENV = "HARNESS_STANDALONE"
 PACKAGES_ENV = "HARNESS_PACKAGES"
 STANDALONE_TIMEOUT = 600.0
 
-# Run as `python -c STANDALONE_SERVER ADDRESS` (or exec'd in a fork of the zygote, which already imported torch
-# and ran the probes): prints "ready", then for each connection forks a supervisor that forks the fresh child,
-# sends its pid, waits, and sends its exit code. The CPU-ISA probes a package load runs happen here, once.
-STANDALONE_SERVER = r"""
-import ctypes, faulthandler, os, signal, sys, traceback
-from multiprocessing.connection import Listener
-
-ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
-os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"  # asking torch.cuda.is_available() here must not poison fork
-import torch
-import torch._inductor.package
-from torch._inductor.cpu_vec_isa import pick_vec_isa
-
-
-def load_and_run(package, inputs_file, output_file, device):
-    inputs = torch.load(inputs_file, map_location=device)  # saved as the cell made them: views keep their strides
-    runner = torch._inductor.aoti_load_package(package)
-    with torch.no_grad():
-        out = runner(*inputs)
-    if isinstance(out, (tuple, list)):  # an op with several outputs
-        out = tuple(one.cpu() if isinstance(one, torch.Tensor) else one for one in out)
-    torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)
-
-
-def supervise(conn):
-    request = conn.recv()
-    pid = os.fork()
-    if pid == 0:
-        os.environ.update(request.pop("environment"))
-        log = os.open(request.pop("log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        os.chdir(request.pop("cwd"))
-        faulthandler.enable()
-        code = 0
-        try:
-            load_and_run(**request)
-        except BaseException:
-            traceback.print_exc()
-            code = 1
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    conn.send(pid)
-    conn.send(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
-
-
-pick_vec_isa()
-del os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"]  # the children ask for CUDA as any process does
-listener = Listener(sys.argv[1], family="AF_UNIX")
-signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
-print("ready", flush=True)
-while True:
-    conn = listener.accept()
-    if os.fork() == 0:
-        listener.close()
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        supervise(conn)
-        os._exit(0)
-    conn.close()
-"""
+# The server's code (harness/cell/standalone_server.py), run as ``python -c SERVER_SOURCE ADDRESS``: a process
+# that imports torch only. Kept as text so that a repro script, which has no harness, carries it too.
+SERVER_SOURCE = (Path(__file__).parent / "standalone_server.py").read_text()
 _own_server: list[tuple[subprocess.Popen[str], str]] = []  # (process, address) when this process started one
 
 
@@ -92,7 +34,7 @@ def standalone_address() -> str:
     if _own_server and _own_server[0][0].poll() is None:
         return _own_server[0][1]
     address = str(Path(tempfile.mkdtemp(prefix="harness-standalone-")) / "socket")
-    server = subprocess.Popen([sys.executable, "-c", STANDALONE_SERVER, address], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, "-c", SERVER_SOURCE, address], stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None
     if server.stdout.readline() != "ready\n":
         server.kill()

@@ -103,7 +103,7 @@ class CellProcess:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.log_file.touch()
         offset = self.log_file.stat().st_size
-        request = {"workdir": str(self.workdir), "log_file": str(self.log_file), "gpu": self.gpu}
+        request = {"workdir": str(self.workdir), "log_file": str(self.log_file.absolute()), "gpu": self.gpu}
         try:
             conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
         except OSError:
@@ -125,9 +125,10 @@ class CellProcess:
         except EOFError:
             self.stop()
             raise ChildFailed(f"cell process failed to start: {self._log_tail(offset)}") from None
-        if isinstance(self.device, tuple):
+        if isinstance(self.device, tuple):  # ("exit", code): the supervisor's word, not a device name
+            code, self.device = self.device[1], None  # else the records' device, and the chart, get the tuple
             self.stop()
-            raise ChildFailed(f"cell process exited {self.device[1]} while starting: {self._log_tail(offset)}")
+            raise ChildFailed(f"cell process exited {code} while starting: {self._log_tail(offset)}")
         self.started = time.time()
 
     def _start_own_zygote(self) -> None:

@@ -9,8 +9,8 @@ harness it forks the run's standalone server (harness/cell/standalone.py), which
 Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
 on the same connection: the worker learns the signal that killed its cell process as a parent would.
 
-Usage: python -m harness.execution.zygote ADDRESS SYS_PATH_JSON
-(prints "imported" once torch is, "ready" once it serves)
+Started as ``python -c BOOT ADDRESS SYS_PATH_JSON`` in the starter's working directory (prints "imported" once
+torch is, "ready" once it serves).
 """
 
 from __future__ import annotations
@@ -31,13 +31,20 @@ from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
 
-from harness.cell import standalone  # stdlib only: the standalone server forked from here still holds torch only
+# stdlib only: the standalone server forked from here still holds torch only
+from harness.cell import standalone, standalone_server
 from harness.execution import tempdirs
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
 START_TIMEOUT = 300.0
+# the starter's sys.path (absolute) first, so that the harness and the case modules it imported import here
+# too, from the starter's working directory (an installed harness as well as a checkout's)
+BOOT = (
+    "import json, sys; sys.path[:] = json.loads(sys.argv[2]); "
+    "from harness.execution.zygote import main; main(*sys.argv[1:3])"
+)
 
 
 def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> tuple[subprocess.Popen[str], str]:
@@ -48,11 +55,11 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "harness.execution.zygote", address, json.dumps(sys.path)],
+            [sys.executable, "-c", BOOT, address, json.dumps([os.path.abspath(entry) for entry in sys.path])],
             env={**os.environ, **environment},
             stdout=subprocess.PIPE,
             stderr=log,
-            cwd=Path(__file__).resolve().parents[2],
+            cwd=os.getcwd(),
         )
     assert process.stdout is not None
     if until not in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT):  # reads up to that line
@@ -182,8 +189,7 @@ def _start_standalone_server(address: str) -> None:
     if os.fork() == 0:
         os.close(ready_read)
         os.dup2(ready_write, 1)  # its "ready" line
-        sys.argv = ["-c", address]
-        exec(compile(standalone.STANDALONE_SERVER, "<standalone server>", "exec"), {"__name__": "__main__"})
+        standalone_server.serve(address)
         os._exit(0)
     os.close(ready_write)
     with os.fdopen(ready_read) as ready:
@@ -235,7 +241,3 @@ def main(address: str, sys_path: str) -> None:
             _supervise(conn, request)
             os._exit(0)
         conn.close()
-
-
-if __name__ == "__main__":
-    main(*sys.argv[1:3])

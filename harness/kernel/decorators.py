@@ -13,6 +13,7 @@ from typing import Any
 import triton
 
 from harness.case import Case
+from harness.kernel.interpreter import triton_interpreted, wall_clock_bench
 
 Decorate = Callable[[Case], tuple[Any, dict[str, Any]]]
 DECORATORS: dict[str, Decorate] = {}
@@ -34,7 +35,10 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
 
 
 def _autotune(case: Case, kernel: Any) -> Any:
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
+    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    options.update(case.autotune_options)
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
 
 @decorator

@@ -17,6 +17,7 @@ from harness.kernel.decorators import DECORATORS
 from harness.kernel.interpreter import triton_interpreted
 from harness.kernel.styles import KNOWN_STYLES, cross
 from harness.kernel.wrappers import WRAPPERS
+from harness.matrix.builtin import case_ids, case_module
 from harness.matrix.docs import resolve_docs
 from harness.matrix.tomlcheck import ID_PATTERN, id_list, no_unknown, nonempty_table, number
 from harness.spec import CellSpec, PathSpec, Tolerance
@@ -81,7 +82,7 @@ def select(
         modules = [item for item in cases if item not in matrix.cases]
         matrix = _with_modules(matrix, modules)
         cases = [item for item in cases if item in matrix.cases and item not in modules] + [
-            case for item in modules for case, module in matrix.modules.items() if module == item
+            case for item in modules for case, module in matrix.modules.items() if module == case_module(item)
         ]
     chosen = {
         "cases": _choose("--cases", cases, matrix.cases),
@@ -117,18 +118,14 @@ def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
     if not modules:
         return matrix
     known = {case: (matrix.modules[case], matrix.dtypes[case]) for case in matrix.cases}
-    found = _load_cases("command line", "--cases", [(module, module) for module in modules], matrix.tolerances, known)
+    entries = [(module, case_module(module)) for module in modules]
+    found = _load_cases("command line", "--cases", entries, matrix.tolerances, known)
     return replace(
         matrix,
         cases=tuple(found),
         modules={case: module for case, (module, _) in found.items()},
         dtypes={case: dtype for case, (_, dtype) in found.items()},
     )
-
-
-def case_module(entry: str) -> str:
-    """A bare entry of ``cases`` names a module of ``cases/``; a dotted one is a user's module path."""
-    return entry if "." in entry else f"cases.{entry}"
 
 
 def load_matrix(file: Path | str) -> Matrix:
@@ -234,7 +231,7 @@ def _load_cases(
     file: Path | str, key: str, entries: list[tuple[str, str]], tolerances: dict[str, Tolerance], found: Found
 ) -> Found:
     """Import each (entry, module); ``found`` grows by the cases each defines, in order. A module of
-    ``cases/`` must define the case named by its entry; another module may define several (``CASES``)."""
+    built-in case's module must define the case named by its entry; another module may define several (``CASES``)."""
     for index, (entry, module) in enumerate(entries):
         where = f"{key}[{index}]"
         try:
@@ -247,7 +244,7 @@ def _load_cases(
             raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
         except (Exception, SystemExit) as error:  # a broken user module (or one that exits): say so in one line
             raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
-        if module == f"cases.{entry}" and [case.id for case in cases] != [entry]:
+        if entry in case_ids() and [case.id for case in cases] != [entry]:
             raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
         for case in cases:
             _check_case(file, where, case, module, tolerances, found)

@@ -1,11 +1,14 @@
 """The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and one plugin object per
 feature registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
-(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py)."""
+(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py) and the
+run's closing summary (harness/plugin/summary.py). PYTEST_DONT_REWRITE: the command line imports it before pytest
+loads it (-p, or the pytest11 entry point), and it has no asserts to rewrite."""
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from typing import Any
 
@@ -14,8 +17,10 @@ import pytest
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.plugin import collect, options, reportdir
 from harness.plugin.processes import CellProcesses, processes_key
+from harness.plugin.summary import RunSummary
 
-PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
+# registered in pytest_configure, under these names
+PLUGINS = ("harness-processes", "harness-results", "harness-summary")
 
 locked_key = pytest.StashKey[bool]()  # whether this process took the report folder's lock for this session
 sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler before the session's
@@ -25,6 +30,9 @@ pytest_addoption = options.pytest_addoption
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     config.stash[options.options_key] = options.read_options(config)
+    here = str(config.invocation_params.dir)
+    if options.runs_matrix(config) and here not in sys.path:  # as under `python -m pytest`: a user's case modules
+        sys.path.insert(0, here)
     config.pluginmanager.register(collect)
     config.stash[processes_key] = CellProcesses(config)
     config.pluginmanager.register(config.stash[processes_key], PLUGINS[0])
@@ -39,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
             _interrupt_on_sigterm(config)
 
         config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
+        config.pluginmanager.register(RunSummary(config), PLUGINS[2])
 
 
 @pytest.hookimpl(trylast=True)

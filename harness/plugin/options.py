@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.matrix.builtin import matrix_file
 from harness.records.record import read_results
 from harness.spec import CellSpec
 
@@ -72,7 +73,11 @@ reused_key = pytest.StashKey[dict[str, dict[str, Any]]]()  # cell id -> the reco
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("harness", "Triton/PyTorch compatibility matrix")
-    group.addoption("--matrix", default="matrix.toml", help="the matrix file to collect (default: matrix.toml)")
+    group.addoption(
+        "--matrix",
+        default=None,
+        help="the matrix file to collect (default: ./matrix.toml when there is one, else the harness's own)",
+    )
     group.addoption(
         "--report-dir",
         default=DEFAULT_REPORT_DIR,
@@ -130,19 +135,20 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 def read_options(config: pytest.Config) -> Options:
+    """The options, every path absolute (cell processes and the zygote must not depend on a working directory)."""
     option = config.getoption
     return Options(
-        matrix_file=Path(option("matrix")),
-        report_dir=Path(option("report_dir")),
+        matrix_file=matrix_file(option("matrix"))[0].absolute(),
+        report_dir=Path(option("report_dir")).absolute(),
         cases=option("cases"),
         styles=option("styles"),
         paths=option("paths"),
         shard=option("shard"),
         resume=option("resume"),
-        cache_dir=Path(option("cache_dir")),
+        cache_dir=Path(option("cache_dir")).absolute(),
         max_rss_mb=option("max_rss_mb"),
-        baseline=Path(option("baseline")) if option("baseline") else None,
-        reuse=Path(option("reuse")) if option("reuse") else None,
+        baseline=Path(option("baseline")).absolute() if option("baseline") else None,
+        reuse=Path(option("reuse")).absolute() if option("reuse") else None,
     )
 
 

@@ -98,7 +98,10 @@ def render(data: dict[str, Any]) -> str:
     if env.get("triton_interpret"):
         out += [
             "> ⚠️ **INTERPRETER RUN: TRITON_INTERPRET=1.** Every Triton kernel ran in Triton's CPU interpreter, "
-            "not compiled for a GPU: these verdicts say nothing about GPU code generation.",
+            "not compiled for a GPU: these verdicts say nothing about GPU code generation. What they measure: "
+            "whether each wrapping style's Python side (decorators, launch, op registration, tracing) works on "
+            "each path, with the kernels' numbers checked; an autotuned stack ran every config once and kept the "
+            "one the interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning).",
             "",
             *INTERPRETER_LIMITS,
             "",

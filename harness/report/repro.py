@@ -40,6 +40,7 @@ SOURCES = (
     "harness.cell.paths.subsystems",
 )
 REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
+BY_VALUE = {"SERVER_SOURCE"}  # emitted as the value computed at import (the standalone server's code, as text)
 # defined before the case module, which builds its CASE with them (Case checks its arg_types against ARG_TYPES)
 CASE_NAMES = ("Tensor", "OPTIONAL_TENSOR", "ARG_TYPES", "Case", "OpModule")
 SPECIFIC = (
@@ -202,7 +203,8 @@ def _harness_definitions() -> tuple[Definitions, dict[str, frozenset[str]]]:
     imports_of: dict[str, frozenset[str]] = {}
     order = 0
     for module_name in SOURCES:
-        source = inspect.getsource(importlib.import_module(module_name))
+        module = importlib.import_module(module_name)
+        source = inspect.getsource(module)
         imports: set[str] = set()
         for node in ast.parse(source).body:
             if isinstance(node, ast.Import | ast.ImportFrom):
@@ -211,7 +213,10 @@ def _harness_definitions() -> tuple[Definitions, dict[str, frozenset[str]]]:
                 continue
             for name in _bound_names(node):
                 order += 1
-                definitions[name] = (order, _source_without_registry(source, node), _used_names(node), module_name)
+                if name in BY_VALUE:
+                    definitions[name] = (order, f"{name} = {getattr(module, name)!r}", set(), module_name)
+                else:
+                    definitions[name] = (order, _source_without_registry(source, node), _used_names(node), module_name)
         imports_of[module_name] = frozenset(imports)
     return definitions, imports_of
 

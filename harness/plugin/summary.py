@@ -1,0 +1,59 @@
+"""The end of a run, on the controller: which matrix file it used (in pytest's header), and last, below pytest's
+own error blocks, the chart's path and a short verdict summary from the records just written."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Generator
+from typing import Any
+
+import pytest
+
+from harness.matrix.builtin import matrix_file
+from harness.plugin import options as opts
+from harness.records.record import read_results
+
+SHOWN = 20  # wrong cells named, at most
+
+
+class RunSummary:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.started = time.time()
+
+    def pytest_report_header(self, config: pytest.Config) -> str | None:
+        if not opts.runs_matrix(config):
+            return None
+        source = matrix_file(config.getoption("matrix"))[1]
+        file = config.stash[opts.options_key].matrix_file
+        return f"matrix: {file}" + (f" ({source})" if source != "--matrix" else "")
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)  # outside the terminal reporter's: after its short summary
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
+        yield
+        results = self.config.stash[opts.options_key].results_file
+        if not opts.runs_matrix(self.config) or not results.exists() or results.stat().st_mtime < self.started:
+            return
+        for line in summary_lines(read_results(results)["cells"], results.with_name("matrix.md")):
+            terminalreporter.write_line(line)
+
+
+def summary_lines(cells: list[dict[str, Any]], chart: Any) -> list[str]:
+    """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named; the
+    passes whose kernel ran outside the compiled graph (``graph_break``) counted."""
+    counts = Counter(cell["status"] for cell in cells)
+    lines = [
+        f"[harness] chart: {chart}",
+        f"[harness] {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.most_common()),
+    ]
+    wrong = [cell["id"] for cell in cells if cell["status"] == "wrong"]
+    if wrong:
+        more = f" and {len(wrong) - SHOWN} more" if len(wrong) > SHOWN else ""
+        lines.append(f"[harness] silently wrong ({len(wrong)}): {', '.join(wrong[:SHOWN])}{more}")
+    else:
+        lines.append("[harness] silently wrong: none")
+    if counts["graph_break"]:
+        outside = counts["graph_break"]
+        lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
+    return lines

@@ -1,0 +1,86 @@
+"""Running as an installed tool, in process: which matrix file a run uses, how a bare case name resolves, the
+standalone server's imports, and the summary at the end of a run (tests/test_wheel.py runs the built wheel)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from harness.matrix import builtin
+from harness.plugin.summary import summary_lines
+from tests.conftest import REPO
+
+
+def test_without_a_matrix_file_here_the_packaged_default_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    file, source = builtin.matrix_file(None)
+    assert file.read_text() == (REPO / "matrix.toml").read_text() and file.is_absolute()
+    assert source == "the packaged default (no ./matrix.toml here)"
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert "sin-triton_op-eager" in out.splitlines()
+    assert err == f"matrix: {file} ({source})\n"
+
+
+def test_a_matrix_file_here_wins_over_the_default(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "matrix.toml").write_text("")
+    assert builtin.matrix_file(None) == (Path("matrix.toml"), "./matrix.toml")
+    assert builtin.matrix_file("other.toml") == (Path("other.toml"), "--matrix")
+
+
+def test_a_bare_name_is_a_built_in_case_or_else_a_module():
+    assert builtin.case_module("sin") == f"{builtin.package()}.sin"
+    assert builtin.case_module("mykernels") == "mykernels"
+    assert builtin.case_module("mypkg.kernels") == "mypkg.kernels"
+    assert {"sin", "rmsnorm", "layernorm"} <= builtin.case_ids()
+
+
+def test_the_standalone_server_imports_torch_only():
+    """Importing the server's module loads no other harness module, no case and no Triton (torch itself is
+    imported by ``serve``); its source is what a ``python -c`` start and a repro script run."""
+    code = (
+        "import sys, harness.cell.standalone_server\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('harness', 'cases', 'triton', 'torch')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['harness', 'harness.cell', 'harness.cell.standalone_server']"
+    from harness.cell import standalone, standalone_server
+
+    assert standalone.SERVER_SOURCE == Path(standalone_server.__file__).read_text()
+
+
+@pytest.mark.parametrize("graph_breaks", [0, 2])
+def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(graph_breaks: int):
+    cells = [{"id": f"p{n}", "status": "pass"} for n in range(3)] + [
+        {"id": "sin-autotune-vmap", "status": "wrong"},
+        {"id": "add-raw_jit-export", "status": "error"},
+    ]
+    cells += [{"id": f"g{n}", "status": "graph_break"} for n in range(graph_breaks)]
+    lines = summary_lines(cells, Path("/r/matrix.md"))
+    assert lines[:3] == [
+        "[harness] chart: /r/matrix.md",
+        f"[harness] {len(cells)} cells: 3 pass, " + ("2 graph_break, " if graph_breaks else "") + "1 wrong, 1 error",
+        "[harness] silently wrong (1): sin-autotune-vmap",
+    ]
+    outside = "[harness] passes whose kernel ran outside the compiled graph (graph_break): 2"
+    assert lines[3:] == ([outside] if graph_breaks else [])
+
+
+def test_autotuned_stacks_benchmark_by_the_wall_clock_in_the_interpreter(monkeypatch):
+    """Under TRITON_INTERPRET=1 the autotuner gets ``wall_clock_bench`` (Triton's own asks a device's driver);
+    on a device, Triton's own; it runs the config once and times it."""
+    from harness.case import load_cases
+    from harness.kernel.decorators import autotune
+    from harness.kernel.interpreter import INTERPRET_ENV, wall_clock_bench
+
+    (case,) = load_cases(builtin.case_module("rmsnorm"))
+    monkeypatch.setenv(INTERPRET_ENV, "1")
+    assert autotune(case)[0]._do_bench is wall_clock_bench
+    monkeypatch.delenv(INTERPRET_ENV)
+    assert autotune(case)[0]._do_bench is None
+    calls = []
+    timings = wall_clock_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    assert calls == [1] and len(timings) == 3 and len(set(timings)) == 1 and timings[0] >= 0
