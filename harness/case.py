@@ -38,8 +38,9 @@ class Case:
     - ``shipped``: the op as a library ships it (an ``autograd.Function``'s ``apply``, a function, a
       ``torch.library`` op), or ``shipped_module``: a factory of the ``nn.Module`` it ships (called with no
       arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
-      a case with no ``kernel`` runs only there (and in the control). ``shipped_as`` names how it is wrapped in
-      the records (default: inferred).
+      a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
+      argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
+      in the records (default: inferred).
     - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
       ``requires_grad``, their gradient never asked of ``backward``.
     - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
@@ -103,6 +104,7 @@ class Case:
     no_grad: tuple[str, ...] = ()
     shipped: Callable[..., Any] | None = None
     shipped_module: Callable[[], torch.nn.Module] | None = None
+    shipped_args: tuple[Any, ...] = ()
     shipped_as: str | None = None
 
     def __post_init__(self) -> None:

@@ -96,9 +96,17 @@ def as_shipped(case: Case) -> Wrapped:
         torch.manual_seed(0)
         module = case.shipped_module()
         return Wrapped(op=module, train_op=module, wrapped_as=case.shipped_as or f"nn.Module {type(module).__name__}")
-    if case.shipped is None:
+    shipped = case.shipped
+    if shipped is None:
         raise NotApplicable(f"case {case.id} gives no op as shipped (Case.shipped)")
-    return Wrapped(op=case.shipped, train_op=case.shipped, wrapped_as=case.shipped_as or wrapped_as(case.shipped))
+    label = case.shipped_as or wrapped_as(shipped)
+    if not case.shipped_args:
+        return Wrapped(op=shipped, train_op=shipped, wrapped_as=label)
+
+    def op(*inputs: Any) -> Any:
+        return shipped(*inputs, *case.shipped_args)
+
+    return Wrapped(op=op, train_op=op, wrapped_as=label)
 
 
 def wrapped_as(op: Callable[..., Any]) -> str:

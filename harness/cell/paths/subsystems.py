@@ -164,10 +164,11 @@ def opcheck(cell: Cell) -> None:
     tell op authors to run) on the op, with the inputs that take a gradient requiring one. Library ops only: a
     launcher, the control or a shipped op that is no ``torch.library`` op is a skip."""
     assert cell.wrapped is not None
-    op = cell.wrapped.op
+    shipped = cell.style == AS_SHIPPED
+    op, extra = (cell.case.shipped, cell.case.shipped_args) if shipped else (cell.wrapped.op, ())
     if not isinstance(op, LIBRARY_OPS):
         raise CellSkip(f"not a torch.library op ({cell.wrapped.wrapped_as or type(op).__name__}): opcheck checks ops")
     inputs = cell.inputs(requires_grad=cell.wrapped.train_error is None)
     cell.stage = "run"
     with cell.timed("run_seconds"):
-        torch.library.opcheck(op, copy_inputs(inputs) if cell.case.mutates else inputs)
+        torch.library.opcheck(op, (*inputs, *extra))

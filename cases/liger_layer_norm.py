@@ -1,0 +1,33 @@
+"""Liger's LayerNorm: ``LigerLayerNormFunction.apply(x, weight, bias, eps)`` (``LigerLayerNorm``), against
+``torch.nn.functional.layer_norm``, in float32."""
+
+import torch
+from liger_kernel.ops import LigerLayerNormFunction
+
+from cases.liger_common import HIDDEN, randn
+from harness.case import Case
+
+EPS = 1e-6
+
+
+def layer_norm(x, weight, bias):
+    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, EPS)
+
+
+def make_inputs(batch, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, scale=0.1)
+    return x, weight, randn(HIDDEN, generator=gen, device=device, scale=0.1)
+
+
+CASE = Case(
+    id="liger_layer_norm",
+    shipped=LigerLayerNormFunction.apply,
+    shipped_args=(EPS,),
+    reference=layer_norm,
+    make_inputs=make_inputs,
+    arg_names=("x", "weight", "bias"),
+    sizes=(3, 1, 8),
+    dynamic_dims=((0,), (), ()),
+)
