@@ -108,9 +108,9 @@ class Case:
     shipped_as: str | None = None
 
     def __post_init__(self) -> None:
-        if (self.kernel is None) != (self.launch is None):
-            raise ValueError(f"case {self.id!r}: give both kernel and launch, or neither")
-        if self.kernel is None and self.shipped is None and self.shipped_module is None:
+        if self.kernel is not None and self.launch is None:
+            raise ValueError(f"case {self.id!r}: a kernel needs its launch")
+        if self.launch is None and self.shipped is None and self.shipped_module is None:
             raise ValueError(f"case {self.id!r}: give a kernel and its launch, or the op as shipped (shipped)")
         if self.shipped is not None and self.shipped_module is not None:
             raise ValueError(f"case {self.id!r}: give shipped or shipped_module, not both")

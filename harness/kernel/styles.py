@@ -79,7 +79,7 @@ def build_style(style: str, case: Case) -> Wrapped:
         return as_shipped(case)
     if decorator is None:
         return control(case)
-    if case.kernel is None:
+    if case.launch is None:
         raise NotApplicable(f"case {case.id} gives no kernel to re-wrap, only its op as shipped (style as_shipped)")
     kernel, meta = DECORATORS[decorator](case)
     return WRAPPERS[wrapper](case, kernel, meta, op_name(case, style))
