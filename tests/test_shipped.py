@@ -172,3 +172,34 @@ def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
     launched = cells["row_normalize-raw_jit-eager"]["diagnostics"]["kernels_launched"]
     assert launched == ["row_sum_kernel", "scale_rows_kernel"]
     assert cells["mul_add_module-as_shipped-eager"]["diagnostics"]["wrapped_as"] == "nn.Module MulAdd"
+
+
+def test_captured_kernels_are_named_from_the_graph(tmp_path: Path):
+    """record_graph names the Triton kernels a captured graph holds (through the kernel side table), under their
+    decorators: the kernels_captured diagnostic."""
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
+
+    from harness.cell.context import Cell
+
+    autotuned = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 256})], key=["n_elements"])(SHIPPED[0].kernel)
+    graph = torch.fx.Graph()
+    for kernel in (autotuned, ROW_NORMALIZE.kernels["scale"]):
+        graph.call_function(triton_kernel_wrapper_mutation, kwargs={"kernel_idx": kernel_side_table.add_kernel(kernel)})
+    graph.output(None)
+    cell = Cell(case=SHIPPED[0], style="triton_op", device="cpu", tolerance=BF16, workdir=tmp_path)
+    cell.record_graph(torch.fx.GraphModule(torch.nn.Module(), graph))
+    assert cell.diagnostics["kernels_captured"] == ["mul_add_kernel", "scale_rows_kernel"]
+    assert cell.diagnostics["captured"] == ["triton_kernel_wrapper_mutation"]
+
+
+def test_launch_observer_is_undone_after_the_cell():
+    from triton import knobs
+    from triton.runtime.jit import JITFunction
+
+    from harness.kernel.launches import observed_launches
+
+    before, hooks = JITFunction.run, list(getattr(knobs.runtime.launch_enter_hook, "calls", []))
+    with observed_launches() as launched:
+        assert JITFunction.run is not before
+    assert JITFunction.run is before and launched == set()
+    assert list(getattr(knobs.runtime.launch_enter_hook, "calls", [])) == hooks

@@ -47,12 +47,19 @@ def observed_launches() -> Iterator[set[str]]:
         if name:
             launched.add(name)
 
+    chain = knobs.runtime.launch_enter_hook  # a HookChain (triton 3.7); a single hook or None before
     for cls in originals:
         cls.run = observing(cls)  # type: ignore[method-assign]
-    knobs.runtime.launch_enter_hook.add(hook)
+    if hasattr(chain, "add"):
+        chain.add(hook)
+    elif chain is None:
+        knobs.runtime.launch_enter_hook = hook
     try:
         yield launched
     finally:
         for cls, original in originals.items():
             cls.run = original  # type: ignore[method-assign]
-        knobs.runtime.launch_enter_hook.remove(hook)
+        if hasattr(chain, "add"):
+            chain.remove(hook)
+        elif chain is None:
+            knobs.runtime.launch_enter_hook = None
