@@ -10,11 +10,15 @@ the loss alone."""
 import torch
 from liger_kernel.ops import LigerCrossEntropyFunction
 
-from cases.liger_common import randn
 from harness.case import Case
 
 VOCAB, IGNORE_INDEX, LSE_SQUARE_SCALE = 1000, -100, 1e-4
 SHIPPED_ARGS = (None, IGNORE_INDEX, LSE_SQUARE_SCALE, 0.0, "mean", None, True, True, True)
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
 def cross_entropy(logits, target):

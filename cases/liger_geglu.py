@@ -4,8 +4,14 @@ activation ``gelu_pytorch_tanh(gate) * up``, in bfloat16."""
 import torch
 from liger_kernel.ops import LigerGELUMulFunction
 
-from cases.liger_common import HIDDEN, randn
 from harness.case import Case
+
+HIDDEN = 256  # the normalized and activated width
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
 def gelu_mul(gate, up):

@@ -5,10 +5,14 @@ gives no gradient of the target: it is declared ``no_grad``."""
 import torch
 from liger_kernel.ops import LigerKLDivLossFunction
 
-from cases.liger_common import randn
 from harness.case import Case
 
 VOCAB = 1000
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
 def kl_div(log_probs, target):

@@ -5,10 +5,15 @@ against Hugging Face's ``GemmaRMSNorm``, in bfloat16."""
 import torch
 from liger_kernel.ops import LigerRMSNormFunction
 
-from cases.liger_common import HIDDEN, randn
 from harness.case import Case
 
+HIDDEN = 256  # the normalized and activated width
 EPS = 1e-6
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
 def gemma_rms_norm(x, weight):

@@ -5,10 +5,14 @@ The cos/sin caches take no gradient (``no_grad``); q has more heads than k (grou
 import torch
 from liger_kernel.ops import LigerRopeFunction
 
-from cases.liger_common import randn
 from harness.case import Case
 
 Q_HEADS, KV_HEADS, SEQ, HEAD_DIM = 4, 2, 16, 64
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
 def rotate_half(x):
