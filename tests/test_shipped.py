@@ -203,3 +203,24 @@ def test_launch_observer_is_undone_after_the_cell():
         assert JITFunction.run is not before
     assert JITFunction.run is before and launched == set()
     assert list(getattr(knobs.runtime.launch_enter_hook, "calls", [])) == hooks
+
+
+def test_load_check_takes_a_backward_beside_an_integer_output():
+    """An argmax output beside the values: the load check draws no grad for the integer output (a random int64 grad
+    crashed it) and compares the backward of the float one."""
+    case = Case(
+        id="max_and_argmax",
+        reference=lambda x: (x.max(-1).values, x.argmax(-1)),
+        make_inputs=lambda size, device, seed: (torch.randn(size, 7, generator=torch.Generator().manual_seed(seed)),),
+        backward=lambda inputs, out, grad: (
+            torch.zeros_like(inputs[0]).scatter(-1, out[1][:, None], grad[0][:, None]),
+        ),
+        arg_names=("x",),
+        outputs=2,
+        sizes=(5,),
+        shipped=lambda x: (x.max(-1).values, x.argmax(-1)),
+    )
+    check_case(case, Tolerance(1e-5, 1e-5))
+    wrong = Case(**{**vars(case), "backward": lambda inputs, out, grad: (torch.zeros_like(inputs[0]),)})
+    with pytest.raises(Exception, match="backward: gradient of x differs from autograd of the reference"):
+        check_case(wrong, Tolerance(1e-5, 1e-5))
