@@ -1,4 +1,5 @@
-"""The case API: one Triton kernel, how to launch it, and the PyTorch truth it is measured against."""
+"""The case API: one Triton kernel (or an op as a library ships it), how to launch it, and the PyTorch truth it is
+measured against."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ OPTIONAL_TENSOR = Tensor | None
 ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
 
@@ -31,7 +32,19 @@ class Case:
     - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
       ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
     - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).
-    - ``backward(inputs, output, grad)``: gradients of the op's arguments (``None`` for a scalar, a ``None``
+    - ``kernels``: other ``@triton.jit`` kernels the launch calls (a second kernel, e.g. an ``element_mul``), by
+      name: ``launch`` (and ``launch_backward``) then get ``kernels=`` a dict of them, each wrapped as the style
+      wraps its kernel (``wrap_triton`` in ``triton_op``); the decorator stacks apply to ``kernel`` only.
+    - ``shipped``: the op as a library ships it (an ``autograd.Function``'s ``apply``, a function, a
+      ``torch.library`` op), or ``shipped_module``: a factory of the ``nn.Module`` it ships (called with no
+      arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
+      a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
+      argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
+      in the records (default: inferred).
+    - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
+      ``requires_grad``, their gradient never asked of ``backward``.
+    - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
+      arguments (``None`` for a scalar, a ``None``
       optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
       ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
       zeros for an output that got none).
@@ -40,9 +53,12 @@ class Case:
       their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
       ``triton_op`` and ``custom_op`` in a second ``custom_op`` (``<op>_backward``), whose CPU kernel is
       ``backward``. The decorator stacks apply to ``kernel`` only: the backward kernel stays plain. (Not for an
-      op with an optional tensor argument, whose gradient may be ``None``, nor one that writes into its inputs.)
-    - ``flops(*args)``: the op's flop count, given each tensor argument's shape (other arguments as they are),
-      as ``FlopCounterMode`` should report.
+      op with an optional tensor argument, whose gradient may be ``None``; for one that writes into its inputs,
+      only the launcher trains: ``torch.library`` registers no autograd for a mutating op, a build error.)
+    - ``flops(*args)`` (optional): the op's flop count, given each tensor argument's shape (other arguments as they
+      are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
+    - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
+      never differentiated.
     - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
       where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
     - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
@@ -60,18 +76,18 @@ class Case:
     """
 
     id: str
-    kernel: Any
-    launch: Callable[..., Any]
     reference: Callable[..., Any]
     make_inputs: Callable[[int, str, int], Inputs]
-    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]]
-    flops: Callable[..., int]
     arg_names: tuple[str, ...]
     sizes: tuple[int, ...]
-    meta: Mapping[str, Any]
-    configs: Sequence[Any]
-    key: Sequence[str]
-    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]]
+    kernel: Any = None
+    launch: Callable[..., Any] | None = None
+    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]] | None = None
+    flops: Callable[..., int] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    configs: Sequence[Any] = ()
+    key: Sequence[str] = ()
+    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
     mutates: tuple[str, ...] = ()
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
@@ -84,8 +100,28 @@ class Case:
     outputs: int = 1
     backward_kernel: Any = None
     launch_backward: Callable[..., tuple[Tensor | None, ...]] | None = None
+    kernels: Mapping[str, Any] = field(default_factory=dict)
+    no_grad: tuple[str, ...] = ()
+    shipped: Callable[..., Any] | None = None
+    shipped_module: Callable[[], torch.nn.Module] | None = None
+    shipped_args: tuple[Any, ...] = ()
+    shipped_as: str | None = None
 
     def __post_init__(self) -> None:
+        if self.kernel is not None and self.launch is None:
+            raise ValueError(f"case {self.id!r}: a kernel needs its launch")
+        if self.launch is None and self.shipped is None and self.shipped_module is None:
+            raise ValueError(f"case {self.id!r}: give a kernel and its launch, or the op as shipped (shipped)")
+        if self.shipped is not None and self.shipped_module is not None:
+            raise ValueError(f"case {self.id!r}: give shipped or shipped_module, not both")
+        if self.mutates and self.backward is None:
+            raise ValueError(
+                f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
+                "the in-place reference cannot give the gradient of what it overwrote)"
+            )
+        unknown = set(self.no_grad) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")
         extra = set(self.config_heuristics) - set(self.heuristics)
         if extra:
             raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
@@ -101,8 +137,8 @@ class Case:
             raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
         if (self.backward_kernel is None) != (self.launch_backward is None):
             raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
-        if self.backward_kernel is not None and (self.mutates or OPTIONAL_TENSOR in self.arg_types.values()):
-            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given, none mutated")
+        if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
+            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
         """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
@@ -118,6 +154,11 @@ class Case:
     def arg_type(self, name: str) -> Any:
         """The declared type of argument ``name`` (``Tensor`` unless ``arg_types`` says otherwise)."""
         return self.arg_types.get(name, Tensor)
+
+    def takes_grad(self, index: int, value: Any) -> bool:
+        """Whether argument ``index`` (``value``) is differentiated: a float tensor not named in ``no_grad``."""
+        floating = isinstance(value, Tensor) and value.is_floating_point()
+        return floating and self.arg_names[index] not in self.no_grad
 
     @property
     def tensor_args(self) -> tuple[int, ...]:

@@ -73,10 +73,10 @@ def test_failures_differing_only_in_names_and_numbers_share_a_signature():
 @pytest.mark.parametrize("style", list(KNOWN_STYLES))
 def test_every_style_and_path_has_a_complete_script(style: str):
     """The script of any cell parses and defines what its main() calls (no name left undefined): the style's
-    decorator stack and wrapper, or the control."""
+    decorator stack and wrapper, the op as shipped, or the control."""
     env = {"device": "d", "torch": "t", "triton": "x", "commit": "c"}
     decorator, wrapper = KNOWN_STYLES[style]
-    functions = {"control"} if decorator is None else {decorator, wrapper}
+    functions = {wrapper} if decorator is None else {decorator, wrapper}  # control(CASE) or as_shipped(CASE)
     for path in PATHS:
         record = make_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
         tree = ast.parse(repro_source(record, env, MATRIX.tolerances))

@@ -14,6 +14,7 @@ import torch
 
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import assert_match
+from harness.kernel.launches import kernel_name
 from harness.kernel.styles import Wrapped
 from harness.spec import Tolerance
 
@@ -53,8 +54,10 @@ class Cell:
         )
         if requires_grad:
             return tuple(
-                value.detach().requires_grad_(value.is_floating_point()) if isinstance(value, torch.Tensor) else value
-                for value in inputs
+                value.detach().requires_grad_(self.case.takes_grad(index, value))
+                if isinstance(value, torch.Tensor)
+                else value
+                for index, value in enumerate(inputs)
             )
         return inputs
 
@@ -117,8 +120,11 @@ class Cell:
 
     def record_graph(self, gm: torch.fx.GraphModule, key: str = "captured") -> None:
         """Keep the graph's user-kernel wrappers and harness ops under ``key`` (or nothing: the kernel was not
-        captured)."""
+        captured), and the names of the Triton kernels the graph holds (``kernels_captured``)."""
+        from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
         captured = set(self.diagnostics.get(key, []))
+        kernels = set(self.diagnostics.get("kernels_captured", []))
         for node in gm.graph.nodes:
             if node.op != "call_function":
                 continue
@@ -126,4 +132,7 @@ class Cell:
             qualified = str(node.target)
             if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
                 captured.add(qualified if qualified.startswith("harness.") else name)
+            if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
+                kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
         self.diagnostics[key] = sorted(captured)
+        self.diagnostics["kernels_captured"] = sorted(kernels)

@@ -14,9 +14,10 @@ import torch
 from harness.case import Case
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.kernel.compare import Mismatch, SubsystemMismatch
-from harness.kernel.interpreter import triton_interpreted
-from harness.kernel.styles import CONTROL, Wrapped, build_style
+from harness.kernel.compare import Mismatch, SubsystemMismatch, dtype_name
+from harness.kernel.interpreter import interpreter_fault, triton_interpreted
+from harness.kernel.launches import observed_launches
+from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CellSpec, Outcome
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
@@ -59,9 +60,19 @@ def run_cell(
     try:
         if device == "cuda" and not torch.cuda.is_available():
             raise CellSkip("no CUDA device")
+        fault = interpreter_fault(dtype_name(case.dtype)) if triton_interpreted() and spec.style != CONTROL else None
+        if fault:
+            raise CellSkip(fault)
         cell.wrapped = build(case, spec.style, cache)
-        run_examples(cell, PATHS[spec.path.id], spec.path.examples)
-    except CellSkip as skip:
+        if cell.wrapped.wrapped_as:
+            cell.diagnostics["wrapped_as"] = cell.wrapped.wrapped_as
+        with observed_launches() as launched:
+            try:
+                run_examples(cell, PATHS[spec.path.id], spec.path.examples)
+            finally:
+                if launched:
+                    cell.diagnostics["kernels_launched"] = sorted(launched)
+    except (CellSkip, NotApplicable) as skip:
         outcome = Outcome(status="skip", reason=str(skip))
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)

@@ -147,14 +147,23 @@ def _check_heuristics(case: Case) -> None:
 
 
 def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
-    """``backward`` against autograd of the reference, in float64, with a random grad per output."""
-    wide = tuple(value.detach().double().requires_grad_() if _floating(value) else value for value in inputs)
-    differentiable = [value for value in wide if _floating(value)]
+    """``backward`` against autograd of the reference, in float64, with a random grad per floating output (the
+    arguments named in ``no_grad`` and the outputs that are not floating point are not differentiated)."""
+    if case.backward is None:  # the default is autograd of the reference itself
+        return
+    wide = tuple(
+        value.detach().double().requires_grad_() if case.takes_grad(i, value) else value
+        for i, value in enumerate(inputs)
+    )
+    differentiable = [value for i, value in enumerate(wide) if case.takes_grad(i, value)]
     if not differentiable:
         return
     outputs = as_tuple(_call("reference", case.reference, *wide))
     generator = torch.Generator().manual_seed(1)
-    grads = tuple(torch.randn(out.shape, generator=generator, dtype=out.dtype) for out in outputs)
+    grads = tuple(
+        torch.randn(out.shape, generator=generator, dtype=out.dtype) if _floating(out) else torch.zeros_like(out)
+        for out in outputs
+    )
     used = [(out, grad) for out, grad in zip(outputs, grads, strict=True) if out.requires_grad]
     if not used:
         return
@@ -174,8 +183,8 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
         raise CaseProblem("backward", f"returns {type(computed).__name__}, expected a tuple of gradients (or None)")
     if len(computed) != len(case.arg_names):
         raise CaseProblem("backward", f"gives {len(computed)} gradients, arg_names names {len(case.arg_names)}")
-    floating = [index for index, value in enumerate(wide) if _floating(value)]
-    for index, want in zip(floating, expected, strict=True):
+    taking = [index for index, value in enumerate(wide) if case.takes_grad(index, value)]
+    for index, want in zip(taking, expected, strict=True):
         got, name = computed[index], case.arg_names[index]
         if want is None:
             continue

@@ -39,8 +39,13 @@ def nth(what: str, index: int) -> str:
 
 
 def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
+    """Within tolerance for a floating (or complex) output; exactly, dtype included, for any other (a mask,
+    indices), where a tolerance would pass a wrong index."""
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
+    if not (expected.is_floating_point() or expected.is_complex()):
+        _assert_exact(what, actual.detach().cpu(), expected.detach().cpu())
+        return
     try:
         torch.testing.assert_close(
             actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
@@ -48,6 +53,19 @@ def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance:
     except AssertionError as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise Mismatch(f"{what}: " + "; ".join(lines)) from None
+
+
+def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        got, want = (f"{t.dtype} of shape {tuple(t.shape)}" for t in (actual, expected))
+        raise Mismatch(f"{what}: expected {want}, got {got}")
+    differ = actual != expected
+    if differ.any():
+        first = tuple(int(i) for i in differ.nonzero()[0])
+        raise Mismatch(
+            f"{what}: {int(differ.sum())} of {differ.numel()} elements differ (compared exactly); "
+            f"first at {first}: {actual[first].item()} != {expected[first].item()}"
+        )
 
 
 def dtype_name(dtype: torch.dtype) -> str:

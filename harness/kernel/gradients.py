@@ -20,9 +20,33 @@ Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
 def launched_backward(case: Case) -> Backward:
     """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
     if case.launch_backward is None:
-        return case.backward
+        return torch_backward(case)
     launch_backward = case.launch_backward
-    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad)
+    extra = {"kernels": dict(case.kernels)} if case.kernels else {}
+    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad, **extra)
+
+
+def torch_backward(case: Case) -> Backward:
+    """The case's ``backward``, or by default autograd of its reference: the reference run again on the inputs
+    (those that take a gradient made leaves), differentiated against each floating output's grad."""
+    if case.backward is not None:
+        return case.backward
+
+    def autograd_of_reference(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        with torch.enable_grad():
+            leaves = tuple(
+                value.detach().requires_grad_() if case.takes_grad(index, value) else value
+                for index, value in enumerate(inputs)
+            )
+            wanted = [value for index, value in enumerate(leaves) if case.takes_grad(index, value)]
+            outputs = as_tuple(case.reference(*leaves))
+            pairs = [(out, g) for out, g in zip(outputs, as_tuple(grad), strict=True) if out.requires_grad]
+            if not pairs or not wanted:
+                return (None,) * len(inputs)
+            found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True))
+        return tuple(next(found) if case.takes_grad(index, value) else None for index, value in enumerate(leaves))
+
+    return autograd_of_reference
 
 
 def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
@@ -97,10 +121,11 @@ def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Cal
     launch_backward = case.launch_backward
 
     def launch(*values: Any) -> Any:
-        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values)))
+        kernels = {"kernels": {n: wrap(k) for n, k in case.kernels.items()}} if case.kernels else {}
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values), **kernels))
 
     def cpu_kernel(*values: Any) -> Any:
-        return _tensor_grads(case, case.backward(*_split(case, values)))
+        return _tensor_grads(case, torch_backward(case)(*_split(case, values)))
 
     def fake(*values: Any) -> Any:
         inputs = values[: len(case.arg_names)]

@@ -1,15 +1,19 @@
 """Triton's CPU interpreter (``TRITON_INTERPRET=1``, which ``python -m harness run --interpret`` sets for the run):
 kernels then run on CPU tensors, so the CUDA paths run on CPU (harness/cell/runner.py) and the library ops register no
 CPU kernel of their own (harness/kernel/wrappers.py), so that CPU tensors reach the Triton kernel; autotuned
-stacks benchmark their configs with ``wall_clock_bench`` (harness/kernel/decorators.py)."""
+stacks benchmark their configs with ``wall_clock_bench`` (harness/kernel/decorators.py), and a
+self-check flags the dtypes the interpreter computes wrong."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
 
 INTERPRET_ENV = "TRITON_INTERPRET"
+SELF_CHECK_SIZE = 8
+SELF_CHECK_RTOL = 2**-6  # a few bfloat16 ulps: the check is for gross errors, not rounding
 
 
 def triton_interpreted() -> bool:
@@ -25,3 +29,34 @@ def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]
     start = time.perf_counter()
     kernel_call()
     return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+
+
+@functools.cache
+def interpreter_fault(dtype_name: str) -> str | None:
+    """Self-check of the interpreter in ``dtype_name``: a tiny kernel (``a * b + a`` over 8 elements) against
+    PyTorch; what it got wrong, or ``None`` where it is right. Cells in a dtype it computes wrong are then skips
+    for the styles that run Triton, so a wrong verdict is never charged to a style (cached: once per process)."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def multiply_add(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+        offsets = tl.arange(0, N)
+        a = tl.load(a_ptr + offsets)
+        tl.store(out_ptr + offsets, a * tl.load(b_ptr + offsets) + a)
+
+    dtype = getattr(torch, dtype_name)
+    generator = torch.Generator().manual_seed(0)
+    a, b = (torch.randn(SELF_CHECK_SIZE, generator=generator).to(dtype) for _ in range(2))
+    out = torch.empty_like(a)
+    multiply_add[(1,)](a, b, out, N=SELF_CHECK_SIZE)
+    want = (a.double() * b.double() + a.double()).to(dtype).double()
+    error = (out.double() - want).abs()
+    worst = int(error.argmax())
+    if error[worst] <= SELF_CHECK_RTOL * (1 + want[worst].abs()):
+        return None
+    return (
+        f"Triton's interpreter computes {dtype_name} wrong here (self-check a*b+a over {SELF_CHECK_SIZE} "
+        f"elements: {out[worst].item():.3g} where {want[worst].item():.3g})"
+    )

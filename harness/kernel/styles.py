@@ -1,21 +1,38 @@
 """Styles: every decorator stack (``decorators.py``) inside every wrapper (``wrappers.py``), plus the
-pure-PyTorch ``control``. A style id names one (decorator, wrapper) pair; the ids predate the two axes and
-keep their meaning: the launcher's styles are named after their decorator (``raw_jit`` for plain
-``@triton.jit``), a library wrapper's after the wrapper, with the decorator appended unless it is ``jit``
-(``triton_op``, ``triton_op_autotune``, ...).
+pure-PyTorch ``control``, and ``as_shipped``: the case's op as its library ships it, unchanged. A style id names
+one (decorator, wrapper) pair; the ids predate the two axes and keep their meaning: the launcher's styles are
+named after their decorator (``raw_jit`` for plain ``@triton.jit``), a library wrapper's after the wrapper, with
+the decorator appended unless it is ``jit`` (``triton_op``, ``triton_op_autotune``, ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
 
 from harness.case import Case
 from harness.kernel.decorators import DECORATORS
 from harness.kernel.wrappers import OP_NAMESPACE, WRAPPERS, Wrapped
 
-__all__ = ["CONTROL", "KNOWN_STYLES", "Wrapped", "build_style", "control", "cross", "op_name", "style_id"]
+__all__ = [
+    "AS_SHIPPED",
+    "CONTROL",
+    "KNOWN_STYLES",
+    "NotApplicable",
+    "Wrapped",
+    "as_shipped",
+    "build_style",
+    "control",
+    "cross",
+    "op_name",
+    "style_id",
+]
 
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
+AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 Axes = tuple[str | None, str]  # (decorator, wrapper)
 
 
@@ -42,7 +59,11 @@ def cross(decorators: Iterable[str], wrappers: Iterable[str], with_control: bool
     return styles
 
 
-KNOWN_STYLES: dict[str, Axes] = cross(DECORATORS, WRAPPERS, True)  # every style the harness can build
+KNOWN_STYLES: dict[str, Axes] = {**cross(DECORATORS, WRAPPERS, True), AS_SHIPPED: (None, AS_SHIPPED)}
+
+
+class NotApplicable(Exception):
+    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped): the cell is a skip."""
 
 
 def op_name(case: Case, style: str) -> str:
@@ -54,8 +75,12 @@ def build_style(style: str, case: Case) -> Wrapped:
     """Build style ``style`` (an id of ``KNOWN_STYLES``) around the case's kernel. A library op registers once
     per process: build each (case, style) once (``harness.cell.context.build`` caches them)."""
     decorator, wrapper = KNOWN_STYLES[style]
+    if wrapper == AS_SHIPPED:
+        return as_shipped(case)
     if decorator is None:
         return control(case)
+    if case.launch is None:
+        raise NotApplicable(f"case {case.id} gives no kernel to re-wrap, only its op as shipped (style as_shipped)")
     kernel, meta = DECORATORS[decorator](case)
     return WRAPPERS[wrapper](case, kernel, meta, op_name(case, style))
 
@@ -63,3 +88,36 @@ def build_style(style: str, case: Case) -> Wrapped:
 def control(case: Case) -> Wrapped:
     """The case's pure-PyTorch reference: when it fails on a path, the path is broken on this machine."""
     return Wrapped(op=case.reference, train_op=case.reference)
+
+
+def as_shipped(case: Case) -> Wrapped:
+    """The case's op as its library ships it, called unchanged for inference and training."""
+    if case.shipped_module is not None:
+        torch.manual_seed(0)
+        module = case.shipped_module()
+        return Wrapped(op=module, train_op=module, wrapped_as=case.shipped_as or f"nn.Module {type(module).__name__}")
+    shipped = case.shipped
+    if shipped is None:
+        raise NotApplicable(f"case {case.id} gives no op as shipped (Case.shipped)")
+    label = case.shipped_as or wrapped_as(shipped)
+    if not case.shipped_args:
+        return Wrapped(op=shipped, train_op=shipped, wrapped_as=label)
+
+    def op(*inputs: Any) -> Any:
+        return shipped(*inputs, *case.shipped_args)
+
+    return Wrapped(op=op, train_op=op, wrapped_as=label)
+
+
+def wrapped_as(op: Callable[..., Any]) -> str:
+    """How a shipped op is wrapped: ``autograd.Function X.apply``, ``torch.library op ns::name``, ``function f``."""
+    owner = getattr(op, "__self__", None)
+    if inspect.isclass(owner) and issubclass(owner, torch.autograd.Function):
+        return f"autograd.Function {owner.__name__}.{op.__name__}"
+    if isinstance(op, torch._ops.OpOverloadPacket | torch._ops.OpOverload):
+        return f"torch.library op {op}"
+    if isinstance(op, torch._library.custom_ops.CustomOpDef):
+        return f"torch.library op {op._qualname}"
+    if isinstance(op, torch.nn.Module):
+        return f"nn.Module {type(op).__name__}"
+    return f"function {getattr(op, '__module__', '?')}.{getattr(op, '__qualname__', type(op).__name__)}"

@@ -24,6 +24,7 @@ from harness.kernel.gradients import (
     backward_op,
     launched_backward,
     tensors_annotation,
+    torch_backward,
 )
 from harness.kernel.interpreter import triton_interpreted
 
@@ -38,6 +39,7 @@ class Wrapped:
     op: Callable[..., Any]
     train_op: Callable[..., Any] | None
     train_error: BaseException | None = None
+    wrapped_as: str | None = None  # how an op as shipped is wrapped (``as_shipped``), for the records
 
     def trainable(self) -> Callable[..., Any]:
         if self.train_error is not None:
@@ -63,7 +65,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     (``name`` is unused)."""
 
     def op(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **meta)
+        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
 
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
@@ -75,7 +77,8 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
 
     def launch(*inputs: Any) -> Any:
-        return case.launch(torch.library.wrap_triton(kernel), *inputs, **meta)
+        wrap = torch.library.wrap_triton
+        return case.launch(wrap(kernel), *inputs, **_kernels(case, wrap), **meta)
 
     op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
@@ -87,11 +90,16 @@ def custom_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     kernel, autograd and flop formula; a backward kernel becomes a second ``custom_op`` (``<name>_backward``)."""
 
     def launch(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **meta)
+        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
 
     op = torch.library.custom_op(name, _with_signature(case, launch), mutates_args=case.mutates)
     op.register_fake(_fake(case))
     return _register_library_op(case, op, name, torch.library.custom_op, lambda backward_kernel: backward_kernel)
+
+
+def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
+    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
+    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
 
 
 def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -112,15 +120,18 @@ def _register_library_op(
     if not triton_interpreted():
         op.register_kernel("cpu")(case.cpu_kernel or case.reference)
     namespace, _, short_name = name.partition("::")
-    register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
-        lambda *shapes, out_shape=None, **kwargs: case.flops(*shapes)
-    )
-    backward = case.backward if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    flops = case.flops
+    if flops is not None:
+        register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
+            lambda *shapes, out_shape=None, **kwargs: flops(*shapes)
+        )
+    backward = torch_backward(case) if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
     formula, setup_context = autograd_formula(case, backward)
     try:
         op.register_autograd(formula, setup_context=setup_context)
     except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
-        return Wrapped(op=op, train_op=None, train_error=error)
+        message = f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it ({error})"
+        return Wrapped(op=op, train_op=None, train_error=RuntimeError(message))
     return Wrapped(op=op, train_op=op)
 
 

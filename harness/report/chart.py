@@ -119,6 +119,7 @@ def render(data: dict[str, Any]) -> str:
     goal_map, goals_given = goals(env)
     out += chart_goals.section(goal_map, goals_given, cells, cases, style_groups, note)
     out += _legend(style_groups, info, path_groups, paths_meta, paths_given, reused_legend(list(cells.values())))
+    out += _shipped(cells.values())
     if contradicting:
         out += _contradiction_section(contradicting, docs, cells)
     out += [
@@ -197,6 +198,14 @@ def _legend(
         out.append(f"- **{group}**")
         out += [f"  - `{p}`" + (f": {prose(paths_meta[p]['doc'], 300)}" if paths_meta[p]["doc"] else "") for p in paths]
     return [*out, ""]
+
+
+def _shipped(cells: Any) -> list[str]:
+    """How each case's op as shipped is wrapped (the ``as_shipped`` rows), from its records' ``wrapped_as``."""
+    wrapped = {c["case"]: c["diagnostics"]["wrapped_as"] for c in cells if c.get("diagnostics", {}).get("wrapped_as")}
+    if not wrapped:
+        return []
+    return ["`as_shipped`, per case:", "", *(f"- `{case}`: {how}" for case, how in wrapped.items()), ""]
 
 
 def contradictions(cells: list[Record], docs: Docs | dict[str, Any] | None) -> dict[str, tuple[bool, str]]:

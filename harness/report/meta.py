@@ -12,6 +12,7 @@ WRAPPERS = {
     "launcher": "a Python function launches the `@triton.jit` kernel; no `torch.library` op",
     "triton_op": "`torch.library.triton_op` + `wrap_triton`: PyTorch traces into the kernel",
     "custom_op": "`torch.library.custom_op`: an opaque op that launches the kernel",
+    "as_shipped": "the case's op as its library ships it, called unchanged; how it is wrapped is listed per case below",
     "control": "the case's pure-PyTorch reference, no Triton: when it fails too, the path is broken, not the style",
 }
 OTHER_GROUP = "other"

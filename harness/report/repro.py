@@ -183,10 +183,13 @@ def _also(cells: list[str] | None) -> str:
 
 def _style_call(style: str, case: Any) -> tuple[str, list[str]]:
     """The script's expression that builds ``style`` (as ``harness.kernel.styles.build_style`` does, with the functions
-    named directly: the decorator stack inside the wrapper, or the control) and the functions it calls."""
-    from harness.kernel.styles import KNOWN_STYLES, control, op_name
+    named directly: the decorator stack inside the wrapper, the op as shipped, or the control) and the functions it
+    calls."""
+    from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES, as_shipped, control, op_name
 
     decorator, wrapper = KNOWN_STYLES[style]
+    if wrapper == AS_SHIPPED:
+        return f"{as_shipped.__name__}(CASE)", [as_shipped.__name__]
     if decorator is None:
         return f"{control.__name__}(CASE)", [control.__name__]
     return f"{wrapper}(CASE, *{decorator}(CASE), {op_name(case, style)!r})", [decorator, wrapper]

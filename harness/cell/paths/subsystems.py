@@ -7,12 +7,16 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from harness.case import Inputs, as_tuple, copy_inputs, copy_tensor
+from harness.cell.context import CellSkip
 from harness.cell.paths.common import _compiled, _infer, path
 from harness.cell.paths.compilation import compile, eager
 from harness.kernel.compare import Mismatch, SubsystemMismatch, nth
+from harness.kernel.styles import AS_SHIPPED
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
+
+LIBRARY_OPS = (torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._library.custom_ops.CustomOpDef)
 
 GROUP = "subsystems"
 VMAP_BATCH = 3
@@ -32,16 +36,21 @@ def cpu_compile(cell: Cell) -> None:
 
 @path
 def flop_counter(cell: Cell) -> None:
-    """``FlopCounterMode`` must report the op's declared flops (the control row checks the output only)."""
+    """``FlopCounterMode`` must report the op's declared flops (the control row checks the output only): the
+    harness op's for a re-wrapped style, every op's for the op as shipped. A skip where the case declares none."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    if cell.case.flops is None:
+        raise CellSkip("the case declares no flops (Case.flops): nothing to compare FlopCounterMode's count with")
     inputs = cell.inputs()
     model = cell.model()
     cell.stage = "run"
     counter = FlopCounterMode(display=False)
     with counter:
         _infer(cell, model, inputs)
-    counted = sum(n for op, n in counter.get_flop_counts().get("Global", {}).items() if str(op).startswith("harness."))
+    every = cell.style == AS_SHIPPED
+    counts = counter.get_flop_counts().get("Global", {}).items()
+    counted = sum(n for op, n in counts if every or str(op).startswith("harness."))
     cell.diagnostics["flops"] = counted
     if cell.style != "control":
         declared = _declared_flops(cell, inputs)
@@ -56,10 +65,12 @@ def _declared_flops(cell: Cell, inputs: Inputs) -> int:
     """The case's flop formula over the shapes the op is really called with inside the module (its other
     arguments as they are, as FlopCounterMode hands them to a registered formula)."""
     declared = 0
+    flops = cell.case.flops
+    assert flops is not None
 
     def spy(*args: Any) -> Any:
         nonlocal declared
-        declared += cell.case.flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
+        declared += flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
         return cell.case.reference(*args)
 
     with torch.no_grad():
@@ -154,3 +165,19 @@ def vmap(cell: Cell) -> None:
     for k, inputs in enumerate(items):
         item = tuple(one[k] for one in out) if isinstance(out, tuple | list) else out[k]
         cell.compare(f"output of item {k}", item, cell.expected(inputs))
+
+
+@path
+def opcheck(cell: Cell) -> None:
+    """``torch.library.opcheck`` (schema, autograd registration, fake tensor, AOT dispatch: the check PyTorch's docs
+    tell op authors to run) on the op, with the inputs that take a gradient requiring one. Library ops only: a
+    launcher, the control or a shipped op that is no ``torch.library`` op is a skip."""
+    assert cell.wrapped is not None
+    shipped = cell.style == AS_SHIPPED
+    op, extra = (cell.case.shipped, cell.case.shipped_args) if shipped else (cell.wrapped.op, ())
+    if not isinstance(op, LIBRARY_OPS):
+        raise CellSkip(f"not a torch.library op ({cell.wrapped.wrapped_as or type(op).__name__}): opcheck checks ops")
+    inputs = cell.inputs(requires_grad=cell.wrapped.train_error is None)
+    cell.stage = "run"
+    with cell.timed("run_seconds"):
+        torch.library.opcheck(op, (*inputs, *extra))

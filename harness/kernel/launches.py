@@ -1,0 +1,65 @@
+"""Which Triton kernels a cell launched: ``JITFunction.run`` (and the interpreter's ``InterpretedFunction.run``)
+wrapped for kernels launched from Python, and Triton's ``knobs.runtime.launch_enter_hook`` for the compiled
+kernels launched by compiled code (Inductor's launchers, which call the hook but not ``run``)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+def kernel_name(kernel: Any) -> str:
+    """The ``@triton.jit`` function's name under any decorators (autotune, heuristics) and ``wrap_triton``."""
+    for _ in range(8):  # decorators nest a few deep
+        if inspect.isfunction(kernel):
+            break
+        inner = getattr(kernel, "fn", None) or getattr(kernel, "kernel", None)
+        if inner is None:
+            break
+        kernel = inner
+    return getattr(kernel, "__name__", type(kernel).__name__)
+
+
+@contextmanager
+def observed_launches() -> Iterator[set[str]]:
+    """The set of kernel names launched while the block runs (filled as they launch)."""
+    from triton import knobs
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    launched: set[str] = set()
+    originals = {cls: cls.run for cls in (JITFunction, InterpretedFunction)}
+
+    def observing(cls: type) -> Any:
+        original = originals[cls]
+
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs.get("warmup"):
+                launched.add(kernel_name(self))
+            return original(self, *args, **kwargs)
+
+        return run
+
+    def hook(metadata: Any) -> None:
+        name = metadata.get().get("name") if hasattr(metadata, "get") else None
+        if name:
+            launched.add(name)
+
+    chain = knobs.runtime.launch_enter_hook  # a HookChain (triton 3.7); a single hook or None before
+    for cls in originals:
+        cls.run = observing(cls)  # type: ignore[method-assign]
+    if hasattr(chain, "add"):
+        chain.add(hook)
+    elif chain is None:
+        knobs.runtime.launch_enter_hook = hook
+    try:
+        yield launched
+    finally:
+        for cls, original in originals.items():
+            cls.run = original  # type: ignore[method-assign]
+        if hasattr(chain, "add"):
+            chain.remove(hook)
+        elif chain is None:
+            knobs.runtime.launch_enter_hook = None
