@@ -119,10 +119,10 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
     plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
-    print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)  # the input is good: say which
     started = time.time()
     collect_only = any(arg in arguments.COLLECT_ONLY for arg in pytest_args)
     locked = not collect_only and reportdir.lock(Path(args.report_dir))  # one run at a time writes there
+    print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)  # the input is good: say which
     try:
         code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
     finally:
