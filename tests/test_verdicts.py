@@ -198,3 +198,59 @@ def test_a_run_in_which_no_cell_of_a_device_could_be_built_broke():
     )
     built = make_record("mul", "raw_jit", "eager", status="wrong", stage="compare")
     assert run_broke({"environment": env, "cells": [*records, built, cpu]}) is None
+
+
+class _Probe(torch.autograd.Function):
+    """A library's op as shipped: an autograd.Function whose forward calls the harness-registered op."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.ops.harness.good_custom_op(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_an_op_in_a_higher_order_op_s_body_counts_as_captured(tmp_path: Path):
+    """Dynamo traces a whole autograd.Function into one ``autograd_function_apply`` node whose bodies are
+    subgraphs: the kernel (here an op) is in the graph, only one level down."""
+    from harness.cell.context import Cell
+
+    run("tests.fixtures.good", "custom_op", "cpu_compile", tmp_path)  # registers harness::good_custom_op
+    body = torch.fx.symbolic_trace(lambda x: torch.ops.harness.good_custom_op.default(x))
+    outer = torch.nn.Module()
+    outer.body = body
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_module("body", (x,)))
+    cell = Cell(make_case("nested"), "as_shipped", "cpu", None, tmp_path)
+    cell.record_graph(torch.fx.GraphModule(outer, graph))
+    assert cell.diagnostics["captured"] == ["harness.good_custom_op.default"]
+
+
+def test_a_trained_backward_kernel_outside_every_graph_is_a_graph_break(tmp_path: Path):
+    """Training through compile with a Triton backward kernel that no backward graph holds (the launcher's
+    autograd.Function broke the graph, so its backward ran eagerly) is not a compiled backward."""
+    from types import SimpleNamespace
+
+    from harness.cell.runner import kernel_outside
+
+    case = SimpleNamespace(backward_kernel=object())
+    cell = SimpleNamespace(compiled=True, trained=True, style="raw_jit", case=case)
+    cell.diagnostics = {"captured": ["triton_kernel_wrapper_mutation"], "graph_breaks": 2}
+    assert kernel_outside(cell).startswith("the backward kernel ran outside the compiled graph (2 graph break(s)")
+    assert cell.diagnostics["backward_compiled"] is False
+    cell.diagnostics = {"captured": ["triton_kernel_wrapper_mutation"], "captured_backward": ["x"]}
+    assert kernel_outside(cell) is None
+    no_backward_kernel = SimpleNamespace(backward_kernel=None)
+    shipped = SimpleNamespace(compiled=True, trained=False, style="as_shipped", case=no_backward_kernel)
+    shipped.diagnostics = {
+        "captured": ["triton_kernel_wrapper_mutation"],
+        "wrapped_as": "autograd.Function F.apply",
+        "kernels_launched": ["_fwd", "_bwd", "triton_poi_fused_clone_0"],
+        "kernels_captured": ["_fwd"],
+    }
+    assert kernel_outside(shipped).startswith("kernel(s) _bwd ran outside the compiled graph")
+    shipped.diagnostics["kernels_captured"] = ["_bwd", "_fwd"]
+    assert kernel_outside(shipped) is None

@@ -42,6 +42,7 @@ class Cell:
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
     compiled: bool = False  # the path compiled the model through ``backend`` (a compile-type path)
+    trained: bool = False  # ... and trained it (its backward kernels must be compiled too)
 
     @property
     def id(self) -> str:
@@ -125,7 +126,11 @@ class Cell:
 
         captured = set(self.diagnostics.get(key, []))
         kernels = set(self.diagnostics.get("kernels_captured", []))
-        for node in gm.graph.nodes:
+        # the graph's own nodes and those of the subgraphs its higher-order ops hold (an autograd.Function traced
+        # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
+        graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
+        nodes = [node for graph in graphs for node in graph.nodes]
+        for node in nodes:
             if node.op != "call_function":
                 continue
             name = getattr(node.target, "__name__", str(node.target))

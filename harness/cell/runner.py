@@ -16,8 +16,8 @@ from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.kernel.compare import Mismatch, SubsystemMismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
-from harness.kernel.launches import observed_launches
-from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
+from harness.kernel.launches import observed_launches, user_kernels
+from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CellSpec, Outcome
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
@@ -118,9 +118,13 @@ def kernel_outside(cell: Cell) -> str | None:
     diagnostics = cell.diagnostics
     diagnostics["kernel_compiled"] = bool(diagnostics.get("captured"))
     missed = [] if diagnostics["kernel_compiled"] else ["the kernel ran outside the compiled graph"]
-    if cell.case.backward_kernel is not None and "backward_graphs" in diagnostics:
+    if cell.trained and cell.case.backward_kernel is not None:  # no backward graph at all: it ran eagerly
         diagnostics["backward_compiled"] = bool(diagnostics.get("captured_backward"))
         missed += [] if diagnostics["backward_compiled"] else ["the backward kernel ran outside the compiled graph"]
+    if cell.style == AS_SHIPPED and not str(diagnostics.get("wrapped_as", "")).startswith("torch.library op"):
+        launched = set(user_kernels(diagnostics.get("kernels_launched", [])))
+        uncaptured = sorted(launched - set(diagnostics.get("kernels_captured", [])))
+        missed += [f"kernel(s) {', '.join(uncaptured)} ran outside the compiled graph"] if uncaptured else []
     if not missed:
         return None
     reasons = diagnostics.get("graph_break_reasons") or ["no graph held it"]

@@ -5,9 +5,18 @@ kernels launched by compiled code (Inductor's launchers, which call the hook but
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+# the kernels Inductor generates itself (fused pointwise, reduction, persistent reduction, template...)
+INDUCTOR_KERNEL = re.compile(r"^triton_(poi|red|per|tem|for|tma|mm|bmm|unk|helper)_")
+
+
+def user_kernels(names: list[str]) -> list[str]:
+    """The names of kernels a user (the case, the library) wrote, without the ones Inductor generated."""
+    return [name for name in names if not INDUCTOR_KERNEL.match(name)]
 
 
 def kernel_name(kernel: Any) -> str:

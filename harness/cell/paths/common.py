@@ -37,6 +37,6 @@ def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "o
 
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
-    cell.compiled = True
+    cell.compiled, cell.trained = True, train
     patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
