@@ -254,3 +254,20 @@ def test_a_trained_backward_kernel_outside_every_graph_is_a_graph_break(tmp_path
     assert kernel_outside(shipped).startswith("kernel(s) _bwd ran outside the compiled graph")
     shipped.diagnostics["kernels_captured"] = ["_bwd", "_fwd"]
     assert kernel_outside(shipped) is None
+
+
+def test_a_half_precision_gradient_as_close_to_float64_as_the_reference_is_not_wrong():
+    """A compiled bf16 reduction accumulates in another order than eager: outside a fixed tolerance of the eager
+    bf16 reference, yet no further from the float64 numbers than that reference is (torch's own accuracy check).
+    Numbers further off than that stay wrong."""
+    from harness.kernel.compare import within_reference_error
+
+    gen = torch.Generator().manual_seed(0)
+    terms = torch.randn(136, 256, generator=gen, dtype=torch.float64)
+    exact = terms.sum(0)
+    eager = terms.bfloat16().cumsum(0)[-1]  # summed in bf16, one rounding per term
+    fused = exact.bfloat16()  # accumulated in float32 or better, rounded once
+    assert not torch.allclose(fused.double(), eager.double(), atol=1e-2, rtol=1.6e-2)  # the tolerance alone: wrong
+    assert "against float64" in within_reference_error(fused, eager, exact, atol=1e-2)
+    assert within_reference_error(fused + 0.5, eager, exact, atol=1e-2) is None  # wrong numbers stay wrong
+    assert within_reference_error(fused.float(), eager.float(), exact, atol=1e-2) is None  # float32: tolerance only
