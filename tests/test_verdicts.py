@@ -271,3 +271,21 @@ def test_a_half_precision_gradient_as_close_to_float64_as_the_reference_is_not_w
     assert "against float64" in within_reference_error(fused, eager, exact, atol=1e-2)
     assert within_reference_error(fused + 0.5, eager, exact, atol=1e-2) is None  # wrong numbers stay wrong
     assert within_reference_error(fused.float(), eager.float(), exact, atol=1e-2) is None  # float32: tolerance only
+
+
+def test_a_compiled_module_loaded_by_an_earlier_cell_is_loaded_anew(tmp_path: Path):
+    """Inductor keeps each compiled module it loaded (and the kernels in it, autotuned already) in memory, keyed
+    by its file: a later cell of the same process compiling the same graph got them back and benchmarked
+    nothing. After the harness's per-cell setting, the same file loads as a new module."""
+    from torch._inductor.codecache import PyCodeCache
+
+    from harness.cell.runner import fresh_autotune
+
+    source = tmp_path / "compiled_graph.py"
+    source.write_text("TUNED = []\n")
+    first = PyCodeCache.load_by_key_path("compiled_graph", str(source))
+    first.TUNED.append("config picked by the first cell")
+    assert PyCodeCache.load_by_key_path("compiled_graph", str(source)) is first  # in memory: the tuned one
+    fresh_autotune()
+    again = PyCodeCache.load_by_key_path("compiled_graph", str(source))
+    assert again is not first and again.TUNED == []

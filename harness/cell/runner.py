@@ -97,8 +97,12 @@ def fresh_autotune() -> None:
     the stored config and benchmarks nothing, so a kernel wrong whenever its configs are benchmarked (the
     in-place autotune-over-heuristics cells) was right once another cell had stored one: the verdict depended
     on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache does not key
-    on it, so a cache key tag keeps this code apart from code generated with stored results on."""
+    on it, so a cache key tag keeps this code apart from code generated with stored results on. Inductor's
+    in-memory caches are emptied too: a cell process that already loaded a compiled module (an earlier cell's
+    identical graph, e.g. ``compile`` then ``fullgraph``) would hand back its kernels, autotuned already; loaded
+    again from the disk cache, they autotune anew."""
     import torch._inductor.config
+    import torch._inductor.utils
     import torch.compiler.config
     import triton
 
@@ -107,6 +111,7 @@ def fresh_autotune() -> None:
     torch._inductor.config.bundled_autotune_remote_cache = False
     torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
+    torch._inductor.utils.clear_inductor_caches()
 
 
 def kernel_outside(cell: Cell) -> str | None:
