@@ -1,6 +1,7 @@
-"""The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and one plugin object per
-feature registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
-(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py)."""
+"""The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and, only when the session
+runs the matrix file (as pytest's junitxml and stepwise register theirs), one plugin object per feature
+registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
+(harness/plugin/processes.py), and, on the controller, the records writer (harness/plugin/writer.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from harness.plugin import collect, options
 from harness.plugin.processes import CellProcesses, processes_key
 
-PLUGINS = ("harness-processes", "harness-results")  # registered in pytest_configure, under these names
+PLUGINS = ("harness-collect", "harness-processes", "harness-records")  # registered under these names
 
 pytest_addoption = options.pytest_addoption
 
@@ -19,13 +20,15 @@ pytest_addoption = options.pytest_addoption
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     config.stash[options.options_key] = options.read_options(config)
-    config.pluginmanager.register(collect)
+    if not options.runs_matrix(config):
+        return
+    config.pluginmanager.register(collect, PLUGINS[0])
     config.stash[processes_key] = CellProcesses(config)
-    config.pluginmanager.register(config.stash[processes_key], PLUGINS[0])
+    config.pluginmanager.register(config.stash[processes_key], PLUGINS[1])
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); a worker imports no torch
-        from harness.plugin.writer import ResultsWriter
+        from harness.plugin.writer import RecordsWriter
 
-        config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
+        config.pluginmanager.register(RecordsWriter(config), PLUGINS[2])
 
 
 @pytest.hookimpl(trylast=True)

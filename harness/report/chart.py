@@ -12,7 +12,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.records.record import read_results
+from harness.records.record import Record
+from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
 from harness.report.marks import (
     BROKEN_PATH,
@@ -24,21 +25,17 @@ from harness.report.marks import (
     SUBSYSTEM,
     SYMBOLS,
     escape,
-    failed,
-    is_flaky,
     is_subsystem,
     mark,
     note_text,
     prose,
-    reliable_pass,
     reused_legend,
     wrong_numbers,
 )
 from harness.report.meta import WRAPPERS, Docs, by_group, by_wrapper, goals, path_info, read_docs, style_info
-from harness.spec import FAILURES
+from harness.spec import FAILURES, CellId, Status
 
 __all__ = ["SYMBOLS", "contradictions", "escape", "render", "write_chart"]
-Record = dict[str, Any]
 
 
 def _axes(cells: Iterable[Record], expected: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -46,8 +43,7 @@ def _axes(cells: Iterable[Record], expected: list[str]) -> tuple[list[str], list
     cases: list[str] = []
     styles: list[str] = []
     paths: list[str] = []
-    parts = [cell_id.split("-") for cell_id in expected] + [[c["case"], c["style"], c["path"]] for c in cells]
-    for case, style, path in parts:
+    for case, style, path in [*map(CellId.parse, expected), *(c.cell_id for c in cells)]:
         for axis, value in ((cases, case), (styles, style), (paths, path)):
             if value not in axis:
                 axis.append(value)
@@ -64,14 +60,15 @@ class Notes:
         return self.numbers.setdefault(note_text(record), len(self.numbers) + 1)
 
 
-def render(data: dict[str, Any]) -> str:
-    env = data["environment"]
-    cells = {c["id"]: c for c in data["cells"]}
+def render(results: Results) -> str:
+    env = results.environment
+    cells = results.by_id()
     expected = env.get("expected_cells") or list(cells)
     cases, styles, paths = _axes(cells.values(), expected)
     info = style_info(env, styles)
     style_groups = by_wrapper(styles, info)
-    paths_meta, paths_given = path_info(env, paths)
+    paths_meta = path_info(env, paths)
+    derived = env.get("derived") or []  # what an older file lacked, filled in when read
     path_groups = by_group(paths, paths_meta)
     docs = read_docs(env.get("docs"))
     contradicting = contradictions(list(cells.values()), docs)
@@ -91,9 +88,9 @@ def render(data: dict[str, Any]) -> str:
             + (f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""),
             "",
         ]
-    goal_map, goals_given = goals(env)
-    out += chart_goals.section(goal_map, goals_given, cells, cases, style_groups, note)
-    out += _legend(style_groups, info, path_groups, paths_meta, paths_given, reused_legend(list(cells.values())))
+    out += chart_goals.section(goals(env), "goals" not in derived, cells, cases, style_groups, note)
+    legend = _legend(style_groups, info, path_groups, paths_meta, "paths" not in derived, reused_legend(results.cells))
+    out += legend
     if contradicting:
         out += _contradiction_section(contradicting, docs, cells)
     out += [
@@ -106,22 +103,22 @@ def render(data: dict[str, Any]) -> str:
     for group, group_paths in path_groups:
         out += [*_caption(group, path_groups), _summary(cells, cases, style_groups, group_paths), ""]
     for case in cases:
-        broken = {p for p in paths if cells.get(f"{case}-control-{p}", {}).get("status") in FAILURES}
+        broken = {p for p in paths if _at(cells, case, "control", p) in FAILURES}
         out += [f"## {case}", ""]
         for group, group_paths in path_groups:
             rows = []
             for style in _rows(style_groups):
                 row = [style]
                 for path in group_paths:
-                    record = cells.get(f"{case}-{style}-{path}")
+                    record = cells.get(str(CellId(case, style, path)))
                     text = mark(record)
-                    if record is not None and not reliable_pass(record):
+                    if record is not None and not record.reliable_pass:
                         text += f" [{note(record)}]"
-                    if record is not None and path in broken and failed(record) and style != "control":
+                    if record is not None and path in broken and record.failed and style != "control":
                         text += BROKEN_PATH
-                    if record is not None and record["id"] in contradicting:
+                    if record is not None and record.id in contradicting:
                         text += f" {CONTRADICTS}"
-                    if record is not None and record.get("reused_from"):
+                    if record is not None and record.reused_from:
                         text += f" {REUSED}"
                     row.append(text)
                 rows.append(row)
@@ -165,7 +162,7 @@ def _legend(
             f"`{s}`" + (f" ({prose(str(info[s]['decorator']), 120)})" if info[s]["decorator"] else "") for s in styles
         )
         out.append(f"- **{wrapper}**" + (f" ({WRAPPERS[wrapper]})" if wrapper in WRAPPERS else "") + f": {names}")
-    source = "" if paths_given else " (built-in definitions: this results file has no environment.paths)"
+    source = "" if paths_given else " (from this harness's paths: this results file has no environment.paths)"
     out += ["", f"Paths, by group{source}:", ""]
     for group, paths in path_groups:
         out.append(f"- **{group}**")
@@ -180,9 +177,9 @@ def contradictions(cells: list[Record], docs: Docs | dict[str, Any] | None) -> d
     docs = docs if isinstance(docs, Docs) else read_docs(docs)
     found = {}
     for cell in cells:
-        claim = docs.claims.get((cell["style"], cell["path"]))
-        if claim is not None and ((claim[0] and failed(cell)) or (not claim[0] and reliable_pass(cell))):
-            found[cell["id"]] = claim
+        claim = docs.claims.get((cell.style, cell.path))
+        if claim is not None and ((claim[0] and cell.failed) or (not claim[0] and cell.reliable_pass)):
+            found[cell.id] = claim
     return found
 
 
@@ -207,7 +204,7 @@ def _contradiction_section(found: dict[str, tuple[bool, str]], docs: Docs, cells
 def _status_word(record: Record) -> str:
     if is_subsystem(record):
         return "subsystem blind"
-    return ("flaky " if is_flaky(record) else "") + record["status"]
+    return ("flaky " if record.flaky else "") + record.status
 
 
 def _stamp(env: dict[str, Any]) -> str:
@@ -239,20 +236,25 @@ def _summary(
     for style in _rows(style_groups):
         row = [style]
         for path in paths:
-            records = [cells[k] for case in cases if (k := f"{case}-{style}-{path}") in cells]
-            ran = [r for r in records if r["status"] != "skip" or is_flaky(r)]
+            records = [cells[k] for case in cases if (k := str(CellId(case, style, path))) in cells]
+            ran = [r for r in records if r.ran]
             if not ran:
                 row.append(SYMBOLS["skip"] if records else MISSING)
                 continue
-            passed = sum(reliable_pass(r) for r in ran)
+            passed = sum(r.reliable_pass for r in ran)
             flags = [
                 (SYMBOLS["wrong"][0], any(wrong_numbers(r) for r in ran)),
                 (SUBSYSTEM, any(is_subsystem(r) for r in ran)),
-                (FLAKY, any(is_flaky(r) for r in ran)),
+                (FLAKY, any(r.flaky for r in ran)),
             ]
             row.append(f"{passed}/{len(ran)}" + "".join(f" {flag}" for flag, on in flags if on))
         rows.append(row)
     return _table(rows, style_groups, paths)
+
+
+def _at(cells: dict[str, Record], case: str, style: str, path: str) -> Status | None:
+    record = cells.get(str(CellId(case, style, path)))
+    return record.status if record is not None else None
 
 
 def write_chart(results_file: Path | str, chart_file: Path | str) -> None:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from tabulate import tabulate
 
-from harness.report.marks import BROKEN_PATH, mark, reliable_pass
-
-Record = dict[str, Any]
+from harness.records.record import Record
+from harness.report.marks import BROKEN_PATH, mark
+from harness.spec import CellId
 
 
 @dataclass
@@ -40,7 +39,7 @@ def answer(
     style that skipped or missed a cell of the goal does not answer it."""
 
     def failing(style: str) -> list[tuple[str, str]]:
-        return [(c, p) for p in paths for c in cases if not reliable_pass(cells.get(f"{c}-{style}-{p}"))]
+        return [(c, p) for p in paths for c in cases if not _passes(cells.get(str(CellId(c, style, p))))]
 
     passing, near = [], {}
     total = len(paths) * len(cases)
@@ -54,9 +53,13 @@ def answer(
     return Answer(goal, paths, passing, near, broken)
 
 
+def _passes(record: Record | None) -> bool:
+    return record is not None and record.reliable_pass
+
+
 def measured(path: str, cells: dict[str, Record]) -> bool:
     """Some cell of the path ran (recorded, not skipped)."""
-    return any(r["path"] == path and r["status"] != "skip" for r in cells.values())
+    return any(r.path == path and r.status != "skip" for r in cells.values())
 
 
 def section(
@@ -99,7 +102,7 @@ def section(
         "goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are listed by "
         "wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss fails at "
         "most a third of the goal's cells, named as case (or case/path) with its mark and note."
-        + ("" if from_results else " Goals: the built-in list (this results file has no environment.goals).")
+        + ("" if from_results else " Goals: this checkout's matrix.toml (this results file has no environment.goals).")
     )
     if unmeasured:
         out += [
@@ -124,7 +127,7 @@ def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) ->
     def label(style: str, cell: tuple[str, str]) -> str:
         case, path = cell
         name = case if len(a.paths) == 1 else f"{case}/{path}"
-        record = cells.get(f"{case}-{style}-{path}")
+        record = cells.get(str(CellId(case, style, path)))
         return f"{name} {mark(record)}" + (f" [{note(record)}]" if record is not None else "")
 
     entries: dict[str, list[str]] = {}
