@@ -1,11 +1,14 @@
 """The chart's answers and marks, on hand-made results: goals, flaky rates, subsystem vs wrong numbers, notes,
 docs sources, grouping of styles by wrapper and of paths by group, and the committed GPU reference."""
 
-from harness.report.chart import render
-from harness.report.history import render as render_history
+from harness.report import history
 from harness.report.marks import first_sentence, raised_at
-from tests.conftest import REPO, make_record
-from tests.test_records_report import results, rows, section, table, tables
+from tests.conftest import REPO, make_record, typed
+from tests.test_records_report import render, results, rows, section, table, tables
+
+
+def render_history(runs: list[dict]) -> str:
+    return history.render([typed(run) for run in runs])
 
 GOALS = "Which style for which goal"
 PASS = {"status": "pass"}
@@ -269,7 +272,7 @@ def test_history_marks_subsystem_and_flaky_cells():
 
 def test_the_committed_reference_renders_with_its_answers():
     """reports/results.json, the committed GPU reference, renders with its own goals, sources and marks."""
-    from harness.records.record import read_results
+    from harness.records.results import read_results
 
     data = read_results(REPO / "reports" / "results.json")
     chart = render(data)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from harness.matrix.config import load_matrix
-from harness.records.record import read_results
+from harness.records.results import read_results
 from tests.conftest import REPO, run_harness
 
 MATRIX = load_matrix(REPO / "matrix.toml")

@@ -8,7 +8,7 @@ import torch
 from examples.activations import CASES
 from examples.rmsnorm import CASE
 from harness.matrix.config import load_matrix
-from harness.records.record import read_results
+from harness.records.results import read_results
 from tests.conftest import REPO, run_harness
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records.record import read_results
+from harness.records.results import read_results
 from harness.report.gate import check_comparable
 from tests.conftest import REPO, run_harness
 from tests.test_cells import run

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.records.record import read_results
+from harness.records.results import read_results
 from tests.conftest import REPO, run_harness
 
 

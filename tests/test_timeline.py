@@ -8,8 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from bench.timeline import summary, timeline
-from tests.conftest import REPO, run_harness
+from bench import timeline as timelines
+from bench.timeline import summary
+from tests.conftest import REPO, run_harness, typed
+
+
+def timeline(data: dict, file: str):
+    return timelines.timeline(typed(data), file)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
