@@ -83,8 +83,9 @@ class Record:
         """The JSON object: every key of ``KEYS``, then those of ``OPTIONAL`` the record has, then ``extra``."""
         data: dict[str, Any] = {"id": self.id}
         data.update({name: getattr(self, name) for name in KEYS[1:]})
+        data.update(status=str(self.status), stage=str(self.stage) if self.stage else None)  # plain JSON strings
         if self.outcomes is not None:
-            data["outcomes"] = list(self.outcomes)
+            data["outcomes"] = [str(status) for status in self.outcomes]
         data.update({name: getattr(self, name) for name in OPTIONAL if getattr(self, name) and name != "outcomes"})
         return {**data, **self.extra}
 

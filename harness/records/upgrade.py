@@ -9,6 +9,7 @@ import tomllib
 from typing import Any
 
 from harness.records.environment import ROOT
+from harness.spec import CellId
 
 # the subsystem check's message before error_type "SubsystemMismatch" existed
 OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
@@ -19,13 +20,14 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """A schema 1 file's JSON as schema 2 (shape already checked: an object with environment and cells)."""
     env = dict(data["environment"])
     cells = [_cell(cell) if isinstance(cell, dict) else cell for cell in data["cells"]]
-    ids = [cell.get("style") for cell in cells if isinstance(cell, dict)]
+    ids = [CellId.parse(cell) for cell in env.get("expected_cells") or [] if str(cell).count("-") == 2]
+    expected = {"styles": [cell.style for cell in ids], "paths": [cell.path for cell in ids]}
     derived = [key for key in ("styles", "paths", "goals") if not (isinstance(env.get(key), dict) and env[key])]
-    if "styles" in derived:
-        env["styles"] = style_entries([s for s in dict.fromkeys(ids) if isinstance(s, str)])
-    if "paths" in derived:
-        paths = [cell.get("path") for cell in cells if isinstance(cell, dict)]
-        env["paths"] = path_entries([p for p in dict.fromkeys(paths) if isinstance(p, str)])
+    for key, entries in (("styles", style_entries), ("paths", path_entries)):
+        given = env[key] if isinstance(env.get(key), dict) else {}
+        named = dict.fromkeys([*(cell.get(key[:-1]) for cell in cells if isinstance(cell, dict)), *expected[key]])
+        missing = [name for name in named if isinstance(name, str) and not isinstance(given.get(name), dict)]
+        env[key] = {**entries(missing), **given}
     if "goals" in derived:
         env["goals"] = matrix_goals()
     if isinstance(env.get("docs"), dict) and not {"claims", "sources"} & set(env["docs"]):
