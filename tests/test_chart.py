@@ -11,6 +11,7 @@ from tests.test_records_report import render, results, rows, section, table, tab
 def render_history(runs: list[dict]) -> str:
     return history.render([typed(run) for run in runs])
 
+
 GOALS = "Which style for which goal"
 PASS = {"status": "pass"}
 BOOM = {"status": "error", "error_type": "RuntimeError", "error": "boom. More text.", "stage": "run"}

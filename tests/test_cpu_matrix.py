@@ -9,8 +9,14 @@ import pytest
 import torch
 
 from harness.matrix.config import load_matrix
-from harness.records.results import read_results
+from harness.records import results as records
 from tests.conftest import REPO, run_harness
+
+
+def read_results(file: Path) -> dict:
+    """A results file as JSON, as the reader types and upgrades it."""
+    return records.read_results(file).to_data()
+
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 CPU_PATHS = [spec.id for spec in MATRIX.paths if spec.device == "cpu"]

@@ -42,6 +42,7 @@ class gate:
 def render_history(runs: list[dict]) -> str:
     return history.render([typed(run) for run in runs])
 
+
 CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
 
 

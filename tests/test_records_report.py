@@ -15,6 +15,7 @@ from tests.conftest import make_record, run_harness, typed
 def render(data: dict) -> str:
     return chart.render(typed(data))
 
+
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
 
 
@@ -57,8 +58,10 @@ def table(chart: str, title: str) -> dict[str, list[str]]:
 
 
 def test_write_then_read_round_trip(tmp_path: Path):
-    cells = [make_record("add", "raw_jit", "eager", status="pass", outcomes=["pass", "pass"]), {
-        **make_record("add", "raw_jit", "compile", status="wrong", stage="compare", error="e"), "future_key": 1}]
+    cells = [
+        make_record("add", "raw_jit", "eager", status="pass", outcomes=["pass", "pass"]),
+        {**make_record("add", "raw_jit", "compile", status="wrong", stage="compare", error="e"), "future_key": 1},
+    ]
     write_results(tmp_path / "r.json", typed({"environment": ENV, "cells": cells}))
     assert json.loads((tmp_path / "r.json").read_text())["cells"] == cells  # the same keys, an unknown one kept
     assert read_results(tmp_path / "r.json").cells == typed({"cells": cells}).cells

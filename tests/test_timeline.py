@@ -16,6 +16,7 @@ from tests.conftest import REPO, run_harness, typed
 def timeline(data: dict, file: str):
     return timelines.timeline(typed(data), file)
 
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

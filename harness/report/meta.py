@@ -16,6 +16,7 @@ WRAPPERS = {
 }
 OTHER_GROUP = "other"
 
+
 def style_info(env: dict[str, Any], styles: list[str]) -> dict[str, dict[str, Any]]:
     """style -> {"wrapper", "decorator"} from environment.styles (a style it lacks: wrapper "other")."""
     given = env.get("styles") if isinstance(env.get("styles"), dict) else {}

@@ -104,9 +104,7 @@ def _file_name(signature: str) -> str:
     return name or "failure"
 
 
-def repro_source(
-    record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
-) -> str:
+def repro_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None) -> str:
     """The script for one record (``record.module`` names the case's module); ``also``: the other cells
     that failed the same way, listed in its docstring."""
     from harness.case import load_case
