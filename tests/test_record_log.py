@@ -96,3 +96,14 @@ def test_a_line_cut_short_by_a_kill_is_left_out_with_one_warning(tmp_path: Path,
     log.file.write_text("\n".join([lines[0], "{broken", *lines[1:]]) + "\n")
     with pytest.raises(InputError, match="line 2"):
         read_log(log.file)
+
+
+def test_a_failed_write_stops_the_run_with_one_line(tmp_path: Path):
+    from harness.plugin.writer import write_or_stop
+
+    (tmp_path / "records.jsonl").mkdir()  # the log cannot be made: a folder is in its place
+    log = RecordLog(tmp_path / "records.jsonl")
+    with pytest.raises(pytest.exit.Exception) as stopped:
+        write_or_stop(log.file, lambda: log.start({}, []))
+    assert stopped.value.returncode == 1 and str(stopped.value).count("\n") == 0
+    assert str(stopped.value).startswith(f"{log.file}: cannot write the records: ")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,6 +56,14 @@ def expected_ids(config: pytest.Config, to_run: set[str]) -> list[str]:
     return expected + sorted(wanted - set(expected))
 
 
+def write_or_stop(file: Path, write: Callable[[], None]) -> None:
+    """``write()``; when it fails, the run stops at once with one line naming ``file`` (exit 1)."""
+    try:
+        write()
+    except OSError as error:
+        pytest.exit(f"{file}: cannot write the records: {error}", returncode=EXIT_WRITE_FAILED)
+
+
 class RecordsWriter:
     """Appends each record as it arrives; derives results.json, the chart and the repros at the end."""
 
@@ -93,10 +102,7 @@ class RecordsWriter:
             self._write(lambda: self.log.start(env, list(opts.kept(self.config).values())))
 
     def _write(self, write: Callable[[], None]) -> None:
-        try:
-            write()
-        except OSError as error:
-            pytest.exit(f"{self.log.file}: cannot write the records: {error}", returncode=EXIT_WRITE_FAILED)
+        write_or_stop(self.log.file, write)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

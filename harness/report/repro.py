@@ -110,8 +110,7 @@ def repro_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     from harness.case import load_case
     from harness.kernel.compare import dtype_name
 
-    assert record.module is not None
-    case = load_case(record.module, record.case)
+    case = load_case(str(record.module), record.case)
     tolerance = tolerances[dtype_name(case.dtype)]
     example = record.diagnostics.get("example") or {"size": case.sizes[0], "seed": 0}
     interpreted = bool(env.get("triton_interpret"))  # measured in Triton's CPU interpreter: CUDA paths on CPU
@@ -154,7 +153,7 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 """
-    case_code = _case_module_code(record.module, record.case)
+    case_code = _case_module_code(str(record.module), record.case)
     case_definitions = [code for name, code in definitions if name in CASE_NAMES]
     other_definitions = [code for name, code in definitions if name not in CASE_NAMES]
     body = "\n".join([*(code for _, code in definitions), case_code, main])
@@ -175,9 +174,7 @@ if __name__ == "__main__":
 
 
 def _also(cells: list[str] | None) -> str:
-    if not cells:
-        return ""
-    return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "."
+    return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "." if cells else ""
 
 
 def _style_call(style: str, case: Any) -> tuple[str, list[str]]:
