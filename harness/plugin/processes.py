@@ -39,7 +39,7 @@ class CellProcesses:
         against 18.3 s beside 14 workers importing torch too); its probes and preloads overlap their start."""
         from harness.execution import zygote
 
-        if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
+        if self.workerinput or self.config.option.collectonly:
             return
         log_file = self.options.report_dir / "logs" / "zygote.log"
         try:
