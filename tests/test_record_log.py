@@ -107,3 +107,12 @@ def test_a_failed_write_stops_the_run_with_one_line(tmp_path: Path):
         write_or_stop(log.file, lambda: log.start({}, []))
     assert stopped.value.returncode == 1 and str(stopped.value).count("\n") == 0
     assert str(stopped.value).startswith(f"{log.file}: cannot write the records: ")
+
+
+def test_no_plugin_object_is_registered_when_the_matrix_does_not_run(pytestconfig: pytest.Config):
+    """This session runs the harness's own tests with the harness plugin loaded (conftest.py), not the matrix:
+    as pytest's junitxml and stepwise, its objects are registered only when they have work."""
+    from harness.plugin import PLUGINS
+
+    assert pytestconfig.pluginmanager.has_plugin("harness.plugin")
+    assert not any(pytestconfig.pluginmanager.has_plugin(name) for name in PLUGINS)
