@@ -120,7 +120,7 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
     RSS each process gains over the second pass is growth that does not stop once every cell has run."""
     from harness.execution.cellprocess import CellProcess
     from harness.plugin.processes import cell_environment
-    from harness.records.record import new_record
+    from harness.records.record import Record
 
     matrix, cells = selection(args)
     environment = cell_environment(matrix.environment, cache)
@@ -129,7 +129,7 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
         process = CellProcess(out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)
         try:
             return [
-                new_record(spec, process.run(spec)) | {"pass": n, "device": process.device}
+                Record.of(spec, process.run(spec)).to_dict() | {"pass": n, "device": process.device}
                 for n in (1, 2)
                 for spec in cells[worker :: args.workers]
             ]

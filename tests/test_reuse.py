@@ -11,8 +11,9 @@ import pytest
 
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
-from harness.records.reuse import cell_keys, reusable
-from tests.conftest import REPO, harness_main, make_record, run_harness
+from harness.records import reuse
+from harness.records.reuse import cell_keys
+from tests.conftest import REPO, harness_main, make_record, run_harness, typed
 
 REUSED = "♻"
 
@@ -111,6 +112,9 @@ def test_reuse_of_a_missing_file_is_one_line(write_matrix, tmp_path: Path):
 def test_only_a_stable_verdict_with_the_same_key_is_reusable():
     def record(**fields) -> dict:
         return {**make_record("add", "raw_jit", "eager", **fields), "key": "k"}
+
+    def reusable(record: dict, key: str | None) -> bool:
+        return reuse.reusable(typed(record), key)
 
     assert reusable(record(status="pass"), "k") and reusable(record(status="skip"), "k")
     assert reusable(record(status="error", error_type="RuntimeError"), "k")
