@@ -84,7 +84,7 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
 def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
     """The matrix narrowed to ``--cases`` (and ``--styles``), and its cells (``CellSpec``s)."""
     from harness.matrix.config import load_matrix, select
-    from harness.plugin.options import parse_ids
+    from harness.plugin.values import parse_ids
 
     styles = parse_ids(args.styles) if args.styles else None
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases), styles=styles)

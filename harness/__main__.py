@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
@@ -15,9 +14,6 @@ from harness.matrix.builtin import matrix_file
 from harness.plugin.options import DEFAULT_REPORT_DIR
 
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
-
-if TYPE_CHECKING:
-    from harness.records.results import Results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +84,8 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
     from harness.matrix.config import load_matrix, select
     from harness.plugin import arguments, reportdir
-    from harness.plugin.options import PresetMatrix, parse_ids, parse_shard
+    from harness.plugin.options import PresetMatrix
+    from harness.plugin.values import parse_ids, parse_shard
     from harness.records.results import read_results
 
     axes = {axis: arguments.joined_ids(f"--{axis}", getattr(args, axis)) for axis in ("cases", "styles", "paths")}
@@ -221,7 +218,7 @@ def gate(args: argparse.Namespace, _: list[str]) -> int:
     changes = gating.diff(baseline, current, known)
     regressed = [change.id for change in changes if change.kind == "regression"]
     if regressed and args.rerun > 0:
-        changes = rerun_regressions(changes, regressed, current, args)
+        changes = gating.rerun_regressions(changes, regressed, current, args)
     text = gating.render(changes, baseline, current, args.strict, known)
     _write_text(Path(args.out), text)
     print(text)
@@ -235,56 +232,6 @@ def _write_text(file: Path, text: str) -> None:
         file.write_text(text)
     except OSError as error:
         raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
-
-
-def rerun_regressions(changes: list, regressed: list[str], current: Results, args: argparse.Namespace) -> list:
-    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
-    in any re-run is flaky, not a regression."""
-    import dataclasses
-    import subprocess
-    import tempfile
-
-    from harness.cell.runner import device_name
-    from harness.records.results import read_results
-
-    here = device_name()
-    if current.environment.get("device") != here:
-        print(
-            f"note: not re-running regressions: {args.current} was measured on "
-            f"{current.environment.get('device')}, this machine is {here}",
-            file=sys.stderr,
-        )
-        return changes
-    passed: dict[str, int] = {}
-    for attempt in range(1, args.rerun + 1):
-        with tempfile.TemporaryDirectory() as out:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "harness",
-                    "run",
-                    "--matrix",
-                    args.matrix,
-                    "--report-dir",
-                    out,
-                    *(f"{args.matrix}::{cell}" for cell in regressed),
-                    *(["--interpret"] if current.environment.get("triton_interpret") else []),
-                    "-q",
-                ],
-                check=False,
-                capture_output=True,
-            )
-            results = Path(out) / "results.json"
-            for cell in read_results(results).cells if results.exists() else []:
-                if cell.status == "pass":
-                    passed.setdefault(cell.id, attempt)
-    return [
-        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
-        if c.kind == "regression" and c.id in passed
-        else c
-        for c in changes
-    ]
 
 
 def draw_history(args: argparse.Namespace, _: list[str]) -> int:

@@ -288,17 +288,3 @@ def test_the_committed_reference_renders_with_its_answers():
     summary = table(chart, "Summary")
     assert all("❗" not in cell for cell in summary["raw_jit"])  # its flop_counter cells are subsystem blind
     assert any("🔇" in cell for cell in summary["raw_jit"])
-
-
-def test_a_reused_record_is_marked_and_the_legend_names_its_run():
-    source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
-    reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
-    chart = render(results(reused, make_record("sin", "autotune", "eager", status="pass")))
-    assert table(chart, "sin") == {"style \\ path": ["eager"], "raw_jit": ["✅ ♻"], "autotune": ["✅"]}
-    legend = section(chart, "Legend")
-    assert (
-        "- ♻ **reused**: not run this time, the record was copied from the run of 2026-11-20T08:00:00+00:00, "
-        "commit abc123 (1 cell): its key (torch, triton, CUDA, GPU, harness and case sources, matrix entry) "
-        "is unchanged"
-    ) in legend
-    assert "♻" not in render(results(make_record("sin", "raw_jit", "eager", status="pass")))

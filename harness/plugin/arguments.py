@@ -7,7 +7,8 @@ import argparse
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.plugin.options import parse_ids, parse_mib, resumable
+from harness.plugin.options import resumable
+from harness.plugin.values import parse_ids, parse_mib
 from harness.records.log import LOG_NAME
 
 COLLECT_ONLY = ("--co", "--collect-only", "--collectonly")

@@ -7,8 +7,6 @@ input ends the session with one line and exit status 2."""
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import pickle
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ import pytest
 
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.matrix.builtin import matrix_file
+from harness.plugin.values import parse_ids, parse_mib, parse_shard
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
 from harness.records.results import Results, read_results
@@ -110,30 +109,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=4096,
         help="replace a cell process resident above this many MiB after a cell (default 4096; 0: never)",
     )
-
-
-def parse_ids(text: str) -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def parse_mib(text: str) -> float:
-    """``--max-rss-mb``: a number of MiB >= 0 (0: never replace a cell process for its size)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of MiB >= 0 (0: never), got {text!r}")
-    return value
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
-    index, _, count = text.partition("/")
-    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
-    return int(index), int(count)
 
 
 def read_options(config: pytest.Config) -> Options:

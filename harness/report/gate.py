@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,3 +205,53 @@ def render(
 def _mark(text: str) -> str:
     status = text.split(" ")[0]
     return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)
+
+
+def rerun_regressions(changes: list, regressed: list[str], current: Results, args: argparse.Namespace) -> list:
+    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
+    in any re-run is flaky, not a regression."""
+    import dataclasses
+    import subprocess
+    import tempfile
+
+    from harness.cell.runner import device_name
+    from harness.records.results import read_results
+
+    here = device_name()
+    if current.environment.get("device") != here:
+        print(
+            f"note: not re-running regressions: {args.current} was measured on "
+            f"{current.environment.get('device')}, this machine is {here}",
+            file=sys.stderr,
+        )
+        return changes
+    passed: dict[str, int] = {}
+    for attempt in range(1, args.rerun + 1):
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "harness",
+                    "run",
+                    "--matrix",
+                    args.matrix,
+                    "--report-dir",
+                    out,
+                    *(f"{args.matrix}::{cell}" for cell in regressed),
+                    *(["--interpret"] if current.environment.get("triton_interpret") else []),
+                    "-q",
+                ],
+                check=False,
+                capture_output=True,
+            )
+            results = Path(out) / "results.json"
+            for cell in read_results(results).cells if results.exists() else []:
+                if cell.status == "pass":
+                    passed.setdefault(cell.id, attempt)
+    return [
+        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
+        if c.kind == "regression" and c.id in passed
+        else c
+        for c in changes
+    ]

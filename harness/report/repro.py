@@ -19,6 +19,7 @@ from typing import Any
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.source_code import bound_names, used_imports, used_names, without_registry
 from harness.spec import FAILURES
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
@@ -40,7 +41,6 @@ SOURCES = (
     "harness.cell.paths.training",
     "harness.cell.paths.subsystems",
 )
-REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
 BY_VALUE = {"SERVER_SOURCE"}  # emitted as the value computed at import (the standalone server's code, as text)
 # defined before the case module, which builds its CASE with them (Case checks its arg_types against ARG_TYPES)
 CASE_NAMES = ("Tensor", "OPTIONAL_TENSOR", "ARG_TYPES", "Case", "OpModule")
@@ -162,7 +162,7 @@ if __name__ == "__main__":
         header,
         "from __future__ import annotations\n",
         INTERPRETER_PRELUDE if interpreted else "",
-        "\n".join(_used_imports(imports, _used_names(ast.parse(body)) | {"torch", "triton"})),
+        "\n".join(used_imports(imports, used_names(ast.parse(body)) | {"torch", "triton"})),
         "\n# ---- harness.case: the case's container ----\n",
         "\n\n".join(case_definitions),
         f"\n# ---- {record.module}: the case, inlined ----\n",
@@ -211,12 +211,12 @@ def _harness_definitions() -> tuple[Definitions, dict[str, frozenset[str]]]:
                 if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__"))):
                     imports.add(ast.unparse(node))
                 continue
-            for name in _bound_names(node):
+            for name in bound_names(node):
                 order += 1
                 if name in BY_VALUE:
                     definitions[name] = (order, f"{name} = {getattr(module, name)!r}", set(), module_name)
                 else:
-                    definitions[name] = (order, _source_without_registry(source, node), _used_names(node), module_name)
+                    definitions[name] = (order, without_registry(source, node), used_names(node), module_name)
         imports_of[module_name] = frozenset(imports)
     return definitions, imports_of
 
@@ -243,53 +243,6 @@ def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
             code.append((name, source))
     imports = set().union(*(imports_of[definitions[name][3]] for name in needed))
     return code, imports | {"from pathlib import Path", "import torch"}
-
-
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, ast.FunctionDef | ast.ClassDef):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [target.id for target in node.targets if isinstance(target, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
-
-
-def _used_names(node: ast.AST) -> set[str]:
-    """Names a definition uses (its ``@style`` / ``@path`` registration aside)."""
-    registrations = {
-        id(decorator)
-        for child in ast.walk(node)
-        for decorator in getattr(child, "decorator_list", [])
-        if isinstance(decorator, ast.Name) and decorator.id in REGISTRY_DECORATORS
-    }
-    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name) and id(child) not in registrations}
-
-
-def _used_imports(statements: set[str], used: set[str]) -> list[str]:
-    """The import statements, merged per module and cut down to the names the script uses."""
-    plain: set[str] = set()
-    names_from: dict[str, set[str]] = {}
-    for statement in statements:
-        node = ast.parse(statement).body[0]
-        for alias in node.names:  # type: ignore[attr-defined]
-            bound = alias.asname or alias.name.split(".")[0]
-            if bound not in used:
-                continue
-            if isinstance(node, ast.ImportFrom):
-                names_from.setdefault(node.module or "", set()).add(ast.unparse(alias))
-            else:
-                plain.add(f"import {ast.unparse(alias)}")
-    froms = [f"from {module} import {', '.join(sorted(names))}" for module, names in names_from.items()]
-    return sorted(plain) + sorted(froms)
-
-
-def _source_without_registry(source: str, node: ast.stmt) -> str:
-    """The definition's source, minus the ``@style`` / ``@path`` registration (the repro calls it directly)."""
-    decorators = getattr(node, "decorator_list", [])
-    kept = [d for d in decorators if not (isinstance(d, ast.Name) and d.id in REGISTRY_DECORATORS)]
-    body = ast.get_source_segment(source, node) or ""
-    return "".join(f"@{ast.get_source_segment(source, d)}\n" for d in kept) + body
 
 
 def _case_module_code(module_name: str, case_id: str) -> str:
