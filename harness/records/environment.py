@@ -42,6 +42,7 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
 
 
 HARNESS_SOURCES = ("harness/**/*.py",)
+INSTALLED_CASES = "harness/cases/"  # the case modules, where the harness is installed (cases/ in the repository)
 
 
 def source_digest() -> str:
@@ -52,13 +53,15 @@ def source_digest() -> str:
 
 
 def harness_digest() -> str:
-    """sha256 over the harness's own source (harness/*.py, harness/cell/paths/*.py): part of every cell's key."""
-    return _digest(list(HARNESS_SOURCES))
+    """sha256 over the harness's own source (harness/*.py, harness/cell/paths/*.py): part of every cell's key.
+    Installed, its case modules are not in it: a cell's key has its own case module's digest."""
+    return _digest(list(HARNESS_SOURCES), skip=INSTALLED_CASES)
 
 
-def _digest(patterns: list[str]) -> str:
+def _digest(patterns: list[str], skip: str | None = None) -> str:
     digest = hashlib.sha256()
-    for file in sorted({file for pattern in patterns for file in ROOT.glob(pattern)}):
+    files = {file for pattern in patterns for file in ROOT.glob(pattern)}
+    for file in sorted(f for f in files if not (skip and f.relative_to(ROOT).as_posix().startswith(skip))):
         digest.update(file.relative_to(ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
