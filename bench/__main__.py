@@ -84,7 +84,7 @@ def harness(args: argparse.Namespace, matrix: str | Path, report_dir: Path, cach
 def selection(args: argparse.Namespace) -> tuple[Any, tuple[Any, ...]]:
     """The matrix narrowed to ``--cases`` (and ``--styles``), and its cells (``CellSpec``s)."""
     from harness.matrix.config import load_matrix, select
-    from harness.plugin.options import parse_ids
+    from harness.plugin.values import parse_ids
 
     styles = parse_ids(args.styles) if args.styles else None
     matrix = select(load_matrix(args.matrix), cases=parse_ids(args.cases), styles=styles)
@@ -120,7 +120,7 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
     RSS each process gains over the second pass is growth that does not stop once every cell has run."""
     from harness.execution.cellprocess import CellProcess
     from harness.plugin.processes import cell_environment
-    from harness.records.record import new_record
+    from harness.records.record import Record
 
     matrix, cells = selection(args)
     environment = cell_environment(matrix.environment, cache)
@@ -129,7 +129,7 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
         process = CellProcess(out_dir / f"worker{worker}.log", environment, None, max_rss_mb=0)
         try:
             return [
-                new_record(spec, process.run(spec)) | {"pass": n, "device": process.device}
+                Record.of(spec, process.run(spec)).to_dict() | {"pass": n, "device": process.device}
                 for n in (1, 2)
                 for spec in cells[worker :: args.workers]
             ]

@@ -16,13 +16,13 @@ def main(matrix_file: str, cell_id: str, out: str) -> None:
     from harness.case import load_case
     from harness.cell.runner import device_name, run_cell
     from harness.matrix.config import load_matrix
-    from harness.records.record import new_record
+    from harness.records.record import Record
 
     spec = next(spec for spec in load_matrix(matrix_file).cells if spec.id == cell_id)
     with tempfile.TemporaryDirectory() as workdir:
         outcome = run_cell(load_case(spec.module, spec.case), spec, Path(workdir), {})
     outcome.seconds = time.perf_counter() - start
-    Path(out).write_text(json.dumps(new_record(spec, outcome) | {"device": device_name()}, default=repr))
+    Path(out).write_text(json.dumps(Record.of(spec, outcome).to_dict() | {"device": device_name()}, default=repr))
 
 
 if __name__ == "__main__":

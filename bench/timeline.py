@@ -17,7 +17,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records.record import read_results
+from harness.records.results import Results, read_results
 
 
 @dataclass(frozen=True)
@@ -76,36 +76,36 @@ class Timeline:
         return self.cell_seconds / (self.workers * self.span) if self.span else 0.0
 
 
-def timeline(data: dict[str, Any], file: Path | str) -> Timeline:
+def timeline(data: Results, file: Path | str) -> Timeline:
     """The bars of the cells this run ran; ``InputError`` when no record has times (a file written before
     records carried ``diagnostics.started``/``ended``)."""
     timed, untimed = [], []
-    for cell in data["cells"]:
-        if cell.get("reused_from"):
+    for cell in data.cells:
+        if cell.reused_from:
             continue
-        diagnostics = cell.get("diagnostics") or {}
+        diagnostics = cell.diagnostics
         if isinstance(diagnostics.get("started"), int | float) and isinstance(diagnostics.get("ended"), int | float):
             timed.append(cell)
         else:
-            untimed.append(cell["id"])
+            untimed.append(cell.id)
     if not timed:
         raise InputError(
             file, "cells[].diagnostics.started", "no record of this run has started/ended times (an older file?)"
         )
-    first = min(cell["diagnostics"]["started"] for cell in timed)
+    first = min(cell.diagnostics["started"] for cell in timed)
     bars = [
         Bar(
-            cell["id"],
-            cell["path"],
-            str(cell["diagnostics"].get("worker") or f"pid {cell['diagnostics'].get('pid')}"),
-            cell["diagnostics"]["started"] - first,
-            cell["diagnostics"]["ended"] - first,
-            float(cell.get("seconds") or 0.0),
-            cell["diagnostics"].get("cpu_seconds"),
+            cell.id,
+            cell.path,
+            str(cell.diagnostics.get("worker") or f"pid {cell.diagnostics.get('pid')}"),
+            cell.diagnostics["started"] - first,
+            cell.diagnostics["ended"] - first,
+            float(cell.seconds or 0.0),
+            cell.diagnostics.get("cpu_seconds"),
         )
         for cell in timed
     ]
-    env = data["environment"]
+    env = data.environment
     declared = list((env.get("axes") or {}).get("paths") or [])
     paths = [p for p in declared if any(bar.path == p for bar in bars)]
     paths += sorted({bar.path for bar in bars} - set(paths))
@@ -222,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    env = data["environment"]
+    env = data.environment
     title = f"{args.results}: {env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')}"
     out.parent.mkdir(parents=True, exist_ok=True)
     draw(line, out, title)

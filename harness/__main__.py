@@ -84,8 +84,9 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
     from harness.matrix.config import load_matrix, select
     from harness.plugin import arguments, reportdir
-    from harness.plugin.options import parse_ids, parse_shard
-    from harness.records.record import read_results
+    from harness.plugin.options import PresetMatrix
+    from harness.plugin.values import parse_ids, parse_shard
+    from harness.records.results import read_results
 
     axes = {axis: arguments.joined_ids(f"--{axis}", getattr(args, axis)) for axis in ("cases", "styles", "paths")}
     if args.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
@@ -124,7 +125,10 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     locked = not collect_only and reportdir.lock(Path(args.report_dir))  # one run at a time writes there
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)  # the input is good: say which
     try:
-        code = pytest.main([*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args])
+        code = pytest.main(
+            [*plugins, *targets, "--matrix", args.matrix, "--report-dir", args.report_dir, *pytest_args],
+            plugins=[PresetMatrix(matrix)],  # loaded and its cases checked once, above
+        )
     finally:
         if locked:
             reportdir.unlock(Path(args.report_dir))
@@ -157,11 +161,11 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
 
 def _complete(results: Path, since: float | None = None) -> bool:
     """Whether ``results`` records every selected cell (and, with ``since``, was written after that time)."""
-    from harness.records.record import read_results
+    from harness.records.results import read_results
 
     if not results.exists() or (since is not None and results.stat().st_mtime < since):
         return False
-    return bool(read_results(results)["environment"].get("complete"))
+    return bool(read_results(results).environment.get("complete"))
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
@@ -174,17 +178,25 @@ def list_cells(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def report(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.report.chart import write_chart
+    """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
+    it), results.json is derived first."""
+    from harness.records.results import read_results, write_results
+    from harness.report.chart import render
 
-    out = Path(args.out) if args.out else Path(args.results).with_name("matrix.md")
-    write_chart(args.results, out)
+    file = Path(args.results)
+    results = read_results(file)
+    if results.from_log:
+        write_results(file.with_name("results.json"), results)
+        print(f"results: {file.with_name('results.json')}")
+    out = Path(args.out) if args.out else file.with_name("matrix.md")
+    out.write_text(render(results))
     print(f"chart: {out}")
     return 0
 
 
 def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
     from harness.matrix.config import load_matrix
-    from harness.records.record import read_results
+    from harness.records.results import read_results
     from harness.report.repro import write_repros
 
     results = Path(args.results)
@@ -196,17 +208,17 @@ def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
 
 def gate(args: argparse.Namespace, _: list[str]) -> int:
     """Exit 1 when a cell regressed or went missing (with --strict: also fixes, flakes, stale entries)."""
-    from harness.records.record import read_results
+    from harness.records.results import read_results
     from harness.report import gate as gating
 
     baseline, current = read_results(args.baseline), read_results(args.current)
     gating.check_comparable(baseline, current, args.baseline, args.current)
-    ids = {cell["id"] for cell in baseline["cells"]} | {cell["id"] for cell in current["cells"]}
+    ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = gating.diff(baseline, current, known)
     regressed = [change.id for change in changes if change.kind == "regression"]
     if regressed and args.rerun > 0:
-        changes = rerun_regressions(changes, regressed, current, args)
+        changes = gating.rerun_regressions(changes, regressed, current, args)
     text = gating.render(changes, baseline, current, args.strict, known)
     _write_text(Path(args.out), text)
     print(text)
@@ -222,58 +234,8 @@ def _write_text(file: Path, text: str) -> None:
         raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
 
 
-def rerun_regressions(changes: list, regressed: list[str], current: dict, args: argparse.Namespace) -> list:
-    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
-    in any re-run is flaky, not a regression."""
-    import dataclasses
-    import subprocess
-    import tempfile
-
-    from harness.cell.runner import device_name
-    from harness.records.record import read_results
-
-    here = device_name()
-    if current["environment"].get("device") != here:
-        print(
-            f"note: not re-running regressions: {args.current} was measured on "
-            f"{current['environment'].get('device')}, this machine is {here}",
-            file=sys.stderr,
-        )
-        return changes
-    passed: dict[str, int] = {}
-    for attempt in range(1, args.rerun + 1):
-        with tempfile.TemporaryDirectory() as out:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "harness",
-                    "run",
-                    "--matrix",
-                    args.matrix,
-                    "--report-dir",
-                    out,
-                    *(f"{args.matrix}::{cell}" for cell in regressed),
-                    *(["--interpret"] if current["environment"].get("triton_interpret") else []),
-                    "-q",
-                ],
-                check=False,
-                capture_output=True,
-            )
-            results = Path(out) / "results.json"
-            for cell in read_results(results)["cells"] if results.exists() else []:
-                if cell["status"] == "pass":
-                    passed.setdefault(cell["id"], attempt)
-    return [
-        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
-        if c.kind == "regression" and c.id in passed
-        else c
-        for c in changes
-    ]
-
-
 def draw_history(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.records.record import read_results
+    from harness.records.results import read_results
     from harness.report.history import render
 
     runs = [read_results(file) for file in args.results]
@@ -283,14 +245,14 @@ def draw_history(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.records.record import merge, read_results, write_results
+    from harness.records.results import merge, read_results, write_results
     from harness.report.chart import write_chart
 
     merged = merge([(file, read_results(file)) for file in args.results])
     out = Path(args.out)
-    write_results(out, merged["environment"], merged["cells"])
+    write_results(out, merged)
     write_chart(out, out.with_name("matrix.md"))
-    print(f"merged {len(args.results)} files, {len(merged['cells'])} cells: {out}")
+    print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
     return 0
 
 

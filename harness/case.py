@@ -148,6 +148,11 @@ class Case:
         return OpModule(op, self.mutates_index)
 
     @property
+    def bounds(self) -> tuple[int, int]:
+        """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
+        return self.size_bounds or (1, 2 * max(self.sizes))
+
+    @property
     def mutates_index(self) -> tuple[int, ...]:
         return tuple(self.arg_names.index(name) for name in self.mutates)
 

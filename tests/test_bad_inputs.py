@@ -69,7 +69,7 @@ def test_a_bad_matrix_is_one_line(text, key, words, tmp_path, capsys):
 
 
 def results_file(folder: Path, name: str = "results.json", env: dict | None = None, **record_fields) -> Path:
-    record = make_record("sin", "control", "cpu_fallback", status="pass", **record_fields)
+    record = {**make_record("sin", "control", "cpu_fallback", status="pass"), **record_fields}
     environment = {"torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, **(env or {})}
     file = folder / name
     file.write_text(json.dumps({"schema": 1, "environment": environment, "cells": [record]}))

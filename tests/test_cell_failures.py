@@ -8,9 +8,10 @@ import pytest
 from harness.case import load_cases
 from harness.cell.runner import CUDA_FAULT_MARKERS, classify, run_cell
 from harness.execution.cellprocess import CellProcess
-from harness.records.record import memory_by_process, new_record
+from harness.records.record import Record
+from harness.records.results import memory_by_process
 from harness.records.reuse import reusable
-from harness.spec import PathSpec
+from harness.spec import PathSpec, Status
 from tests.conftest import cell_spec
 
 GOOD, WRONG = cell_spec("tests.fixtures.good", "triton_op"), cell_spec("tests.fixtures.wrong", "triton_op")
@@ -32,8 +33,8 @@ def test_a_cpu_kernel_raising_a_cuda_fault_is_recorded_as_one(tmp_path: Path):
         "RuntimeError",
         True,
     )
-    record = new_record(FAULT, outcome, "k")
-    assert record["cuda_fault"] is True and not reusable(record, "k")  # re-measured every run
+    record = Record.of(FAULT, outcome, "k")
+    assert record.cuda_fault is True and not reusable(record, "k")  # re-measured every run
 
 
 @pytest.mark.process
@@ -63,7 +64,7 @@ def test_a_cell_process_that_cannot_start_is_an_error_not_a_verdict(tmp_path: Pa
             assert (outcome.status, outcome.error_type, outcome.stage) == ("error", "CellProcessFailed", "build")
             assert outcome.error.startswith("the cell processes' fork server exited 1 while starting; see ")
             assert outcome.error.endswith(str(log))
-        assert not reusable(new_record(GOOD, outcome, "k"), "k")
+        assert not reusable(Record.of(GOOD, outcome, "k"), "k")
     finally:
         process.close()
 
@@ -79,22 +80,25 @@ def test_hypothesis_shrinks_to_the_smallest_failing_example_and_the_record_names
     outcome = run_cell(case, spec, tmp_path, {})
     assert (outcome.status, outcome.stage) == ("wrong", "compare")
     assert "Mismatched elements: 1 / 2 " in outcome.error
-    assert new_record(spec, outcome)["diagnostics"]["example"] == {"size": 2, "seed": 0}
+    assert Record.of(spec, outcome).diagnostics["example"] == {"size": 2, "seed": 0}
     right = run_cell(load_cases("tests.fixtures.good")[0], spec, tmp_path, {})
     assert right.status == "pass" and "flaky_example" not in right.diagnostics
 
 
 def test_memory_by_process_is_each_process_series_in_cell_order():
-    def cell(pid: int, nth: int, rss: float, peak: float, **more: float) -> dict:
-        return {"diagnostics": {"pid": pid, "nth": nth, "rss_mb": rss, "peak_rss_mb": peak, "gpu": "1", **more}}
+    def cell(pid: int, nth: int, rss: float, peak: float, **more: float) -> Record:
+        return record({"pid": pid, "nth": nth, "rss_mb": rss, "peak_rss_mb": peak, "gpu": "1", **more})
+
+    def record(diagnostics: dict) -> Record:
+        return Record("c", "s", "p", Status.PASS, diagnostics=diagnostics)
 
     cells = [
         cell(7, 3, 140.0, 150.0, gpu_peak_mb=30.0),
         cell(7, 1, 100.0, 110.0),
         cell(9, 1, 50.0, 60.0),
         cell(7, 2, 120.0, 125.0, gpu_peak_mb=12.0),
-        {"diagnostics": {"pid": 5}},  # no memory: not a process's series (a reused or failed-to-start cell)
-        {"id": "no-diagnostics"},
+        record({"pid": 5}),  # no memory: not a process's series (a reused or failed-to-start cell)
+        record({}),
     ]
     assert memory_by_process(cells) == {
         "7": {

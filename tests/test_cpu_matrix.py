@@ -9,10 +9,16 @@ import pytest
 import torch
 
 from harness.matrix.config import load_matrix
-from harness.records.record import read_results
+from harness.records import results as records
 from harness.records.reuse import cell_keys
 from harness.spec import STATUSES
 from tests.conftest import REPO, run_harness
+
+
+def read_results(file: Path) -> dict:
+    """A results file as JSON, as the reader types and upgrades it."""
+    return records.read_results(file).to_data()
+
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 CPU_PATHS = [spec.id for spec in MATRIX.paths if spec.device == "cpu"]

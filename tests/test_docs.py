@@ -4,7 +4,7 @@ from pathlib import Path
 
 from harness.matrix.config import load_matrix
 from harness.report.chart import contradictions
-from tests.conftest import TOLERANCES, make_record
+from tests.conftest import TOLERANCES, make_record, typed
 
 HEAD = """cases = ["add"]
 decorators = ["jit", "autotune_heuristics"]
@@ -63,10 +63,11 @@ def test_contradictions_read_the_resolved_claims():
         "claims": {"raw_jit": {"eager": {"supported": True, "source": "recipe"}}},
     }
     cells = [
-        make_record("add", "raw_jit", "eager", status="error", error_type="E", error="e"),
-        make_record("add", "triton_op", "eager", status="error", error_type="E", error="e"),
+        typed(make_record("add", "raw_jit", "eager", status="error", error_type="E", error="e")),
+        typed(make_record("add", "triton_op", "eager", status="error", error_type="E", error="e")),
     ]
     assert contradictions(cells, docs) == {"add-raw_jit-eager": (True, "recipe")}
-    old = {"source": "r", "expect": {"raw_jit": {"eager": True}}}  # results.json written before
-    assert contradictions(cells, old) == {"add-raw_jit-eager": (True, "docs")}
+    old = {"source": "r", "expect": {"raw_jit": {"eager": True}}}  # results.json written before, upgraded when read
+    upgraded = typed({"environment": {"docs": old}, "cells": []}).environment["docs"]
+    assert contradictions(cells, upgraded) == {"add-raw_jit-eager": (True, "docs")}
     assert contradictions(cells, None) == {}

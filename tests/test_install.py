@@ -10,6 +10,8 @@ import pytest
 from harness.__main__ import main
 from harness.matrix import builtin
 from harness.plugin.summary import summary_lines
+from harness.records.record import Record
+from harness.spec import Status
 from tests.conftest import REPO
 
 
@@ -54,11 +56,11 @@ def test_the_standalone_server_imports_torch_only():
 
 @pytest.mark.parametrize("graph_breaks", [0, 2])
 def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(graph_breaks: int):
-    cells = [{"id": f"p{n}", "status": "pass"} for n in range(3)] + [
-        {"id": "sin-autotune-vmap", "status": "wrong"},
-        {"id": "add-raw_jit-export", "status": "error"},
+    cells = [Record(f"p{n}", "s", "p", Status.PASS) for n in range(3)] + [
+        Record("sin", "autotune", "vmap", Status.WRONG),
+        Record("add", "raw_jit", "export", Status.ERROR),
     ]
-    cells += [{"id": f"g{n}", "status": "graph_break"} for n in range(graph_breaks)]
+    cells += [Record(f"g{n}", "s", "p", Status.GRAPH_BREAK) for n in range(graph_breaks)]
     lines = summary_lines(cells, Path("/r/matrix.md"))
     assert lines[:3] == [
         "[harness] chart: /r/matrix.md",

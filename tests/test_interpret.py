@@ -10,10 +10,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records.record import read_results
+from harness.records import results as records
 from harness.report.gate import check_comparable
-from tests.conftest import REPO, run_harness
+from tests.conftest import REPO, run_harness, typed
 from tests.test_cells import run
+
+
+def read_results(file: Path) -> dict:
+    """A results file as JSON, as the reader types and upgrades it."""
+    return records.read_results(file).to_data()
 
 
 @pytest.mark.process
@@ -42,11 +47,11 @@ def test_interpreted_run_is_recorded_and_not_gated_against_a_device_run(tmp_path
 
 
 def test_gate_compares_two_interpreted_runs():
-    cells = [{"id": "sin-raw_jit-eager", "case": "sin", "status": "pass"}]
-    interpreted = {"environment": {"triton_interpret": True}, "cells": cells}
+    cells = [{"id": "sin-raw_jit-eager", "case": "sin", "style": "raw_jit", "path": "eager", "status": "pass"}]
+    interpreted = typed({"environment": {"triton_interpret": True}, "cells": cells})
     check_comparable(interpreted, interpreted, "a.json", "b.json")
     with pytest.raises(InputError, match=r"^a\.json: environment\.triton_interpret: false, the baseline's true: "):
-        check_comparable(interpreted, {"environment": {}, "cells": cells}, "b.json", "a.json")
+        check_comparable(interpreted, typed({"environment": {}, "cells": cells}), "b.json", "a.json")
 
 
 def test_cuda_path_runs_on_cpu_under_the_interpreter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -64,6 +69,7 @@ import dataclasses, tempfile, torch
 from pathlib import Path
 from tests.test_cells import run
 from harness.case import load_cases
+
 
 (layernorm,) = load_cases("cases.layernorm")
 def with_bias(rows, device, seed):

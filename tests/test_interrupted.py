@@ -9,8 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.records.record import read_results
+from harness.records import results as records
 from tests.conftest import REPO, harness_main, run_harness
+
+
+def read_results(file: Path) -> dict:
+    """A results file as JSON, as the reader types and upgrades it."""
+    return records.read_results(file).to_data()
 
 
 @pytest.mark.process
@@ -27,7 +32,7 @@ def test_sigkill_keeps_records_and_resume_runs_only_the_missing(write_matrix, tm
         start_new_session=True,
     )
     deadline = time.monotonic() + 300
-    while not (results.exists() and len(read_results(results)["cells"]) >= 2):
+    while not ((out / "records.jsonl").exists() and len(read_results(results)["cells"]) >= 2):
         assert run.poll() is None and time.monotonic() < deadline, "the run ended before it could be killed"
         time.sleep(0.2)
     os.killpg(run.pid, signal.SIGKILL)  # the whole run: controller and cell process

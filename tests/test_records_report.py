@@ -6,9 +6,15 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records.record import SCHEMA, read_results, write_results
-from harness.report.chart import escape, render
-from tests.conftest import harness_main, make_record
+from harness.records.results import SCHEMA, read_results, write_results
+from harness.report import chart
+from harness.report.chart import escape
+from tests.conftest import harness_main, make_record, typed
+
+
+def render(data: dict) -> str:
+    return chart.render(typed(data))
+
 
 ENV = {"device": "NVIDIA H200", "torch": "2.11.0", "triton": "3.6.0", "cuda": "13.0", "complete": True}
 
@@ -52,9 +58,13 @@ def table(chart: str, title: str) -> dict[str, list[str]]:
 
 
 def test_write_then_read_round_trip(tmp_path: Path):
-    cells = [make_record("add", "raw_jit", "eager", status="pass")]
-    write_results(tmp_path / "r.json", ENV, cells)
-    assert read_results(tmp_path / "r.json")["cells"] == cells
+    cells = [
+        make_record("add", "raw_jit", "eager", status="pass", outcomes=["pass", "pass"]),
+        {**make_record("add", "raw_jit", "compile", status="wrong", stage="compare", error="e"), "future_key": 1},
+    ]
+    write_results(tmp_path / "r.json", typed({"environment": ENV, "cells": cells}))
+    assert json.loads((tmp_path / "r.json").read_text())["cells"] == cells  # the same keys, an unknown one kept
+    assert read_results(tmp_path / "r.json").cells == typed({"cells": cells}).cells
     assert not (tmp_path / "r.json.tmp").exists()
 
 

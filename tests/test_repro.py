@@ -10,9 +10,9 @@ import pytest
 from harness.cell.paths import PATHS
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
-from harness.records.record import read_results
+from harness.records.results import read_results
 from harness.report.repro import failure_signature, repro_source
-from tests.conftest import REPO, harness_main, make_record, run_harness
+from tests.conftest import REPO, harness_main, make_record, run_harness, typed
 
 MATRIX = load_matrix(REPO / "matrix.toml")
 # run the script as __main__ with every harness import failing: it must need torch and triton only
@@ -29,7 +29,7 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
-    failing = {cell["id"]: cell for cell in read_results(out / "results.json")["cells"] if cell["status"] != "pass"}
+    failing = {cell.id: cell for cell in read_results(out / "results.json").cells if cell.status != "pass"}
     signatures = {failure_signature(cell) for cell in failing.values()}
     scripts = sorted((out / "repros").glob("*.py"))
     assert len(failing) >= 3 and len(scripts) == len(signatures) < len(failing)
@@ -38,13 +38,13 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
         text = script.read_text()
         assert "import harness" not in text and "from harness" not in text
         cell = failing[text.split("Reproducer for ", 1)[1].split(",")[0]]
-        listed += [cell["id"], *(c for c in failing if c != cell["id"] and c in text)]
+        listed += [cell.id, *(c for c in failing if c != cell.id and c in text)]
         ran = subprocess.run(
             [sys.executable, "-c", NO_HARNESS, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
         )
-        assert ran.returncode == 1, (cell["id"], ran.stdout, ran.stderr[-2000:])
-        assert cell["error_type"] in ran.stderr, (cell["id"], ran.stderr[-2000:])
-        assert cell["error"].splitlines()[0][:80] in ran.stderr, (cell["id"], ran.stderr[-2000:])
+        assert ran.returncode == 1, (cell.id, ran.stdout, ran.stderr[-2000:])
+        assert cell.error_type in ran.stderr, (cell.id, ran.stderr[-2000:])
+        assert cell.error.splitlines()[0][:80] in ran.stderr, (cell.id, ran.stderr[-2000:])
     assert sorted(listed) == sorted(failing)  # every failing cell is named by exactly one script
 
     on_demand = tmp_path / "one"
@@ -56,8 +56,9 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
 
 
 def test_failures_differing_only_in_names_and_numbers_share_a_signature():
-    def failed(case: str, style: str, error: str) -> dict:
-        return make_record(case, style, "aoti_standalone", status="error", stage="run", error_type="E", error=error)
+    def failed(case: str, style: str, error: str):
+        record = make_record(case, style, "aoti_standalone", status="error", stage="run", error_type="E", error=error)
+        return typed(record)
 
     schema = "Could not find schema for harness::{}_custom_op"
     assert failure_signature(failed("add", "custom_op", schema.format("add"))) == failure_signature(
@@ -79,6 +80,6 @@ def test_every_style_and_path_has_a_complete_script(style: str):
     functions = {wrapper} if decorator is None else {decorator, wrapper}  # control(CASE) or as_shipped(CASE)
     for path in PATHS:
         record = make_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
-        tree = ast.parse(repro_source(record, env, MATRIX.tolerances))
+        tree = ast.parse(repro_source(typed(record), env, MATRIX.tolerances))
         defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
         assert {*functions, path, "Cell", "Case", "main"} <= defined

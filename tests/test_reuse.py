@@ -11,8 +11,10 @@ import pytest
 
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
-from harness.records.reuse import cell_keys, reusable
-from tests.conftest import REPO, harness_main, make_record, run_harness
+from harness.records import reuse
+from harness.records.reuse import cell_keys
+from tests.conftest import REPO, harness_main, make_record, run_harness, typed
+from tests.test_records_report import render, results, section, table
 
 REUSED = "♻"
 
@@ -112,6 +114,9 @@ def test_only_a_stable_verdict_with_the_same_key_is_reusable():
     def record(**fields) -> dict:
         return {**make_record("add", "raw_jit", "eager", **fields), "key": "k"}
 
+    def reusable(record: dict, key: str | None) -> bool:
+        return reuse.reusable(typed(record), key)
+
     assert reusable(record(status="pass"), "k") and reusable(record(status="skip"), "k")
     assert reusable(record(status="error", error_type="RuntimeError"), "k")
     assert reusable(record(status="pass", outcomes=["pass", "pass"]), "k")
@@ -151,3 +156,17 @@ def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_pat
     }
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert changed(cell_keys(matrix, "cpu")) == everything
+
+
+def test_a_reused_record_is_marked_and_the_legend_names_its_run():
+    source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
+    reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
+    chart = render(results(reused, make_record("sin", "autotune", "eager", status="pass")))
+    assert table(chart, "sin") == {"style \\ path": ["eager"], "raw_jit": ["✅ ♻"], "autotune": ["✅"]}
+    legend = section(chart, "Legend")
+    assert (
+        "- ♻ **reused**: not run this time, the record was copied from the run of 2026-11-20T08:00:00+00:00, "
+        "commit abc123 (1 cell): its key (torch, triton, CUDA, GPU, harness and case sources, matrix entry) "
+        "is unchanged"
+    ) in legend
+    assert "♻" not in render(results(make_record("sin", "raw_jit", "eager", status="pass")))

@@ -1,20 +1,21 @@
 """Issue 26, faults and small things of a run: Ctrl-C and SIGTERM exit 130 and clean up, dead runs' temp folders go,
 a failed write stops the run at once keeping every record, ``--co`` is not a failed run, the kept-records line."""
 
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from harness.__main__ import main
 from harness.execution import tempdirs
+from harness.plugin.writer import kept_line
+from harness.records.log import RecordLog
 from tests.conftest import REPO, TOLERANCES
 
 HEAD = 'cases = ["tests.fixtures.good"]\nstyles = ["control"]\n'
@@ -30,7 +31,7 @@ def matrix(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("interrupt", ["code", "raise"])
 def test_ctrl_c_exits_130(interrupt, matrix, tmp_path, monkeypatch):
-    def interrupted(args):
+    def interrupted(args, plugins=None):
         if interrupt == "raise":
             raise KeyboardInterrupt
         return pytest.ExitCode.INTERRUPTED
@@ -48,14 +49,8 @@ def test_collect_only_is_not_a_failed_run(matrix, tmp_path, capsys):
 
 @pytest.mark.parametrize(("reused", "resumed", "line"), [(0, 3, "3 record(s) of the resumed run (--resume)")])
 def test_the_kept_line_names_only_what_was_kept(reused, resumed, line):
-    from harness.plugin.writer import ResultsWriter
-
-    writer = ResultsWriter.__new__(ResultsWriter)  # the summary line only: no run behind it
-    writer.expected, writer.kept, writer.reused, writer.resumed = [], ["x"] * 3, reused, resumed
-    writer.options, writer.rescued = SimpleNamespace(reuse=None), None
-    lines: list[str] = []
-    writer.pytest_terminal_summary(SimpleNamespace(write_line=lines.append))
-    assert lines == [f"[harness] not run, kept: {line}"]
+    assert kept_line(reused, resumed, None) == f"[harness] not run, kept: {line}"
+    assert kept_line(0, 0, None) is None
 
 
 def test_dead_runs_temp_folders_are_removed_and_live_ones_kept(tmp_path, monkeypatch):
@@ -75,35 +70,57 @@ def test_dead_runs_temp_folders_are_removed_and_live_ones_kept(tmp_path, monkeyp
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", ["0", "2"])
-def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tmp_path, capsys):
-    """results.json turned into a folder after the first write: the next write fails (root or not)."""
+def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tmp_path, capsys, monkeypatch):
+    """records.jsonl's third record cannot be written (a full disk): the run stops there, with -n 0 and 2 (the
+    records writer is on the controller, this process)."""
     cases = '["tests.fixtures.good", "tests.fixtures.slow", "tests.fixtures.flaky"]'
     matrix = tmp_path / "m.toml"
     matrix.write_text(HEAD.replace('["tests.fixtures.good"]', cases).replace('["control"]', '["control", "triton_op"]'))
     matrix.write_text(matrix.read_text() + TOLERANCES)
     out = tmp_path / "out"
-    results = out / "results.json"
+    log = out / "records.jsonl"
+    written: list[str] = []
+    unwritten: list[str] = []
+    append = RecordLog.append
 
-    def break_results() -> None:
-        deadline = time.monotonic() + 300
-        while not results.is_file() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        results.unlink()
-        (results / "blocker").mkdir(parents=True)  # os.replace cannot put a file over a non-empty folder
+    def full_disk(self: RecordLog, record) -> None:
+        if len(written) == 2:
+            unwritten.append(record.id)
+            raise OSError(errno.ENOSPC, "No space left on device")
+        append(self, record)
+        written.append(record.id)
 
-    breaker = threading.Thread(target=break_results)
-    breaker.start()
+    monkeypatch.setattr(RecordLog, "append", full_disk)
     sigterm = signal.getsignal(signal.SIGTERM)
     code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", workers, "-q"])
-    breaker.join()
     assert signal.getsignal(signal.SIGTERM) is sigterm  # the run's SIGTERM handler lasts as long as the run
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert code == 6 and len(err) == 1, err
-    assert err[0].startswith(f"error: {results}: (write): ") and "the run stops" in err[0]
+    assert err[0].startswith(f"error: {log}: (write): No space left on device") and "the run stops" in err[0]
     rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
     ran = [cell["id"] for cell in rescued["cells"]]
-    assert 2 <= len(ran) < 6, ran  # every record so far kept, and the run did not go on to the end
-    assert rescued["schema"] == 1 and rescued["environment"]["complete"] is False
+    # every record so far kept, the one that could not be written too; the run went no further
+    assert sorted(ran) == sorted(written + unwritten) and len(unwritten) == 1
+    assert rescued["schema"] == 2 and rescued["environment"]["complete"] is False
+    assert [json.loads(line)["record"]["id"] for line in log.read_text().splitlines()[1:]] == written  # on disk
+    assert not (out / "results.json").exists()  # nothing derived from a run that stopped
+
+
+@pytest.mark.process
+def test_a_failed_write_after_the_last_record_exits_6_with_every_record(matrix, tmp_path, capsys):
+    """results.json cannot be derived at the end (a non-empty folder in its place): exit 6, one line, the
+    records kept in records.jsonl and in the file the line names."""
+    out = tmp_path / "out"
+    (out / "results.json" / "blocker").mkdir(parents=True)  # os.replace cannot put a file over a non-empty folder
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q"])
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(err) == 1, err
+    assert err[0].startswith(f"error: {out / 'results.json'}: (write): ") and "the run stops" in err[0]
+    rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
+    assert [cell["id"] for cell in rescued["cells"]] == ["good-control-cpu_fallback"]
+    assert '"good-control-cpu_fallback"' in (out / "records.jsonl").read_text()
+    assert f"[harness] {err[0].removeprefix('error: ')}" in captured.out  # the saved-records line in the summary
 
 
 @pytest.mark.slow

@@ -12,7 +12,7 @@ from harness.__main__ import main
 from harness.execution.cellprocess import CellProcess
 from harness.matrix.config import load_matrix
 from harness.plugin.processes import CellProcesses, CellRunner, assigned_gpu
-from harness.records.record import new_record
+from harness.records.record import Record
 from harness.records.reuse import cell_keys
 from tests.conftest import cell_spec, matrix_text
 from tests.fakes import FakeCells, FakeProcess, FakeRun, fake_config
@@ -55,7 +55,7 @@ def test_a_wrong_cell_is_rerun_each_attempt_in_a_fresh_process(fake: FakeCells, 
         ("main.attempt3", True, 0),
     ]
     assert outcome.diagnostics["ended"] == 4.5 and outcome.diagnostics["worker"] == "main"  # the bar spans all
-    assert new_record(WRONG, outcome)["outcomes"] == ["wrong", "pass", "wrong", "pass"]
+    assert Record.of(WRONG, outcome).to_dict()["outcomes"] == ["wrong", "pass", "wrong", "pass"]
 
 
 def test_cells_share_the_workers_process_and_a_pass_runs_once(fake: FakeCells, tmp_path: Path):
@@ -93,8 +93,8 @@ def test_which_cells_are_rerun(
 
 def test_a_crashed_cell_is_recorded_as_crash(fake: FakeCells, tmp_path: Path):
     fake.statuses[GOOD.id] = ["crash"]
-    record = new_record(GOOD, CellProcesses(fake_config(tmp_path, (GOOD,))).run(GOOD), "k")
-    assert (record["status"], record["error_type"], record["key"]) == ("crash", "SIGSEGV", "k")
+    record = Record.of(GOOD, CellProcesses(fake_config(tmp_path, (GOOD,))).run(GOOD), "k")
+    assert (record.status, record.error_type, record.key) == ("crash", "SIGSEGV", "k")
 
 
 def test_each_worker_gets_one_gpu_round_robin(fake: FakeCells, tmp_path: Path):

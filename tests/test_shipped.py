@@ -150,7 +150,7 @@ def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
     scale_inplace through its backward kernel, the ops as shipped (autograd.Function, function, module) run their
     Triton kernel on CPU tensors (the shipped triton_op its own CPU kernel), and the bool mask of dropout_mask is
     compared exactly."""
-    from harness.records.record import read_results
+    from harness.records.results import read_results
     from tests.conftest import run_harness
 
     matrix = write_matrix(
@@ -160,7 +160,7 @@ def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
     )
     done = run_harness("run", "--interpret", "--matrix", str(matrix), "--report-dir", str(tmp_path), "-n", "2", "-q")
     assert done.returncode == 0, done.stdout[-2000:]
-    cells = {c["id"]: c for c in read_results(tmp_path / "results.json")["cells"]}
+    cells = {c["id"]: c for c in read_results(tmp_path / "results.json").to_data()["cells"]}
     status = {cell_id: cell["status"] for cell_id, cell in cells.items()}
     for case in ("row_normalize", "scale_inplace", "dropout_mask"):
         assert status[f"{case}-raw_jit-eager"] == status[f"{case}-raw_jit-train_eager"] == "pass", cells

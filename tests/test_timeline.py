@@ -8,9 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from bench import timeline as timelines
 from bench.__main__ import main as bench_main
-from bench.timeline import summary, timeline
-from tests.conftest import REPO, harness_main, run_harness
+from bench.timeline import summary
+from tests.conftest import REPO, harness_main, run_harness, typed
+
+
+def timeline(data: dict, file: str):
+    return timelines.timeline(typed(data), file)
+
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -70,7 +76,8 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
 def test_summary_numbers_on_a_made_up_run(tmp_path: Path):
     def cell(name: str, path: str, worker: str, start: float, end: float) -> dict:
         times = {"started": 1000 + start, "ended": 1000 + end, "worker": worker}
-        record = {"id": f"{name}-s-{path}", "case": name, "style": "s", "path": path, "diagnostics": times}
+        record = {"id": f"{name}-s-{path}", "case": name, "style": "s", "path": path, "status": "pass",
+                  "diagnostics": times}  # fmt: skip
         return {**record, "seconds": end - start - 1}  # the process's start is not the cell's
 
     cells = [

@@ -15,10 +15,14 @@ from harness.errors import EXIT_RUN_BROKE
 from harness.execution import zygote
 from harness.plugin.processes import suspect
 from harness.records.reuse import reusable
-from harness.report.chart import render
-from tests.conftest import make_record
+from harness.report import chart
+from tests.conftest import make_record, typed
 from tests.fixtures.cases import make_case
 from tests.test_cells import run
+
+
+def render(data: dict) -> str:
+    return chart.render(typed(data))
 
 
 class EagerAround(torch.nn.Module):
@@ -58,8 +62,8 @@ def test_flops_flop_counter_cannot_see_are_blind_never_re_run_and_reused(tmp_pat
     assert not suspect("blind", None) and suspect("wrong", None)  # re-runs only where attempts can differ
     assert suspect("blind", "pass")  # unlike its baseline: re-run
     blind = make_record("unseen", "raw_jit", "flop_counter", status="blind", error_type="SubsystemMismatch")
-    assert reusable({**blind, "key": "k"}, "k")
-    assert not reusable({**blind, "key": "k", "status": "wrong", "error_type": "Mismatch"}, "k")
+    assert reusable(typed({**blind, "key": "k"}), "k")
+    assert not reusable(typed({**blind, "key": "k", "status": "wrong", "error_type": "Mismatch"}), "k")
 
 
 def _scaled_inputs(size: int, device: str, seed: int):
@@ -193,11 +197,11 @@ def test_a_run_in_which_no_cell_of_a_device_could_be_built_broke():
     records = [make_record(case, "raw_jit", "eager", **failed) for case in ("add", "sin")]
     env = {"paths": {"eager": {"device": "cuda"}, "cpu_fallback": {"device": "cpu"}}}
     cpu = make_record("add", "raw_jit", "cpu_fallback", status="pass")
-    assert run_broke({"environment": env, "cells": [*records, cpu]}) == (
+    assert run_broke(typed({"environment": env, "cells": [*records, cpu]})) == (
         "no cell of the cuda paths could be built (2 error at build; first: no module triton.)"
     )
     built = make_record("mul", "raw_jit", "eager", status="wrong", stage="compare")
-    assert run_broke({"environment": env, "cells": [*records, built, cpu]}) is None
+    assert run_broke(typed({"environment": env, "cells": [*records, built, cpu]})) is None
 
 
 class _Probe(torch.autograd.Function):

@@ -147,7 +147,7 @@ def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> N
     from hypothesis import HealthCheck, Phase, example, given, settings
     from hypothesis import strategies as st
 
-    low, high = cell.case.size_bounds or (1, 2 * max(cell.case.sizes))
+    low, high = cell.case.bounds
 
     @settings(
         max_examples=examples - 1,

@@ -1,6 +1,7 @@
-"""The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and one plugin object per
-feature registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
-(harness/plugin/processes.py), and, on the controller, the results writer (harness/plugin/writer.py) and the
+"""The pytest plugin (``-p harness.plugin``, or the root conftest.py): its options, and, only when the session
+runs the matrix file (as pytest's junitxml and stepwise register theirs), one plugin object per feature
+registered in ``pytest_configure``: collection and selection (harness/plugin/collect.py), the cell processes
+(harness/plugin/processes.py), and, on the controller, the records writer (harness/plugin/writer.py) and the
 run's closing summary (harness/plugin/summary.py). PYTEST_DONT_REWRITE: the command line imports it before pytest
 loads it (-p, or the pytest11 entry point), and it has no asserts to rewrite."""
 
@@ -19,8 +20,8 @@ from harness.plugin import collect, options, reportdir
 from harness.plugin.processes import CellProcesses, processes_key
 from harness.plugin.summary import RunSummary
 
-# registered in pytest_configure, under these names
-PLUGINS = ("harness-processes", "harness-results", "harness-summary")
+# registered under these names
+PLUGINS = ("harness-collect", "harness-processes", "harness-records", "harness-summary")
 
 locked_key = pytest.StashKey[bool]()  # whether this process took the report folder's lock for this session
 sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler before the session's
@@ -30,24 +31,26 @@ pytest_addoption = options.pytest_addoption
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     config.stash[options.options_key] = options.read_options(config)
+    if not options.runs_matrix(config):
+        return
     here = str(config.invocation_params.dir)
-    if options.runs_matrix(config) and here not in sys.path:  # as under `python -m pytest`: a user's case modules
+    if here not in sys.path:  # as under `python -m pytest`: a user's case modules
         sys.path.insert(0, here)
-    config.pluginmanager.register(collect)
+    config.pluginmanager.register(collect, PLUGINS[0])
     config.stash[processes_key] = CellProcesses(config)
-    config.pluginmanager.register(config.stash[processes_key], PLUGINS[0])
+    config.pluginmanager.register(config.stash[processes_key], PLUGINS[1])
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); a worker imports no torch
-        from harness.plugin.writer import ResultsWriter
+        from harness.plugin.writer import RecordsWriter
 
-        if options.runs_matrix(config) and not config.option.collectonly:
+        if not config.option.collectonly:
             try:  # one run at a time writes into a report folder
                 config.stash[locked_key] = reportdir.lock(config.stash[options.options_key].report_dir)
             except InputError as error:
                 pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
             _interrupt_on_sigterm(config)
 
-        config.pluginmanager.register(ResultsWriter(config), PLUGINS[1])
-        config.pluginmanager.register(RunSummary(config), PLUGINS[2])
+        config.pluginmanager.register(RecordsWriter(config), PLUGINS[2])
+        config.pluginmanager.register(RunSummary(config), PLUGINS[3])
 
 
 @pytest.hookimpl(trylast=True)

@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from harness.errors import InputError
-from harness.plugin.options import parse_ids, parse_mib
-from harness.records.record import read_results
+from harness.plugin.options import resumable
+from harness.plugin.values import parse_ids, parse_mib
+from harness.records.log import LOG_NAME
 
 COLLECT_ONLY = ("--co", "--collect-only", "--collectonly")
 
@@ -49,13 +50,7 @@ def max_rss(text: str | None) -> str | None:
 
 
 def check_resume(results: Path) -> None:
-    """``--resume``: the report folder's results file, if there is one, is whole and was measured by this torch."""
-    if not results.exists():
-        return
-    import torch
-
-    measured = read_results(results)["environment"].get("torch")
-    if measured != torch.__version__:
-        raise InputError(
-            results, "environment.torch", f"a run of torch {measured} cannot be resumed under torch {torch.__version__}"
-        )
+    """``--resume``: the report folder's records (records.jsonl or results.json), if it has any, are whole and were
+    measured by this torch."""
+    if results.exists() or results.with_name(LOG_NAME).exists():
+        resumable(results)

@@ -1,7 +1,7 @@
 """Collection and selection: matrix.toml collects as one pytest item per cell (node id ``matrix.toml::<cell
 id>``, so ``-k`` and node ids select cells); ``--shard``, ``--resume`` and ``--reuse`` narrow the items; the
 longest paths run first. Each item runs its cell in the cell process and carries the record (with the cell's
-key) on its report."""
+key) on its report; a cell whose pytest worker died gets a ``crash`` record here."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 
 from harness.plugin import options as opts
 from harness.plugin.processes import processes_key
-from harness.records.record import new_record, summary
-from harness.spec import CellSpec
+from harness.records.record import Record
+from harness.spec import CellSpec, Outcome, Status
 
 RECORD_PROPERTY = "harness_record"
 DEVICE_PROPERTY = "harness_device"
@@ -38,16 +38,16 @@ class CellItem(pytest.Item):
     def __init__(self, *, spec: CellSpec, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.spec = spec
-        self.record: dict[str, Any] | None = None
+        self.record: Record | None = None
 
     def runtest(self) -> None:
         processes = self.config.stash[processes_key]
-        self.record = new_record(self.spec, processes.run(self.spec), opts.plan(self.config).keys[self.spec.id])
+        self.record = Record.of(self.spec, processes.run(self.spec), opts.plan(self.config).keys[self.spec.id])
         self.user_properties.append((DEVICE_PROPERTY, processes.device))
-        if self.record["status"] == "skip":
-            pytest.skip(self.record["reason"])
-        if self.record["status"] != "pass":
-            raise CellFailed(summary(self.record))
+        if self.record.status == Status.SKIP:
+            pytest.skip(self.record.reason or "")
+        if self.record.status != Status.PASS:
+            raise CellFailed(self.record.summary)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, CellFailed):
@@ -89,12 +89,24 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
     report = yield
     if isinstance(item, CellItem) and call.when == "call" and item.record is not None:
-        report.user_properties.append((RECORD_PROPERTY, item.record))
+        report.user_properties.append((RECORD_PROPERTY, item.record.to_dict()))  # JSON: it crosses xdist's wire
     return report
 
 
-def record_of(report: pytest.TestReport) -> dict[str, Any] | None:
-    return next((value for name, value in report.user_properties if name == RECORD_PROPERTY), None)
+@pytest.hookimpl(optionalhook=True)
+def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: Any) -> None:
+    """xdist: the pytest worker running ``crashitem`` died. Its record says so (the report then arrives
+    through pytest_runtest_logreport like any other)."""
+    plan = opts.plan(sched.config)
+    spec = next((spec for spec in plan.cells if spec.id == crashitem.partition("::")[2]), None)
+    if spec is not None:
+        lost = Outcome(status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:])
+        report.user_properties.append((RECORD_PROPERTY, Record.of(spec, lost, plan.keys[spec.id]).to_dict()))
+
+
+def record_of(report: pytest.TestReport) -> Record | None:
+    value = next((value for name, value in report.user_properties if name == RECORD_PROPERTY), None)
+    return Record.from_dict(value) if value is not None else None
 
 
 def device_of(report: pytest.TestReport) -> str | None:
@@ -103,7 +115,7 @@ def device_of(report: pytest.TestReport) -> str | None:
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     record = record_of(report) if report.when == "call" else None
-    if record is not None and record["status"] in STATUS_LETTERS:
-        status = record["status"]
+    if record is not None and record.status in STATUS_LETTERS:
+        status = str(record.status)
         return status, STATUS_LETTERS[status], status.upper()
     return None

@@ -7,8 +7,6 @@ input ends the session with one line and exit status 2."""
 
 from __future__ import annotations
 
-import argparse
-import math
 import os
 import pickle
 from dataclasses import dataclass
@@ -19,7 +17,10 @@ import pytest
 
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.matrix.builtin import matrix_file
-from harness.records.record import read_results
+from harness.plugin.values import parse_ids, parse_mib, parse_shard
+from harness.records.log import LOG_NAME
+from harness.records.record import Record
+from harness.records.results import Results, read_results
 from harness.spec import CellSpec
 
 if TYPE_CHECKING:
@@ -65,10 +66,10 @@ options_key = pytest.StashKey[Options]()
 plan_key = pytest.StashKey[Plan]()
 PLAN_INPUT = "harness_plan"  # xdist workerinput: the controller's Plan, pickled
 matrix_key = pytest.StashKey["Matrix"]()
-resumed_key = pytest.StashKey[dict[str, Any] | None]()  # the records already on disk, with --resume
+resumed_key = pytest.StashKey[Results | None]()  # the records already on disk, with --resume
 baseline_key = pytest.StashKey[dict[str, str]]()  # cell id -> status in the --baseline run
 keys_key = pytest.StashKey[dict[str, str]]()  # cell id -> its key (harness/records/reuse.py)
-reused_key = pytest.StashKey[dict[str, dict[str, Any]]]()  # cell id -> the record kept from the --reuse run
+reused_key = pytest.StashKey[dict[str, Record]]()  # cell id -> the record kept from the --reuse run
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -108,30 +109,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=4096,
         help="replace a cell process resident above this many MiB after a cell (default 4096; 0: never)",
     )
-
-
-def parse_ids(text: str) -> list[str]:
-    """``"a, b"`` -> ``["a", "b"]`` (the command line's comma-separated id lists)."""
-    return [item.strip() for item in text.split(",") if item.strip()]
-
-
-def parse_mib(text: str) -> float:
-    """``--max-rss-mb``: a number of MiB >= 0 (0: never replace a cell process for its size)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of MiB >= 0 (0: never), got {text!r}")
-    return value
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
-    index, _, count = text.partition("/")
-    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
-        raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
-    return int(index), int(count)
 
 
 def read_options(config: pytest.Config) -> Options:
@@ -198,6 +175,17 @@ def matrix(config: pytest.Config) -> Matrix:
     return config.stash[matrix_key]
 
 
+class PresetMatrix:
+    """For ``pytest.main(plugins=[...])``: the selected matrix the command line already loaded and checked, so
+    the session does not load it (and import and check its cases) again."""
+
+    def __init__(self, selected: Matrix) -> None:
+        self.selected = selected
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[matrix_key] = self.selected
+
+
 def workers(config: pytest.Config) -> int:
     """How many pytest processes run cells: xdist's workers (a worker reads their count), else 1."""
     workerinput = getattr(config, "workerinput", {})
@@ -207,25 +195,42 @@ def workers(config: pytest.Config) -> int:
     return len(option.tx) if getattr(option, "dist", "no") != "no" and getattr(option, "tx", None) else 1
 
 
-def resumed(config: pytest.Config) -> dict[str, Any] | None:
-    """The records already in the report folder, when resuming (None otherwise)."""
+def resumed(config: pytest.Config) -> Results | None:
+    """The records already in the report folder (its records.jsonl, or results.json), when resuming (None
+    otherwise); a run of another torch cannot be resumed."""
     if resumed_key not in config.stash:
         options = config.stash[options_key]
         file = options.results_file
-        config.stash[resumed_key] = _or_exit(lambda: read_results(file)) if options.resume and file.exists() else None
+        found = file.exists() or file.with_name(LOG_NAME).exists()
+        config.stash[resumed_key] = _or_exit(lambda: resumable(file)) if options.resume and found else None
     return config.stash[resumed_key]
+
+
+def resumable(file: Path) -> Results:
+    """The records of the run in ``file``'s folder; ``InputError`` when they are damaged or of another torch."""
+    import torch
+
+    previous = read_results(file)
+    if previous.environment.get("torch") != torch.__version__:
+        raise InputError(
+            file,
+            "environment.torch",
+            f"a run of torch {previous.environment.get('torch')} cannot be resumed under torch {torch.__version__}",
+        )
+    return previous
 
 
 def keys(config: pytest.Config) -> dict[str, str]:
     """Each selected cell's key, computed once."""
     if keys_key not in config.stash:
+        from harness.cell.runner import device_name
         from harness.records import reuse
 
-        config.stash[keys_key] = reuse.cell_keys(matrix(config), reuse.device_name())
+        config.stash[keys_key] = reuse.cell_keys(matrix(config), device_name())
     return config.stash[keys_key]
 
 
-def reused(config: pytest.Config) -> dict[str, dict[str, Any]]:
+def reused(config: pytest.Config) -> dict[str, Record]:
     """The records of the --reuse run this run keeps (this shard's cells whose key is unchanged; {} without)."""
     if reused_key not in config.stash:
         options = config.stash[options_key]
@@ -247,19 +252,19 @@ def shard_cells(config: pytest.Config) -> set[str]:
     return {spec.id for index, spec in enumerate(matrix(config).cells) if index % shards == shard - 1}
 
 
-def kept(config: pytest.Config) -> dict[str, dict[str, Any]]:
+def kept(config: pytest.Config) -> dict[str, Record]:
     """The records this run keeps instead of running their cells: the --reuse run's unchanged ones, and a
     resumed run's (which win: they are this run's own)."""
     previous = resumed(config)
-    return {**reused(config), **({cell["id"]: cell for cell in previous["cells"]} if previous else {})}
+    return {**reused(config), **(previous.by_id() if previous else {})}
 
 
 def baseline(config: pytest.Config) -> dict[str, str]:
     """Each cell's status in the --baseline run ({} without one)."""
     if baseline_key not in config.stash:
         file = config.stash[options_key].baseline
-        cells = _or_exit(lambda: read_results(file))["cells"] if file else []
-        config.stash[baseline_key] = {cell["id"]: cell["status"] for cell in cells}
+        cells = _or_exit(lambda: read_results(file)).cells if file else []
+        config.stash[baseline_key] = {cell.id: str(cell.status) for cell in cells}
     return config.stash[baseline_key]
 
 

@@ -57,7 +57,7 @@ class CellProcesses:
         against 18.3 s beside 14 workers importing torch too); its probes and preloads overlap their start."""
         from harness.execution import tempdirs, zygote
 
-        if self.workerinput or self.config.option.collectonly or not opts.runs_matrix(self.config):
+        if self.workerinput or self.config.option.collectonly:
             return
         if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.records.record import SCHEMA
 
 LOCK_NAME = ".lock"
 _held: dict[Path, int] = {}  # folder (resolved) -> the descriptor of its lock file, while this process holds it
@@ -54,11 +53,11 @@ def unlock(folder: Path) -> None:
 
 
 def write_failed(file: Path, error: OSError, data: dict[str, Any]) -> str:
-    """A write of ``file`` failed: save ``data`` (every record so far) in the temp folder and return the one line
-    that stops the run (``failure`` gives it back later)."""
+    """A write of ``file`` failed: save ``data`` (every record so far, a results file's JSON) in the temp folder
+    and return the one line that stops the run (``failure`` gives it back later)."""
     fd, rescue = tempfile.mkstemp(prefix="harness-results-", suffix=".json")
     with os.fdopen(fd, "w") as out:
-        json.dump({"schema": SCHEMA, **data}, out, indent=1, default=repr)
+        json.dump(data, out, indent=1, default=repr)
     line = (
         f"{file}: (write): {error.strerror or error}: the run stops; its {len(data.get('cells', []))} "
         f"record(s) are in {rescue}"

@@ -12,7 +12,9 @@ import pytest
 
 from harness.matrix.builtin import matrix_file
 from harness.plugin import options as opts
-from harness.records.record import read_results
+from harness.records.record import Record
+from harness.records.results import read_results
+from harness.spec import Status
 
 SHOWN = 20  # wrong cells named, at most
 
@@ -35,25 +37,25 @@ class RunSummary:
         results = self.config.stash[opts.options_key].results_file
         if not opts.runs_matrix(self.config) or not results.exists() or results.stat().st_mtime < self.started:
             return
-        for line in summary_lines(read_results(results)["cells"], results.with_name("matrix.md")):
+        for line in summary_lines(read_results(results).cells, results.with_name("matrix.md")):
             terminalreporter.write_line(line)
 
 
-def summary_lines(cells: list[dict[str, Any]], chart: Any) -> list[str]:
+def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named; the
     passes whose kernel ran outside the compiled graph (``graph_break``) counted."""
-    counts = Counter(cell["status"] for cell in cells)
+    counts = Counter(str(cell.status) for cell in cells)
     lines = [
         f"[harness] chart: {chart}",
         f"[harness] {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.most_common()),
     ]
-    wrong = [cell["id"] for cell in cells if cell["status"] == "wrong"]
+    wrong = [cell.id for cell in cells if cell.status == Status.WRONG]
     if wrong:
         more = f" and {len(wrong) - SHOWN} more" if len(wrong) > SHOWN else ""
         lines.append(f"[harness] silently wrong ({len(wrong)}): {', '.join(wrong[:SHOWN])}{more}")
     else:
         lines.append("[harness] silently wrong: none")
-    if counts["graph_break"]:
-        outside = counts["graph_break"]
+    if counts[Status.GRAPH_BREAK]:
+        outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
     return lines

@@ -1,213 +1,168 @@
-"""The results writer, on the controller only: the records the run keeps (``--resume``, ``--reuse``) and every
-record to results.json moments after it arrives (atomically, so a killed run keeps what it measured), a cell whose
-pytest worker died recorded as ``crash``, and at the end the chart and one repro script per distinct failure."""
+"""The records writer, on the controller only: each finished cell's record appended to records.jsonl as its
+report arrives (harness/records/log.py: a killed run keeps every cell it finished), and at the end results.json,
+the chart and one repro script per distinct failure, derived from those lines. A write that fails stops the run
+with one line and exit 6, every record so far saved (harness/plugin/reportdir.py)."""
 
 from __future__ import annotations
 
-import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.cell.paths import PATH_GROUPS, PATHS
-from harness.errors import EXIT_BAD_INPUT, EXIT_RUN_BROKE
+from harness.errors import EXIT_RUN_BROKE
 from harness.plugin import options as opts
 from harness.plugin import reportdir
-from harness.plugin.collect import RECORD_PROPERTY, CellItem, device_of, record_of
+from harness.plugin.collect import CellItem, device_of, record_of
 from harness.plugin.processes import cell_environment
-from harness.records import reuse
-from harness.records.record import environment, memory_by_process, new_record, write_results
-from harness.spec import Outcome
-
-# The most of the controller's time that keeping results.json current may take: rewriting all 2574 records took
-# about 0.1 s, and writing after every record kept the controller from feeding 30 xdist workers (they waited
-# 1538 s in all between cells, a quarter of the run); records written at most every 9 such writes' time instead.
-WRITE_SHARE = 0.1
+from harness.records.environment import environment
+from harness.records.log import LOG_NAME, RecordLog, read_log
+from harness.records.record import Record
+from harness.records.results import Results, ordered, write_results
+from harness.records.upgrade import path_entries
 
 
-def _first_line(function: Any) -> str:
-    """A path's definition for the chart: its docstring's first sentence."""
-    return " ".join((function.__doc__ or "").split()).split(". ")[0].rstrip(".")
+def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]:
+    """The run's environment stamp: versions and machine, then the selected matrix's axes, goals and docs."""
+    from harness.cell.runner import device_name
+
+    options, matrix, workers = config.stash[opts.options_key], opts.matrix(config), opts.workers(config)
+    env = environment(device or device_name(), workers, str(options.matrix_file))
+    env.update(
+        docs=matrix.docs,
+        axes={"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]},
+        styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
+        paths={
+            spec.id: {**entry, "device": spec.device}
+            for spec, entry in zip(matrix.paths, path_entries([spec.id for spec in matrix.paths]).values(), strict=True)
+        },
+        reruns=matrix.reruns,
+        goals=matrix.goals or None,
+        cell_environment=cell_environment(matrix.environment, options.cache_dir, workers),
+        cache_dir=str(options.cache_dir.resolve()),
+    )
+    previous, kept = opts.resumed(config), opts.kept(config)
+    resumed = len(previous.cells) if previous else 0
+    counts = {"resumed_cells": resumed, "reused_cells": len(kept) - resumed}
+    env.update({name: count for name, count in counts.items() if count})
+    if options.shard:
+        env["shard"] = "{}/{}".format(*options.shard)
+    return env
 
 
-class ResultsWriter:
-    """Collects records as reports arrive and keeps results.json current; draws the chart at the end."""
+def expected_ids(config: pytest.Config, to_run: set[str]) -> list[str]:
+    """The cells this run must record, in matrix order: those selected now, plus those it keeps."""
+    wanted = to_run | set(opts.kept(config))
+    previous = opts.resumed(config)
+    order = [*(previous.environment.get("expected_cells", []) if previous else []), *opts.matrix(config).cell_ids()]
+    expected = list(dict.fromkeys(cell for cell in order if cell in wanted))
+    return expected + sorted(wanted - set(expected))
+
+
+def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], Results]) -> None:
+    """``write()``; when it fails, the run stops at once with one line naming ``file`` (exit 6), every record
+    so far (``records()``) saved where the line says."""
+    try:
+        write()
+    except OSError as error:
+        pytest.exit(reportdir.write_failed(file, error, records().to_data()), returncode=EXIT_RUN_BROKE)
+
+
+def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
+    """The summary's line for the records kept, not run (None when none was)."""
+    kept = [f"{reused} record(s) of {reuse} whose key is unchanged (--reuse)"] * bool(reused)
+    kept += [f"{resumed} record(s) of the resumed run (--resume)"] * bool(resumed)
+    return f"[harness] not run, kept: {', '.join(kept)}" if kept else None
+
+
+class RecordsWriter:
+    """Appends each record as it arrives; derives results.json, the chart and the repros at the end."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.options = config.stash[opts.options_key]
-        self.cells: dict[str, dict[str, Any]] = {}
+        self.log = RecordLog(self.options.report_dir / LOG_NAME)
         self.expected: list[str] = []
-        self.env: dict[str, Any] | None = None
+        self.env: dict[str, Any] = {}
+        self.records: dict[str, Record] = {}  # what the log holds so far, saved elsewhere should a write fail
         self.start = time.perf_counter()
-        self.previous_env: dict[str, Any] = {}
         self.finished = False
-        self.failed: OSError | None = None  # a write of results.json failed: the run stops
-        self.rescued: str | None = None  # then, the line saying where its records went
-        previous = opts.resumed(config)
-        if previous is not None:
-            import torch
-
-            if previous["environment"].get("torch") != torch.__version__:
-                pytest.exit(
-                    f"{self.options.results_file}: environment.torch: a run of torch "
-                    f"{previous['environment'].get('torch')} cannot be resumed under torch {torch.__version__}",
-                    returncode=EXIT_BAD_INPUT,
-                )
-            self.previous_env = previous["environment"]
-        # kept, not run: a resumed run's records, and the --reuse run's unchanged ones (collect.py deselects them)
-        self.cells = dict(opts.kept(config))
-        self.kept = list(self.cells)
-        self.resumed = len(previous["cells"]) if previous else 0
-        self.reused = len(self.kept) - self.resumed
-        self.lock = threading.Lock()  # self.cells, between pytest's thread and the writer's
-        self.writing = threading.Lock()
-        self.unwritten = threading.Event()
-        self.writer: threading.Thread | None = None
-
-    def _environment(self, device: str | None) -> dict[str, Any]:
-        if self.env is None:
-            workers = opts.workers(self.config)
-            matrix = opts.matrix(self.config)
-            self.env = environment(device or reuse.device_name(), workers, str(self.options.matrix_file))
-            axes = {"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]}
-            self.env.update(
-                docs=matrix.docs,
-                axes=axes,
-                styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
-                paths={
-                    spec.id: {"group": PATH_GROUPS[spec.id], "doc": _first_line(PATHS[spec.id]), "device": spec.device}
-                    for spec in matrix.paths
-                },
-                reruns=matrix.reruns,
-                goals=matrix.goals or None,
-                cell_environment=cell_environment(matrix.environment, self.options.cache_dir, workers),
-                cache_dir=str(self.options.cache_dir.resolve()),
-            )
-        return self.env
+        self.rescued: str | None = None  # the line of a write that failed at the end of the run
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._expect({item.name for item in session.items if isinstance(item, CellItem)})
+        to_run = {item.name for item in session.items if isinstance(item, CellItem)}
+        if to_run or opts.kept(self.config):
+            self.expected = expected_ids(self.config, to_run)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if not self.expected:
             matrix_file = self.options.matrix_file.resolve()
             file_of = {nodeid: (self.config.rootpath / nodeid.partition("::")[0]).resolve() for nodeid in ids}
-            self._expect({nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file})
-
-    def _expect(self, to_run: set[str]) -> None:
-        """The cells this run must record: those selected now, plus those it keeps (resumed or reused)."""
-        wanted = to_run | set(self.kept)
-        if not wanted:
-            return
-        order = [*self.previous_env.get("expected_cells", []), *opts.matrix(self.config).cell_ids()]
-        self.expected = list(dict.fromkeys(cell for cell in order if cell in wanted))
-        self.expected += sorted(wanted - set(self.expected))
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_handlecrashitem(self, crashitem: str, report: pytest.TestReport, sched: Any) -> None:
-        """xdist: the pytest worker running ``crashitem`` died. Its record says so (the report then arrives
-        through pytest_runtest_logreport like any other)."""
-        specs = {spec.id: spec for spec in opts.matrix(self.config).cells}
-        spec = specs.get(crashitem.partition("::")[2])
-        if spec is not None:
-            lost = Outcome(status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:])
-            report.user_properties.append((RECORD_PROPERTY, new_record(spec, lost, opts.keys(self.config)[spec.id])))
+            to_run = {nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file}
+            if to_run or opts.kept(self.config):
+                self.expected = expected_ids(self.config, to_run)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
-        if record is None:
-            return
-        device = device_of(report)
-        env = self._environment(device)
-        if env["device"] == "unknown" and device:
-            env["device"] = device
-        with self.lock:
-            self.cells[record["id"]] = record
-        if self.failed:
-            pytest.exit(self._rescue(), returncode=EXIT_RUN_BROKE)
-        if self.writer is None:
-            self.writer = threading.Thread(target=self._keep_writing, name="harness-results", daemon=True)
-            self.writer.start()
-        self.unwritten.set()
+        if record is not None:
+            self._open(device_of(report))
+            self.records[record.id] = record
+            self._write(lambda: self.log.append(record))
 
-    def _keep_writing(self) -> None:
-        """The writer thread: results.json with every record that has arrived, rewritten as new ones come, but
-        busy at most ``WRITE_SHARE`` of the time (a write of the whole file grows with the run)."""
-        while not self.finished:
-            self.unwritten.wait()
-            self.unwritten.clear()
-            if self.finished:
-                return
-            start = time.perf_counter()
-            self._write(complete=False)
-            time.sleep((time.perf_counter() - start) * (1 / WRITE_SHARE - 1))
+    def _open(self, device: str | None) -> None:
+        """The log's first lines, once: the environment, then the records this run keeps."""
+        if self.log.stream is None:
+            self.env = {**run_environment(self.config, device), "expected_cells": self.expected}
+            self.records = dict(opts.kept(self.config))
+            self._write(lambda: self.log.start(self.env, list(self.records.values())))
 
-    def _data(self, complete: bool) -> dict[str, Any]:
-        env = dict(self._environment(None))
-        env["wall_seconds"] = round(time.perf_counter() - self.start, 1)
-        with self.lock:
-            recorded = list(self.cells.values())
-        env["complete"] = complete and {record["id"] for record in recorded}.issuperset(self.expected)
-        env["expected_cells"] = self.expected
-        if self.resumed:
-            env["resumed_cells"] = self.resumed
-        if self.reused:
-            env["reused_cells"] = self.reused
-        if self.options.shard:
-            env["shard"] = "{}/{}".format(*self.options.shard)
-        env["memory"] = memory_by_process([cell for cell in recorded if not cell.get("reused_from")])
-        order = {cell: index for index, cell in enumerate(self.expected)}
-        cells = sorted(recorded, key=lambda r: order.get(r["id"], len(order)))
-        return {"environment": env, "cells": cells}
+    def _write(self, write: Callable[[], None]) -> None:
+        try:
+            write_or_stop(self.log.file, write, self._so_far)
+        except pytest.exit.Exception:
+            self.finished = True  # nothing more is written: the run stops here
+            raise
 
-    def _write(self, complete: bool) -> dict[str, Any] | None:
-        """Write results.json (one writer at a time; once the run has finished, only its final write)."""
-        with self.writing:
-            if self.finished and not complete:
-                return None
-            data = self._data(complete)
-            try:
-                write_results(self.options.results_file, data["environment"], data["cells"])
-            except OSError as error:
-                self.failed = self.failed or error
-                self.finished = True  # nothing more is written here: the next record stops the run
-                return None
-            return data
+    def _so_far(self) -> Results:
+        return Results({**self.env, "complete": False}, ordered(self.records.values(), self.expected))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finish()
-        if self.failed is not None:
+        if self.rescued is not None:
             session.exitstatus = EXIT_RUN_BROKE
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
 
     def finish(self) -> None:
-        """Write the final results, the chart and the repros, once (a partial chart for an interrupted run)."""
-        if not self.expected or self.config.option.collectonly:
+        """The log's end line, then results.json, the chart and the repros derived from it, once."""
+        if not self.expected or self.config.option.collectonly or self.finished:
             return
         from harness.report.chart import render
         from harness.report.repro import write_repros
 
-        if not self.finished:
-            self.finished = True
-            self.unwritten.set()  # the writer thread ends
-            data = self._write(complete=True)
-            if data is not None:
-                (self.options.report_dir / "matrix.md").write_text(render(data))
-                write_repros(data, opts.matrix(self.config).tolerances, self.options.report_dir / "repros")
-        if self.failed is not None and self.rescued is None:  # the last write failed, after every record
-            self._rescue()
-
-    def _rescue(self) -> str:
-        """A write failed: save every record elsewhere; the line says where (and stops the run)."""
-        assert self.failed is not None
-        self.rescued = reportdir.write_failed(self.options.results_file, self.failed, self._data(complete=False))
-        return self.rescued
+        self.finished = True
+        wall = round(time.perf_counter() - self.start, 1)
+        file = self.log.file
+        try:  # no pytest.exit here: a write failing after every record sets the exit status instead
+            if self.log.stream is None:
+                self.env = {**run_environment(self.config, None), "expected_cells": self.expected}
+                self.records = dict(opts.kept(self.config))
+                self.log.start(self.env, list(self.records.values()))
+            self.log.end({"wall_seconds": wall, "complete": True})
+            results = read_log(file)
+            file = self.options.results_file
+            write_results(file, results)
+            file = self.options.report_dir / "matrix.md"
+            file.write_text(render(results))
+            file = self.options.report_dir / "repros"
+            write_repros(results, opts.matrix(self.config).tolerances, file)
+        except OSError as error:
+            self.rescued = reportdir.write_failed(file, error, self._so_far().to_data())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.rescued:
@@ -215,10 +170,11 @@ class ResultsWriter:
         elif self.expected:
             folder = self.options.report_dir
             terminalreporter.write_line(
-                f"[harness] records: {self.options.results_file}  chart: {folder / 'matrix.md'}  "
+                f"[harness] records: {self.log.file} -> {self.options.results_file}  chart: {folder / 'matrix.md'}  "
                 f"repros: {folder / 'repros'}/"
             )
-        kept = [f"{self.reused} record(s) of {self.options.reuse} whose key is unchanged (--reuse)"] * bool(self.reused)
-        kept += [f"{self.resumed} record(s) of the resumed run (--resume)"] * bool(self.resumed)
-        if kept:
-            terminalreporter.write_line(f"[harness] not run, kept: {', '.join(kept)}")
+        kept, previous = opts.kept(self.config), opts.resumed(self.config)
+        resumed = len(previous.cells) if previous else 0
+        line = kept_line(len(kept) - resumed, resumed, self.options.reuse)
+        if line:
+            terminalreporter.write_line(line)

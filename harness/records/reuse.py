@@ -11,7 +11,6 @@ start, or no key)."""
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import importlib.util
 import json
@@ -19,23 +18,17 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.records.record import harness_digest
-from harness.spec import CellSpec
+from harness.records.environment import harness_digest
+from harness.records.record import Record
+from harness.records.results import Results
+from harness.spec import CellSpec, Status
 
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
 # never wrong, crash or timeout: those are re-measured every run. blind and graph_break are deterministic verdicts
-REUSABLE = ("pass", "graph_break", "blind", "error", "skip")
+REUSABLE = (Status.PASS, Status.GRAPH_BREAK, Status.BLIND, Status.ERROR, Status.SKIP)
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
-
-
-@functools.cache
-def device_name() -> str:
-    """The GPU the cells run on (the first visible one), or "cpu" where there is no CUDA device."""
-    import torch
-
-    return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
 
 
 def module_digest(module: str) -> str:
@@ -88,26 +81,25 @@ def cell_keys(matrix: Matrix, device: str) -> dict[str, str]:
     return {spec.id: cell_key(spec, matrix, shared, modules) for spec in matrix.cells}
 
 
-def reusable(record: dict[str, Any], key: str | None) -> bool:
+def reusable(record: Record, key: str | None) -> bool:
     """Whether ``record`` may stand for a cell whose key now is ``key``: same key, and a stable verdict."""
-    outcomes = record.get("outcomes") or [record["status"]]
     return (
         key is not None
-        and record.get("key") == key
-        and record["status"] in REUSABLE
-        and len(set(outcomes)) == 1
-        and not record.get("cuda_fault")
-        and record.get("error_type") not in NOT_A_VERDICT
+        and record.key == key
+        and record.status in REUSABLE
+        and not record.flaky
+        and not record.cuda_fault
+        and record.error_type not in NOT_A_VERDICT
     )
 
 
-def reused_records(data: dict[str, Any], file: Path | str, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """The records of ``data`` (a results file) that this run keeps: cells of ``keys`` whose key is unchanged,
-    each marked ``reused_from`` the run that measured it (a record reused again keeps its first source)."""
-    env = data["environment"]
+def reused_records(results: Results, file: Path | str, keys: dict[str, str]) -> dict[str, Record]:
+    """The records of ``results`` that this run keeps: cells of ``keys`` whose key is unchanged, each marked
+    ``reused_from`` the run that measured it (a record reused again keeps its first source)."""
+    env = results.environment
     source = {"timestamp": env.get("timestamp"), "commit": env.get("commit"), "file": str(file)}
     return {
-        record["id"]: {**record, "reused_from": record.get("reused_from") or source}
-        for record in data["cells"]
-        if reusable(record, keys.get(record["id"]))
+        record.id: record.replace(reused_from=record.reused_from or source)
+        for record in results.cells
+        if reusable(record, keys.get(record.id))
     }

@@ -1,31 +1,55 @@
 """Whether a run broke: it measured nothing for some cells because the harness itself failed (their cell
 processes could not start, or no cell of a device's paths could even be built). Such a run exits
-``EXIT_RUN_BROKE`` and its chart says so at the top."""
+``EXIT_RUN_BROKE`` and its chart says so at the top; so does the chart of a run in Triton's interpreter, with
+what such a run cannot measure."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from harness.records.record import Record
+from harness.records.results import Results
 from harness.report.marks import first_sentence
+from harness.spec import Stage, Status
 
 NOT_STARTED = "CellProcessFailed"  # the error type of a cell whose cell process did not start
+INTERPRETER_BANNER = [
+    "> ⚠️ **INTERPRETER RUN: TRITON_INTERPRET=1.** Every Triton kernel ran in Triton's CPU interpreter, "
+    "not compiled for a GPU: these verdicts say nothing about GPU code generation. What they measure: "
+    "whether each wrapping style's Python side (decorators, launch, op registration, tracing) works on "
+    "each path, with the kernels' numbers checked; an autotuned stack ran every config once and kept the "
+    "one the interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning).",
+    "",
+    "What the interpreter cannot measure, so what this run does not say:",
+    "",
+    "- **the docs' claims**: they are about GPU runs; this run is **not compared with them** (no "
+    '"Contradicts the docs" section, no ≠docs mark).',
+    '- **autotuned stacks**: every one fails at its first launch ("0 active drivers": the autotuner times '
+    "configs on a device).",
+    "- **compiled or exported kernels**: without a GPU, Dynamo does not recognise user kernels "
+    "(`has_triton()` is False), so compile, export and AOTInductor paths trace no Triton kernel; a triton_op is "
+    "decomposed into its Triton body and fails.",
+    "- **GPU behaviour**: CUDA graphs, memory faults, code generation, timing; bf16 products are computed wrong by "
+    "the interpreter (a bf16 cell wrong here says nothing of a style).",
+    "",
+]
 
 
-def run_broke(data: dict[str, Any]) -> str | None:
-    """One line saying why the run of ``data`` (a results file) broke, or None when it did not."""
-    cells = [cell for cell in data["cells"] if not cell.get("reused_from")]
-    failed = [cell for cell in cells if cell.get("error_type") == NOT_STARTED]
+def run_broke(results: Results) -> str | None:
+    """One line saying why the run of ``results`` broke, or None when it did not."""
+    cells = [cell for cell in results.cells if not cell.reused_from]
+    failed = [cell for cell in cells if cell.error_type == NOT_STARTED]
     if failed:
-        first = first_sentence(failed[0].get("error") or "")
+        first = first_sentence(failed[0].error or "")
         return f"{len(failed)} of {len(cells)} cell(s) measured nothing: their cell processes failed to start ({first})"
-    paths = data["environment"].get("paths")
-    devices: dict[str, list[dict[str, Any]]] = {}
+    paths = results.environment.get("paths")
+    devices: dict[str, list[Record]] = {}
     for cell in cells:
-        entry = paths.get(cell["path"]) if isinstance(paths, dict) else None
-        if isinstance(entry, dict) and entry.get("device") and cell["status"] != "skip":
+        entry: Any = paths.get(cell.path) if isinstance(paths, dict) else None
+        if isinstance(entry, dict) and entry.get("device") and cell.status != Status.SKIP:
             devices.setdefault(entry["device"], []).append(cell)
     for device, ran in devices.items():
-        if all(cell["status"] == "error" and cell.get("stage") == "build" for cell in ran):
-            first = first_sentence(ran[0].get("error") or "")
+        if all(cell.status == Status.ERROR and cell.stage == Stage.BUILD for cell in ran):
+            first = first_sentence(ran[0].error or "")
             return f"no cell of the {device} paths could be built ({len(ran)} error at build; first: {first})"
     return None

@@ -12,9 +12,10 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.records.record import read_results
+from harness.records.record import Record
+from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
-from harness.report.broken import run_broke
+from harness.report.broken import INTERPRETER_BANNER, run_broke
 from harness.report.marks import (
     BROKEN_PATH,
     CONTRADICTS,
@@ -25,36 +26,18 @@ from harness.report.marks import (
     REUSED,
     SUBSYSTEM,
     SYMBOLS,
-    attempts,
     escape,
-    failed,
-    is_flaky,
     is_subsystem,
     mark,
     note_text,
     prose,
-    reliable_pass,
     reused_legend,
     wrong_numbers,
 )
 from harness.report.meta import WRAPPERS, Docs, by_group, by_wrapper, goals, path_info, read_docs, style_info
-from harness.spec import FAILURES
+from harness.spec import FAILURES, CellId, Status
 
 __all__ = ["SYMBOLS", "contradictions", "escape", "render", "write_chart"]
-Record = dict[str, Any]
-INTERPRETER_LIMITS = [
-    "What the interpreter cannot measure, so what this run does not say:",
-    "",
-    "- **the docs' claims**: they are about GPU runs; this run is **not compared with them** (no "
-    '"Contradicts the docs" section, no ≠docs mark).',
-    '- **autotuned stacks**: every one fails at its first launch ("0 active drivers": the autotuner times '
-    "configs on a device).",
-    "- **compiled or exported kernels**: without a GPU, Dynamo does not recognise user kernels "
-    "(`has_triton()` is False), so compile, export and AOTInductor paths trace no Triton kernel; a triton_op is "
-    "decomposed into its Triton body and fails.",
-    "- **GPU behaviour**: CUDA graphs, memory faults, code generation, timing; bf16 products are computed wrong by "
-    "the interpreter (a bf16 cell wrong here says nothing of a style).",
-]
 
 
 def _axes(cells: Iterable[Record], expected: list[str]) -> tuple[list[str], list[str], list[str]]:
@@ -62,8 +45,7 @@ def _axes(cells: Iterable[Record], expected: list[str]) -> tuple[list[str], list
     cases: list[str] = []
     styles: list[str] = []
     paths: list[str] = []
-    parts = [cell_id.split("-") for cell_id in expected] + [[c["case"], c["style"], c["path"]] for c in cells]
-    for case, style, path in parts:
+    for case, style, path in [*map(CellId.parse, expected), *(c.cell_id for c in cells)]:
         for axis, value in ((cases, case), (styles, style), (paths, path)):
             if value not in axis:
                 axis.append(value)
@@ -80,14 +62,15 @@ class Notes:
         return self.numbers.setdefault(note_text(record), len(self.numbers) + 1)
 
 
-def render(data: dict[str, Any]) -> str:
-    env = data["environment"]
-    cells = {c["id"]: c for c in data["cells"]}
+def render(results: Results) -> str:
+    env = results.environment
+    cells = results.by_id()
     expected = env.get("expected_cells") or list(cells)
     cases, styles, paths = _axes(cells.values(), expected)
     info = style_info(env, styles)
     style_groups = by_wrapper(styles, info)
-    paths_meta, paths_given = path_info(env, paths)
+    paths_meta = path_info(env, paths)
+    derived = env.get("derived") or []  # what an older file lacked, filled in when read
     path_groups = by_group(paths, paths_meta)
     docs = read_docs(env.get("docs"))
     # the docs' claims are about GPU runs: an interpreter run is not compared with them
@@ -96,17 +79,8 @@ def render(data: dict[str, Any]) -> str:
 
     out = ["# Triton kernel wrapping styles × PyTorch paths: support chart", "", _stamp(env), ""]
     if env.get("triton_interpret"):
-        out += [
-            "> ⚠️ **INTERPRETER RUN: TRITON_INTERPRET=1.** Every Triton kernel ran in Triton's CPU interpreter, "
-            "not compiled for a GPU: these verdicts say nothing about GPU code generation. What they measure: "
-            "whether each wrapping style's Python side (decorators, launch, op registration, tracing) works on "
-            "each path, with the kernels' numbers checked; an autotuned stack ran every config once and kept the "
-            "one the interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning).",
-            "",
-            *INTERPRETER_LIMITS,
-            "",
-        ]
-    broke = run_broke(data)
+        out += INTERPRETER_BANNER
+    broke = run_broke(results)
     if broke:
         out += [f"> ❌ **THE RUN BROKE**: {escape(broke)}. These cells measured nothing of the styles.", ""]
     missing = [cell_id for cell_id in expected if cell_id not in cells]
@@ -116,10 +90,9 @@ def render(data: dict[str, Any]) -> str:
             + (f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""),
             "",
         ]
-    goal_map, goals_given = goals(env)
-    out += chart_goals.section(goal_map, goals_given, cells, cases, style_groups, note)
-    out += _legend(style_groups, info, path_groups, paths_meta, paths_given, reused_legend(list(cells.values())))
-    out += _shipped(cells.values())
+    out += chart_goals.section(goals(env), "goals" not in derived, cells, cases, style_groups, note)
+    out += _legend(style_groups, info, path_groups, paths_meta, "paths" not in derived, reused_legend(results.cells))
+    out += _shipped(results.cells)
     if contradicting:
         out += _contradiction_section(contradicting, docs, cells)
     out += [
@@ -133,22 +106,22 @@ def render(data: dict[str, Any]) -> str:
     for group, group_paths in path_groups:
         out += [*_caption(group, path_groups), _summary(cells, cases, style_groups, group_paths), ""]
     for case in cases:
-        broken = {p for p in paths if cells.get(f"{case}-control-{p}", {}).get("status") in FAILURES}
+        broken = {p for p in paths if _at(cells, case, "control", p) in FAILURES}
         out += [f"## {case}", ""]
         for group, group_paths in path_groups:
             rows = []
             for style in _rows(style_groups):
                 row = [style]
                 for path in group_paths:
-                    record = cells.get(f"{case}-{style}-{path}")
+                    record = cells.get(str(CellId(case, style, path)))
                     text = mark(record)
-                    if record is not None and not reliable_pass(record):
+                    if record is not None and not record.reliable_pass:
                         text += f" [{note(record)}]"
-                    if record is not None and path in broken and failed(record) and style != "control":
+                    if record is not None and path in broken and record.failed and style != "control":
                         text += BROKEN_PATH
-                    if record is not None and record["id"] in contradicting:
+                    if record is not None and record.id in contradicting:
                         text += f" {CONTRADICTS}"
-                    if record is not None and record.get("reused_from"):
+                    if record is not None and record.reused_from:
                         text += f" {REUSED}"
                     row.append(text)
                 rows.append(row)
@@ -192,7 +165,7 @@ def _legend(
             f"`{s}`" + (f" ({prose(str(info[s]['decorator']), 120)})" if info[s]["decorator"] else "") for s in styles
         )
         out.append(f"- **{wrapper}**" + (f" ({WRAPPERS[wrapper]})" if wrapper in WRAPPERS else "") + f": {names}")
-    source = "" if paths_given else " (built-in definitions: this results file has no environment.paths)"
+    source = "" if paths_given else " (from this harness's paths: this results file has no environment.paths)"
     out += ["", f"Paths, by group{source}:", ""]
     for group, paths in path_groups:
         out.append(f"- **{group}**")
@@ -200,9 +173,9 @@ def _legend(
     return [*out, ""]
 
 
-def _shipped(cells: Any) -> list[str]:
+def _shipped(cells: list[Record]) -> list[str]:
     """How each case's op as shipped is wrapped (the ``as_shipped`` rows), from its records' ``wrapped_as``."""
-    wrapped = {c["case"]: c["diagnostics"]["wrapped_as"] for c in cells if c.get("diagnostics", {}).get("wrapped_as")}
+    wrapped = {c.case: c.diagnostics["wrapped_as"] for c in cells if c.diagnostics.get("wrapped_as")}
     if not wrapped:
         return []
     return ["`as_shipped`, per case:", "", *(f"- `{case}`: {how}" for case, how in wrapped.items()), ""]
@@ -215,9 +188,9 @@ def contradictions(cells: list[Record], docs: Docs | dict[str, Any] | None) -> d
     docs = docs if isinstance(docs, Docs) else read_docs(docs)
     found = {}
     for cell in cells:
-        claim = docs.claims.get((cell["style"], cell["path"]))
-        if claim is not None and ((claim[0] and failed(cell)) or (not claim[0] and reliable_pass(cell))):
-            found[cell["id"]] = claim
+        claim = docs.claims.get((cell.style, cell.path))
+        if claim is not None and ((claim[0] and cell.failed) or (not claim[0] and cell.reliable_pass)):
+            found[cell.id] = claim
     return found
 
 
@@ -242,7 +215,7 @@ def _contradiction_section(found: dict[str, tuple[bool, str]], docs: Docs, cells
 def _status_word(record: Record) -> str:
     if is_subsystem(record):
         return "subsystem blind"
-    return ("flaky " if is_flaky(record) else "") + record["status"]
+    return ("flaky " if record.flaky else "") + record.status
 
 
 def _stamp(env: dict[str, Any]) -> str:
@@ -274,21 +247,26 @@ def _summary(
     for style in _rows(style_groups):
         row = [style]
         for path in paths:
-            records = [cells[k] for case in cases if (k := f"{case}-{style}-{path}") in cells]
-            ran = [r for r in records if r["status"] != "skip" or is_flaky(r)]
+            records = [cells[k] for case in cases if (k := str(CellId(case, style, path))) in cells]
+            ran = [r for r in records if r.ran]
             if not ran:
                 row.append(SYMBOLS["skip"] if records else MISSING)
                 continue
-            passed = sum(reliable_pass(r) for r in ran)
+            passed = sum(r.reliable_pass for r in ran)
             flags = [
                 (SYMBOLS["wrong"][0], any(wrong_numbers(r) for r in ran)),
                 (SUBSYSTEM, any(is_subsystem(r) for r in ran)),
-                (GRAPH_BREAK, any("graph_break" in attempts(r) for r in ran)),
-                (FLAKY, any(is_flaky(r) for r in ran)),
+                (GRAPH_BREAK, any(Status.GRAPH_BREAK in r.attempts for r in ran)),
+                (FLAKY, any(r.flaky for r in ran)),
             ]
             row.append(f"{passed}/{len(ran)}" + "".join(f" {flag}" for flag, on in flags if on))
         rows.append(row)
     return _table(rows, style_groups, paths)
+
+
+def _at(cells: dict[str, Record], case: str, style: str, path: str) -> Status | None:
+    record = cells.get(str(CellId(case, style, path)))
+    return record.status if record is not None else None
 
 
 def write_chart(results_file: Path | str, chart_file: Path | str) -> None:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
 from harness.errors import InputError
+from harness.records.record import Record
+from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
 from harness.report.history import label
-from harness.spec import FAILURES
+from harness.spec import FAILURES, Status
 
 # Each class, the heading it gets, and whether it fails the gate (always / only with --strict / never).
 CLASSES = {
@@ -43,29 +46,19 @@ class KnownFailure:
     link: str
 
 
-def pass_rate(record: dict[str, Any]) -> float | None:
-    """The share of a cell's attempts that passed (every attempt's status when it was re-run within its run;
-    else its one status); None for a skipped cell."""
-    attempts = [status for status in record.get("outcomes") or [record["status"]] if status != "skip"]
-    return sum(status == "pass" for status in attempts) / len(attempts) if attempts else None
-
-
-def outcome(record: dict[str, Any] | None) -> str:
+def outcome(record: Record | None) -> str:
     """A cell's status as the diff shows it: ``error (RuntimeError at trace)``, ``wrong 2/5 (Mismatch at
     compare)`` for a cell that failed on 2 of its 5 attempts."""
     if record is None:
         return "—"
-    status = record["status"]
-    attempts = record.get("outcomes") or []
-    if len(attempts) > 1:
-        status += f" {sum(attempt == record['status'] for attempt in attempts)}/{len(attempts)}"
-    if record["status"] in FAILURES:
-        detail = " at ".join(part for part in (record.get("error_type"), record.get("stage")) if part)
+    status = record.status + (f" {record.rate()}" if len(record.attempts) > 1 else "")
+    if record.status in FAILURES:
+        detail = " at ".join(part for part in (record.error_type, record.stage) if part)
         return f"{status} ({detail})" if detail else status
     return status
 
 
-def classify(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str | None:
+def classify(before: Record | None, after: Record | None) -> str | None:
     """The change class of one cell, by its measured pass rate (a cell re-run within its run has one), or
     None when nothing a user cares about changed. A cell that passed every time and now passes only
     sometimes is flaky; one that passed at least half the time and now never passes has regressed."""
@@ -73,7 +66,7 @@ def classify(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str
         return "missing"
     if before is None:
         return "new"
-    was, now = pass_rate(before), pass_rate(after)
+    was, now = before.pass_rate, after.pass_rate
     if now is None:
         return "skipped_now" if was is not None else None
     if was is None:
@@ -89,22 +82,20 @@ def classify(before: dict[str, Any] | None, after: dict[str, Any] | None) -> str
     return None
 
 
-def _how(record: dict[str, Any]) -> tuple[str, str | None, str | None]:
-    return record["status"], record.get("error_type"), record.get("stage")
+def _how(record: Record) -> tuple[str, str | None, str | None]:
+    return record.status, record.error_type, record.stage
 
 
-def diff(
-    baseline: dict[str, Any], current: dict[str, Any], known: dict[str, KnownFailure] | None = None
-) -> list[Change]:
+def diff(baseline: Results, current: Results, known: dict[str, KnownFailure] | None = None) -> list[Change]:
     """Every cell whose outcome changed, in baseline order then new cells; known failures applied."""
     known = known or {}
-    before = {cell["id"]: cell for cell in baseline["cells"]}
-    after = {cell["id"]: cell for cell in current["cells"]}
+    before, after = baseline.by_id(), current.by_id()
     changes = []
     for cell_id in [*before, *(c for c in after if c not in before)]:
         kind = classify(before.get(cell_id), after.get(cell_id))
         if cell_id in known:
-            if after.get(cell_id, {}).get("status") == "pass":
+            now = after.get(cell_id)
+            if now is not None and now.status == Status.PASS:
                 kind = "stale_known"
             elif kind == "regression":
                 kind = "known"
@@ -113,15 +104,15 @@ def diff(
     return changes
 
 
-def check_comparable(baseline: dict[str, Any], current: dict[str, Any], baseline_file: str, current_file: str) -> None:
+def check_comparable(baseline: Results, current: Results, baseline_file: str, current_file: str) -> None:
     """A gate that compares nothing must not pass: empty or all-skip runs, unrelated case sets, and a run under
     Triton's interpreter against one on the device are errors."""
-    if not any(cell["status"] != "skip" for cell in current["cells"]):
+    if not any(cell.status != Status.SKIP for cell in current.cells):
         raise InputError(current_file, "cells", "no cell ran (empty or all skip): nothing to gate")
-    if not any(cell["status"] != "skip" for cell in baseline["cells"]):
+    if not any(cell.status != Status.SKIP for cell in baseline.cells):
         raise InputError(baseline_file, "cells", "no cell ran (empty or all skip): nothing to gate against")
-    cases_before = {cell["case"] for cell in baseline["cells"]}
-    cases_now = {cell["case"] for cell in current["cells"]}
+    cases_before = {cell.case for cell in baseline.cells}
+    cases_now = {cell.case for cell in current.cells}
     if not cases_before & cases_now:
         raise InputError(
             baseline_file,
@@ -129,7 +120,7 @@ def check_comparable(baseline: dict[str, Any], current: dict[str, Any], baseline
             f"another case set ({', '.join(sorted(cases_before))}) "
             f"than the current run's ({', '.join(sorted(cases_now))})",
         )
-    was, now = (bool(run["environment"].get("triton_interpret")) for run in (baseline, current))
+    was, now = (bool(run.environment.get("triton_interpret")) for run in (baseline, current))
     if was != now:
         raise InputError(
             current_file,
@@ -175,8 +166,8 @@ def failing(changes: list[Change], strict: bool) -> list[Change]:
 
 def render(
     changes: list[Change],
-    baseline: dict[str, Any],
-    current: dict[str, Any],
+    baseline: Results,
+    current: Results,
     strict: bool,
     known: dict[str, KnownFailure] | None = None,
 ) -> str:
@@ -191,8 +182,8 @@ def render(
     out = [
         f"# Upgrade gate: {verdict}",
         "",
-        f"- baseline: {label(baseline['environment'])} · commit {baseline['environment'].get('commit')}",
-        f"- current: {label(current['environment'])} · commit {current['environment'].get('commit')}",
+        f"- baseline: {label(baseline.environment)} · commit {baseline.environment.get('commit')}",
+        f"- current: {label(current.environment)} · commit {current.environment.get('commit')}",
         f"- {counts}" + (" (strict)" if strict else ""),
         "",
     ]
@@ -214,3 +205,53 @@ def render(
 def _mark(text: str) -> str:
     status = text.split(" ")[0]
     return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)
+
+
+def rerun_regressions(changes: list, regressed: list[str], current: Results, args: argparse.Namespace) -> list:
+    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
+    in any re-run is flaky, not a regression."""
+    import dataclasses
+    import subprocess
+    import tempfile
+
+    from harness.cell.runner import device_name
+    from harness.records.results import read_results
+
+    here = device_name()
+    if current.environment.get("device") != here:
+        print(
+            f"note: not re-running regressions: {args.current} was measured on "
+            f"{current.environment.get('device')}, this machine is {here}",
+            file=sys.stderr,
+        )
+        return changes
+    passed: dict[str, int] = {}
+    for attempt in range(1, args.rerun + 1):
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "harness",
+                    "run",
+                    "--matrix",
+                    args.matrix,
+                    "--report-dir",
+                    out,
+                    *(f"{args.matrix}::{cell}" for cell in regressed),
+                    *(["--interpret"] if current.environment.get("triton_interpret") else []),
+                    "-q",
+                ],
+                check=False,
+                capture_output=True,
+            )
+            results = Path(out) / "results.json"
+            for cell in read_results(results).cells if results.exists() else []:
+                if cell.status == "pass":
+                    passed.setdefault(cell.id, attempt)
+    return [
+        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
+        if c.kind == "regression" and c.id in passed
+        else c
+        for c in changes
+    ]

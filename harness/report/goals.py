@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from tabulate import tabulate
 
-from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, attempts, mark, reliable_pass, wrong_numbers
-
-Record = dict[str, Any]
+from harness.records.record import Record
+from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrong_numbers
+from harness.spec import CellId, Status
 
 
 @dataclass
@@ -26,7 +25,7 @@ class Answer:
 
 def graph_break(record: Record | None) -> bool:
     """The cell passed on every attempt but its kernel ran outside the compiled graph."""
-    return record is not None and set(attempts(record)) == {"graph_break"}
+    return record is not None and set(record.attempts) == {Status.GRAPH_BREAK}
 
 
 def near_limit(cells: int) -> int:
@@ -47,7 +46,7 @@ def answer(
     breaks (right numbers, the kernel outside the compiled graph) is a near miss however many there are."""
 
     def failing(style: str) -> list[tuple[str, str]]:
-        return [(c, p) for p in paths for c in cases if not reliable_pass(cells.get(f"{c}-{style}-{p}"))]
+        return [(c, p) for p in paths for c in cases if not _passes(cells.get(str(CellId(c, style, p))))]
 
     passing, near = [], {}
     total = len(paths) * len(cases)
@@ -56,20 +55,23 @@ def answer(
         if not bad:
             passing.append(style)
         elif (len(bad) <= near_limit(total) and len(bad) < total) or all(
-            graph_break(cells.get(f"{c}-{style}-{p}")) for c, p in bad
+            graph_break(cells.get(str(CellId(c, style, p)))) for c, p in bad
         ):
             near[style] = bad
     broken = [cell for style in controls for cell in failing(style)]
     elsewhere = {
-        style: [(r["case"], r["path"]) for r in cells.values() if r["style"] == style and wrong_numbers(r)]
-        for style in passing
+        style: [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)] for style in passing
     }
     return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
 
 
+def _passes(record: Record | None) -> bool:
+    return record is not None and record.reliable_pass
+
+
 def measured(path: str, cells: dict[str, Record]) -> bool:
     """Some cell of the path ran (recorded, not skipped)."""
-    return any(r["path"] == path and r["status"] != "skip" for r in cells.values())
+    return any(r.path == path and r.status != "skip" for r in cells.values())
 
 
 def section(
@@ -114,7 +116,7 @@ def section(
         "most a third of the goal's cells, named as case (or case/path) with its mark and note; a style whose "
         f"kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a near miss. "
         "⚠️ after a style: it gives silently wrong numbers on the cells named, on other paths of the matrix."
-        + ("" if from_results else " Goals: the built-in list (this results file has no environment.goals).")
+        + ("" if from_results else " Goals: this checkout's matrix.toml (this results file has no environment.goals).")
     )
     if unmeasured:
         out += [
@@ -143,7 +145,7 @@ def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) ->
     def label(style: str, cell: tuple[str, str]) -> str:
         case, path = cell
         name = case if len(a.paths) == 1 else f"{case}/{path}"
-        record = cells.get(f"{case}-{style}-{path}")
+        record = cells.get(str(CellId(case, style, path)))
         return f"{name} {mark(record)}" + (f" [{note(record)}]" if record is not None else "")
 
     entries: dict[str, list[str]] = {}

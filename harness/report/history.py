@@ -6,6 +6,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.records.results import Results
 from harness.report.marks import FLAKY, MISSING, SUBSYSTEM, SYMBOLS, mark
 
 
@@ -18,19 +19,19 @@ def short(env: dict[str, Any]) -> str:
     return str(env.get("torch")).split("+")[0]
 
 
-def render(runs: list[dict[str, Any]]) -> str:
+def render(runs: list[Results]) -> str:
     """Runs in the order given (oldest first); every cell's mark in each (a subsystem that ignored the kernel
     and a flaky cell's rate as in the chart), cells whose mark changed first."""
     cells: dict[str, list[str | None]] = {}
     for index, run in enumerate(runs):
-        for cell in run["cells"]:
-            cells.setdefault(cell["id"], [None] * len(runs))[index] = mark(cell)
+        for cell in run.cells:
+            cells.setdefault(cell.id, [None] * len(runs))[index] = mark(cell)
     changed = {cell: marks for cell, marks in cells.items() if len(set(marks)) > 1}
-    headers = ["cell", *(label(run["environment"]) for run in runs)]
+    headers = ["cell", *(label(run.environment) for run in runs)]
     out = ["# Support history across torch/triton versions", ""]
     out += [
-        f"- {label(run['environment'])}: {len(run['cells'])} cells, commit {run['environment'].get('commit')}, "
-        f"{run['environment'].get('timestamp')}"
+        f"- {label(run.environment)}: {len(run.cells)} cells, commit {run.environment.get('commit')}, "
+        f"{run.environment.get('timestamp')}"
         for run in runs
     ]
     out += ["", f"## Cells whose status changed ({len(changed)})", ""]
@@ -55,5 +56,5 @@ def _symbol(cell_mark: str | None) -> str:
     return MISSING if cell_mark is None else cell_mark
 
 
-def _trend(runs: list[dict[str, Any]], marks: list[str | None]) -> str:
-    return " → ".join(f"{short(run['environment'])} {_symbol(m)}" for run, m in zip(runs, marks, strict=True))
+def _trend(runs: list[Results], marks: list[str | None]) -> str:
+    return " → ".join(f"{short(run.environment)} {_symbol(m)}" for run, m in zip(runs, marks, strict=True))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any
 
-from harness.spec import FAILURES
+from harness.records.record import Record
+from harness.spec import Status
 
 SUBSYSTEM = "🔇"  # status blind: only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
 GRAPH_BREAK = "✂️"  # status graph_break: right numbers, but the kernel ran outside the compiled graph
@@ -26,8 +26,6 @@ CONTRADICTS = "≠docs"
 MISSING = "·"
 REUSED = "♻"  # not run: the record was copied from an earlier run (--reuse) whose key for the cell is the same
 MAX_NOTE = 1000  # a first sentence longer than this (a tensor dump) is cut at a word
-# the subsystem check's message in results files written before status "blind" and error_type "SubsystemMismatch"
-OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
 # most severe first: the order a flaky cell's failing attempts are listed in
 SEVERITY = ("wrong", "blind", "crash", "timeout", "error", "graph_break", "skip")
 LEGEND = [
@@ -77,11 +75,11 @@ LEGEND = [
 ]
 
 
-def reused_legend(records: list[dict[str, Any]]) -> str | None:
+def reused_legend(records: list[Record]) -> str | None:
     """The legend's line for reused records, naming the run(s) they come from; None when there are none."""
     sources: dict[tuple[str, str], int] = {}
     for record in records:
-        source = record.get("reused_from")
+        source = record.reused_from
         if isinstance(source, dict):
             run = (str(source.get("timestamp")), str(source.get("commit")))
             sources[run] = sources.get(run, 0) + 1
@@ -114,77 +112,51 @@ def prose(text: str, limit: int = MAX_NOTE) -> str:
     return escape(flat, limit) if flat.count("`") % 2 else escape(flat.replace("`", "\0"), limit).replace("\0", "`")
 
 
-def attempts(record: dict[str, Any]) -> list[str]:
-    """The statuses of every attempt of the cell: ``outcomes`` when it was re-run, else its one status."""
-    outcomes = record.get("outcomes")
-    return [str(o) for o in outcomes] if isinstance(outcomes, list) and outcomes else [record["status"]]
+def is_subsystem(record: Record) -> bool:
+    """A PyTorch subsystem ignored the kernel (status ``blind``; an older file's ``wrong`` with
+    ``SubsystemMismatch`` is upgraded to it when read): not wrong numbers."""
+    return Status.BLIND in record.attempts
 
 
-def is_flaky(record: dict[str, Any]) -> bool:
-    return len(set(attempts(record))) > 1
-
-
-def is_subsystem(record: dict[str, Any]) -> bool:
-    """A PyTorch subsystem ignored the kernel (not wrong numbers): status ``blind``, or an older file's ``wrong``
-    with ``SubsystemMismatch`` or a ``Mismatch`` whose message is the FlopCounterMode check's."""
-    if "blind" in attempts(record):
-        return True
-    if record["status"] != "wrong" and "wrong" not in attempts(record):
-        return False
-    if record.get("error_type") == "SubsystemMismatch":
-        return True
-    return record.get("error_type") == "Mismatch" and (record.get("error") or "").startswith(OLD_SUBSYSTEM_TEXT)
-
-
-def wrong_numbers(record: dict[str, Any]) -> bool:
+def wrong_numbers(record: Record) -> bool:
     """Silently wrong outputs or gradients, on any attempt."""
-    return "wrong" in attempts(record) and not is_subsystem(record)
+    return Status.WRONG in record.attempts and not is_subsystem(record)
 
 
-def reliable_pass(record: dict[str, Any] | None) -> bool:
-    """Passed on every attempt: what a goal's answer needs."""
-    return record is not None and set(attempts(record)) == {"pass"}
+def symbol(status: str, record: Record) -> str:
+    return SUBSYSTEM if status in (Status.WRONG, Status.BLIND) and is_subsystem(record) else SYMBOLS[status]
 
 
-def failed(record: dict[str, Any]) -> bool:
-    """Failed on some attempt (a flaky cell counts)."""
-    return any(status in FAILURES for status in attempts(record))
-
-
-def symbol(status: str, record: dict[str, Any]) -> str:
-    return SUBSYSTEM if status in ("wrong", "blind") and is_subsystem(record) else SYMBOLS[status]
-
-
-def mark(record: dict[str, Any] | None) -> str:
+def mark(record: Record | None) -> str:
     """The cell's mark without its note number: ``✅``, ``❌``, ``🔇``, ``❗WRONG 2/5 🎲``."""
     if record is None:
         return MISSING
-    runs = attempts(record)
+    runs = record.attempts
     if len(runs) == 1:
-        return symbol(record["status"], record)
+        return symbol(record.status, record)
     bad = [status for status in SEVERITY if status in runs]
     if not bad:
-        return f"{SYMBOLS['pass']} {len(runs)}/{len(runs)}"
-    rates = ", ".join(f"{symbol(status, record)} {runs.count(status)}/{len(runs)}" for status in bad)
-    return rates + (f" {FLAKY}" if is_flaky(record) else "")
+        return f"{SYMBOLS['pass']} {record.rate(Status.PASS)}"
+    rates = ", ".join(f"{symbol(status, record)} {record.rate(Status(status))}" for status in bad)
+    return rates + (f" {FLAKY}" if record.flaky else "")
 
 
-def note_text(record: dict[str, Any]) -> str:
+def note_text(record: Record) -> str:
     """A footnote: status, stage, error type and the error's whole first sentence (for an error without a
     message, where the traceback says it was raised); a skip's reason."""
-    if record["status"] == "skip" and not is_flaky(record):
-        return f"skip: {record.get('reason') or ''}"
-    runs = f" (attempts: {', '.join(attempts(record))})" if is_flaky(record) else ""
-    if record["status"] == "pass":  # a flaky cell whose first attempt passed: its record holds no error
+    if record.status == Status.SKIP and not record.flaky:
+        return f"skip: {record.reason or ''}"
+    runs = f" (attempts: {', '.join(record.attempts)})" if record.flaky else ""
+    if record.status == Status.PASS:  # a flaky cell whose first attempt passed: its record holds no error
         return f"flaky{runs}"
-    if record["status"] == "graph_break":
-        return f"graph break: {record.get('reason') or ''}{runs}"
-    stage = f" at {record['stage']}" if record.get("stage") else ""
-    kind = "subsystem blind" if is_subsystem(record) else record["status"]
-    head = f"{kind}{stage}: {record.get('error_type') or ''}: "
-    sentence = first_sentence(record.get("error") or "")
+    if record.status == Status.GRAPH_BREAK:
+        return f"graph break: {record.reason or ''}{runs}"
+    stage = f" at {record.stage}" if record.stage else ""
+    kind = "subsystem blind" if is_subsystem(record) else record.status
+    head = f"{kind}{stage}: {record.error_type or ''}: "
+    sentence = first_sentence(record.error or "")
     if not _message(sentence):
-        sentence = " ".join(part for part in (sentence, "(no message)", raised_at(record.get("traceback"))) if part)
+        sentence = " ".join(part for part in (sentence, "(no message)", raised_at(record.traceback)) if part)
     return head + sentence + runs
 
 

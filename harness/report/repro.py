@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.records.record import summary
+from harness.records.record import Record
+from harness.records.results import Results
+from harness.report.source_code import bound_names, used_imports, used_names, without_registry
 from harness.spec import FAILURES
 
 # The harness modules a cell's code comes from, in the order their definitions are emitted.
@@ -39,7 +41,6 @@ SOURCES = (
     "harness.cell.paths.training",
     "harness.cell.paths.subsystems",
 )
-REGISTRY_DECORATORS = {"decorator", "wrapper", "path"}
 BY_VALUE = {"SERVER_SOURCE"}  # emitted as the value computed at import (the standalone server's code, as text)
 # defined before the case module, which builds its CASE with them (Case checks its arg_types against ARG_TYPES)
 CASE_NAMES = ("Tensor", "OPTIONAL_TENSOR", "ARG_TYPES", "Case", "OpModule")
@@ -53,46 +54,46 @@ MAX_NAME = 80
 INTERPRETER_PRELUDE = 'import os\n\nos.environ["TRITON_INTERPRET"] = "1"  # measured in Triton\'s CPU interpreter\n'
 
 
-def failure_signature(record: dict[str, Any]) -> str:
+def failure_signature(record: Record) -> str:
     """How a cell failed, with what is specific to its case set aside: status, stage, error type and the
     message's first line with op names, addresses, numbers and the cell's own ids replaced."""
-    lines = (record.get("error") or "").strip().splitlines()
+    lines = (record.error or "").strip().splitlines()
     message = lines[0] if lines else ""
-    for name in (record["case"], record["style"], record["path"]):
+    for name in (record.case, record.style, record.path):
         message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
     for pattern, replacement in SPECIFIC:
         message = pattern.sub(replacement, message)
-    return " | ".join(str(part) for part in (record["status"], record.get("stage"), record.get("error_type"), message))
+    return " | ".join(str(part) for part in (record.status, record.stage, record.error_type, message))
 
 
 def write_repros(
-    results: dict[str, Any], tolerances: dict[str, Any], out_dir: Path, cells: list[str] | None = None
+    results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str] | None = None
 ) -> list[Path]:
     """Into ``out_dir`` (emptied of older scripts first): for the ``cells`` named, one script each; else one
     script per distinct failure of ``results``, named after the failure and listing every cell it stands for."""
-    records = {record["id"]: record for record in results["cells"]}
-    unknown = [cell for cell in cells or [] if cell not in records or not records[cell].get("module")]
+    records = results.by_id()
+    unknown = [cell for cell in cells or [] if cell not in records or not records[cell].module]
     if unknown:
         raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
     if cells:
         groups = {cell: [records[cell]] for cell in cells}
     else:
         groups = {}
-        for record in results["cells"]:
-            if record["status"] in FAILURES and record.get("module"):
+        for record in results.cells:
+            if record.status in FAILURES and record.module:
                 groups.setdefault(failure_signature(record), []).append(record)
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.py"):
         old.unlink()
     written: list[Path] = []
     for key, group in groups.items():
-        name = group[0]["id"] if cells else _file_name(key)
+        name = group[0].id if cells else _file_name(key)
         target = out_dir / f"{name}.py"
         for n in range(2, len(groups) + 2):
             if target not in written:
                 break
             target = out_dir / f"{name}-{n}.py"
-        target.write_text(repro_source(group[0], results["environment"], tolerances, [r["id"] for r in group[1:]]))
+        target.write_text(repro_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
         written.append(target)
     return written
 
@@ -104,34 +105,32 @@ def _file_name(signature: str) -> str:
     return name or "failure"
 
 
-def repro_source(
-    record: dict[str, Any], env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
-) -> str:
-    """The script for one record (``record["module"]`` names the case's module); ``also``: the other cells
+def repro_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None) -> str:
+    """The script for one record (``record.module`` names the case's module); ``also``: the other cells
     that failed the same way, listed in its docstring."""
     from harness.case import load_case
     from harness.kernel.compare import dtype_name
 
-    case = load_case(record["module"], record["case"])
+    case = load_case(str(record.module), record.case)
     tolerance = tolerances[dtype_name(case.dtype)]
-    example = (record.get("diagnostics") or {}).get("example") or {"size": case.sizes[0], "seed": 0}
+    example = record.diagnostics.get("example") or {"size": case.sizes[0], "seed": 0}
     interpreted = bool(env.get("triton_interpret"))  # measured in Triton's CPU interpreter: CUDA paths on CPU
-    device = "cpu" if record["path"].startswith("cpu_") or interpreted else "cuda"
-    build, style_functions = _style_call(record["style"], case)
-    definitions, imports = _harness_code(["Cell", "Tolerance", *style_functions, record["path"]])
-    header = f'''"""Reproducer for {record["id"]}, written by the compatibility-matrix harness.
+    device = "cpu" if record.path.startswith("cpu_") or interpreted else "cuda"
+    build, style_functions = _style_call(record.style, case)
+    definitions, imports = _harness_code(["Cell", "Tolerance", *style_functions, record.path])
+    header = f'''"""Reproducer for {record.id}, written by the compatibility-matrix harness.
 
-Recorded: {summary(record)}{_also(also)}
+Recorded: {record.summary}{_also(also)}
 Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")},
 harness commit {env.get("commit")}.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
-"no failure" once it is fixed. Needs only torch and triton: the kernel's module ({record["module"]}) and the
-harness code the cell ran (style {record["style"]!r}, path {record["path"]!r}) are inlined below.
+"no failure" once it is fixed. Needs only torch and triton: the kernel's module ({record.module}) and the
+harness code the cell ran (style {record.style!r}, path {record.path!r}) are inlined below.
 """
 '''
     main = f"""
-STYLE, PATH, DEVICE = {record["style"]!r}, {record["path"]!r}, {device!r}
+STYLE, PATH, DEVICE = {record.style!r}, {record.path!r}, {device!r}
 SIZE, SEED = {example["size"]!r}, {example["seed"]!r}  # the input the cell failed on
 
 
@@ -148,14 +147,14 @@ def main() -> None:
     cell.example = (SIZE, SEED)
     torch.manual_seed(0)
     cell.wrapped = {build}
-    {record["path"]}(cell)
+    {record.path}(cell)
     print(f"no failure: {{CASE.id}}-{{STYLE}}-{{PATH}} passes here")
 
 
 if __name__ == "__main__":
     main()
 """
-    case_code = _case_module_code(record["module"], record["case"])
+    case_code = _case_module_code(str(record.module), record.case)
     case_definitions = [code for name, code in definitions if name in CASE_NAMES]
     other_definitions = [code for name, code in definitions if name not in CASE_NAMES]
     body = "\n".join([*(code for _, code in definitions), case_code, main])
@@ -163,10 +162,10 @@ if __name__ == "__main__":
         header,
         "from __future__ import annotations\n",
         INTERPRETER_PRELUDE if interpreted else "",
-        "\n".join(_used_imports(imports, _used_names(ast.parse(body)) | {"torch", "triton"})),
+        "\n".join(used_imports(imports, used_names(ast.parse(body)) | {"torch", "triton"})),
         "\n# ---- harness.case: the case's container ----\n",
         "\n\n".join(case_definitions),
-        f"\n# ---- {record['module']}: the case, inlined ----\n",
+        f"\n# ---- {record.module}: the case, inlined ----\n",
         case_code,
         "\n# ---- the harness code the cell ran ----\n",
         "\n\n".join(other_definitions),
@@ -176,9 +175,7 @@ if __name__ == "__main__":
 
 
 def _also(cells: list[str] | None) -> str:
-    if not cells:
-        return ""
-    return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "."
+    return f"\nThe same failure ({len(cells)} more cell(s)): " + ", ".join(cells) + "." if cells else ""
 
 
 def _style_call(style: str, case: Any) -> tuple[str, list[str]]:
@@ -214,12 +211,12 @@ def _harness_definitions() -> tuple[Definitions, dict[str, frozenset[str]]]:
                 if not (isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__"))):
                     imports.add(ast.unparse(node))
                 continue
-            for name in _bound_names(node):
+            for name in bound_names(node):
                 order += 1
                 if name in BY_VALUE:
                     definitions[name] = (order, f"{name} = {getattr(module, name)!r}", set(), module_name)
                 else:
-                    definitions[name] = (order, _source_without_registry(source, node), _used_names(node), module_name)
+                    definitions[name] = (order, without_registry(source, node), used_names(node), module_name)
         imports_of[module_name] = frozenset(imports)
     return definitions, imports_of
 
@@ -246,53 +243,6 @@ def _harness_code(roots: list[str]) -> tuple[list[tuple[str, str]], set[str]]:
             code.append((name, source))
     imports = set().union(*(imports_of[definitions[name][3]] for name in needed))
     return code, imports | {"from pathlib import Path", "import torch"}
-
-
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, ast.FunctionDef | ast.ClassDef):
-        return [node.name]
-    if isinstance(node, ast.Assign):
-        return [target.id for target in node.targets if isinstance(target, ast.Name)]
-    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-        return [node.target.id]
-    return []
-
-
-def _used_names(node: ast.AST) -> set[str]:
-    """Names a definition uses (its ``@style`` / ``@path`` registration aside)."""
-    registrations = {
-        id(decorator)
-        for child in ast.walk(node)
-        for decorator in getattr(child, "decorator_list", [])
-        if isinstance(decorator, ast.Name) and decorator.id in REGISTRY_DECORATORS
-    }
-    return {child.id for child in ast.walk(node) if isinstance(child, ast.Name) and id(child) not in registrations}
-
-
-def _used_imports(statements: set[str], used: set[str]) -> list[str]:
-    """The import statements, merged per module and cut down to the names the script uses."""
-    plain: set[str] = set()
-    names_from: dict[str, set[str]] = {}
-    for statement in statements:
-        node = ast.parse(statement).body[0]
-        for alias in node.names:  # type: ignore[attr-defined]
-            bound = alias.asname or alias.name.split(".")[0]
-            if bound not in used:
-                continue
-            if isinstance(node, ast.ImportFrom):
-                names_from.setdefault(node.module or "", set()).add(ast.unparse(alias))
-            else:
-                plain.add(f"import {ast.unparse(alias)}")
-    froms = [f"from {module} import {', '.join(sorted(names))}" for module, names in names_from.items()]
-    return sorted(plain) + sorted(froms)
-
-
-def _source_without_registry(source: str, node: ast.stmt) -> str:
-    """The definition's source, minus the ``@style`` / ``@path`` registration (the repro calls it directly)."""
-    decorators = getattr(node, "decorator_list", [])
-    kept = [d for d in decorators if not (isinstance(d, ast.Name) and d.id in REGISTRY_DECORATORS)]
-    body = ast.get_source_segment(source, node) or ""
-    return "".join(f"@{ast.get_source_segment(source, d)}\n" for d in kept) + body
 
 
 def _case_module_code(module_name: str, case_id: str) -> str:

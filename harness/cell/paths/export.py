@@ -145,7 +145,7 @@ def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, 
     """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
     of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
     case = cell.case
-    low, high = case.size_bounds or (1, 2 * max(case.sizes))
+    low, high = case.bounds
     size = torch.export.Dim("size", min=low, max=high)
     dims = case.dynamic_dims
     if dims is None:
@@ -160,7 +160,7 @@ def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
     case's other sizes, topped up with sizes next to the traced one, all within ``size_bounds``."""
     case = cell.case
     traced = cell.example[0] if cell.example else case.sizes[0]
-    low, high = case.size_bounds or (1, 2 * max(case.sizes))
+    low, high = case.bounds
     others = [size for size in dict.fromkeys(case.sizes) if size != traced and low <= size <= high]
     for size in (traced + 1, traced - 1, high, low):
         if len(others) < 2 and size != traced and size not in others and low <= size <= high:

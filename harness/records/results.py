@@ -1,0 +1,172 @@
+"""A run's results: its environment stamp and one ``Record`` per cell; results.json written and read (checked,
+and an older file upgraded once, by its ``schema``), shards merged."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import InputError
+from harness.records import validate
+from harness.records.record import Record
+from harness.records.upgrade import upgrade
+from harness.spec import STATUSES, CellId, Stage
+
+SCHEMA = 2  # 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
+
+
+@dataclass
+class Results:
+    environment: dict[str, Any]
+    cells: list[Record]
+    from_log: bool = False  # read from a run's records.jsonl (results.json not written yet, or older)
+
+    def by_id(self) -> dict[str, Record]:
+        return {record.id: record for record in self.cells}
+
+    def to_data(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "environment": self.environment, "cells": [r.to_dict() for r in self.cells]}
+
+
+def write_results(file: Path, results: Results) -> None:
+    """Write atomically: a reader (or a killed run) sees the old file or the new one, never half of one."""
+    file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_name(file.name + ".tmp")
+    tmp.write_text(json.dumps(results.to_data(), indent=1, default=repr) + "\n")
+    os.replace(tmp, file)
+
+
+def read_results(file: Path | str) -> Results:
+    """Load and check a results file (a run's records.jsonl beside it when that is newer: the run was killed
+    before it wrote results.json); ``InputError`` names the file and the key that is wrong."""
+    from harness.records.log import LOG_NAME, read_log
+
+    file = Path(file)
+    log = file.with_name(LOG_NAME)
+    if file.suffix == ".jsonl" or (log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime)):
+        return read_log(log if file.suffix != ".jsonl" else file)
+    try:
+        data = json.loads(file.read_text())
+    except FileNotFoundError:
+        raise InputError(file, "(file)", "no such file") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(json)", f"not valid JSON ({error})") from None
+    return load(data, file)
+
+
+def load(data: Any, file: Path | str) -> Results:
+    """The typed results of a results file's JSON ``data``; a schema 1 file is upgraded first."""
+    if not isinstance(data, dict):
+        raise InputError(file, "(top)", "expected an object with 'environment' and 'cells'")
+    if data.get("schema") not in (1, SCHEMA):
+        raise InputError(file, "schema", f"expected 1 or {SCHEMA}, got {data.get('schema')!r}")
+    if not isinstance(data.get("environment"), dict):
+        raise InputError(file, "environment", "expected an object")
+    if not isinstance(data.get("cells"), list):
+        raise InputError(file, "cells", "expected a list of records")
+    validate.check_environment(Path(file), data["environment"])
+    if data["schema"] == 1:
+        data = upgrade(data)
+    seen: set[str] = set()
+    cells = []
+    for index, cell in enumerate(data["cells"]):
+        record = check_record(cell, file, f"cells[{index}]")
+        if record.id in seen:
+            raise InputError(file, f"cells[{index}].id", f"duplicate cell {record.id!r}")
+        seen.add(record.id)
+        cells.append(record)
+    return Results(data["environment"], cells)
+
+
+def check_record(cell: Any, file: Path | str, key: str) -> Record:
+    """One record's JSON object, checked: ``InputError`` names ``key`` and the field that is wrong."""
+    if not isinstance(cell, dict):
+        raise InputError(file, key, "expected a record object")
+    for name in ("id", "case", "style", "path", "status"):
+        if not isinstance(cell.get(name), str):
+            raise InputError(file, f"{key}.{name}", "missing or not a string")
+    validate.check_record(Path(file), key, cell)
+    for name, values in (("status", STATUSES), ("stage", tuple(Stage))):
+        if cell.get(name) is not None and cell[name] not in values:
+            raise InputError(file, f"{key}.{name}", f"unknown {name} {cell[name]!r}")
+    outcomes = cell.get("outcomes")
+    if outcomes is not None and not (isinstance(outcomes, list) and all(o in STATUSES for o in outcomes)):
+        raise InputError(file, f"{key}.outcomes", f"expected a list of statuses, got {outcomes!r}")
+    if cell["id"] != str(CellId(cell["case"], cell["style"], cell["path"])):
+        raise InputError(file, f"{key}.id", f"{cell['id']!r} is not its case-style-path")
+    return Record.from_dict(cell)
+
+
+def memory_by_process(cells: list[Record]) -> dict[str, Any]:
+    """Per cell process (pid): cells run, host RSS after its first and last cell, its peaks (host, GPU), and
+    the RSS growth per cell from a least-squares line over the series: growth shows as a positive slope."""
+    series: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for cell in cells:
+        if "pid" in cell.diagnostics and "rss_mb" in cell.diagnostics:
+            series.setdefault(cell.diagnostics["pid"], []).append((cell.diagnostics["nth"], cell.diagnostics))
+    processes = {}
+    for pid, points in series.items():
+        points.sort(key=lambda point: point[0])
+        xs = [float(n) for n, _ in points]
+        ys = [float(d["rss_mb"]) for _, d in points]
+        mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+        spread = sum((x - mean_x) ** 2 for x in xs)
+        slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
+        processes[str(pid)] = {
+            "cells": len(points),
+            "gpu": points[0][1].get("gpu"),
+            "rss_first_mb": ys[0],
+            "rss_last_mb": ys[-1],
+            "peak_rss_mb": max(float(d.get("peak_rss_mb", 0)) for _, d in points),
+            "gpu_peak_mb": max(float(d.get("gpu_peak_mb", 0)) for _, d in points),
+            "rss_mb_per_cell": round(slope, 2),
+        }
+    return processes
+
+
+def merge(runs: list[tuple[str, Results]]) -> Results:
+    """One results file from shards of one matrix run on machines alike (same torch, triton, device)."""
+    first_file, first = runs[0]
+    env = dict(first.environment)
+    cells: dict[str, Record] = {}
+    # --shard I/N deals cell k to share k mod N: dealing the shares' lists back restores the matrix order
+    runs = sorted(runs, key=lambda run: str(run[1].environment.get("shard") or ""))
+    lists = [results.environment.get("expected_cells", []) for _, results in runs]
+    expected = [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+    for file, results in runs:
+        other = results.environment
+        for key in ("torch", "triton", "device"):
+            if other.get(key) != env.get(key):
+                raise InputError(
+                    file, f"environment.{key}", f"{other.get(key)!r}, but {first_file} has {env.get(key)!r}"
+                )
+        if bool(other.get("triton_interpret")) != bool(env.get("triton_interpret")):
+            raise InputError(
+                file,
+                "environment.triton_interpret",
+                f"{bool(other.get('triton_interpret'))}, but {first_file} has {bool(env.get('triton_interpret'))}: "
+                "a run in Triton's interpreter (--interpret) and one on the device do not merge",
+            )
+        for index, cell in enumerate(results.cells):
+            if cell.id in cells:
+                raise InputError(file, f"cells[{index}].id", f"{cell.id!r} is in another shard too")
+            cells[cell.id] = cell
+    environments = [results.environment for _, results in runs]
+    env.update(
+        expected_cells=expected,
+        complete=all(e.get("complete") for e in environments) and all(cell in cells for cell in expected),
+        wall_seconds=max(e.get("wall_seconds") or 0 for e in environments),
+        workers=sum(e.get("workers") or 0 for e in environments),
+        shards=len(runs),
+        hosts=sorted({str(e.get("host")) for e in environments}),
+    )
+    return Results(env, ordered(cells.values(), expected))
+
+
+def ordered(cells: Any, expected: list[str]) -> list[Record]:
+    """``cells`` in the order of ``expected`` (cell ids), cells not in it last."""
+    order = {cell: index for index, cell in enumerate(expected)}
+    return sorted(cells, key=lambda record: order.get(record.id, len(order)))

@@ -1,0 +1,91 @@
+"""Reading an older results file: a schema 1 file upgraded once, when read, so that nothing downstream needs a
+fallback. What such a file may lack is derived from the live registries and matrix.toml (never from a copy of
+them): each style's decorator and wrapper, each path's group and definition, the goals; its older docs shape and
+its older wording of a subsystem that ignored the kernel (a ``wrong``) becomes today's (``blind``)."""
+
+from __future__ import annotations
+
+import tomllib
+from typing import Any
+
+from harness.records.environment import ROOT
+from harness.spec import CellId
+
+# the subsystem check's message before error_type "SubsystemMismatch" existed
+OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
+OLD_DOCS_SOURCE = "docs"  # the one unnamed source of the older docs shape
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A schema 1 file's JSON as schema 2 (shape already checked: an object with environment and cells)."""
+    env = dict(data["environment"])
+    cells = [_cell(cell) if isinstance(cell, dict) else cell for cell in data["cells"]]
+    ids = [CellId.parse(cell) for cell in env.get("expected_cells") or [] if str(cell).count("-") == 2]
+    expected = {"styles": [cell.style for cell in ids], "paths": [cell.path for cell in ids]}
+    derived = [key for key in ("styles", "paths", "goals") if not (isinstance(env.get(key), dict) and env[key])]
+    for key, entries in (("styles", style_entries), ("paths", path_entries)):
+        given = env[key] if isinstance(env.get(key), dict) else {}
+        named = dict.fromkeys([*(cell.get(key[:-1]) for cell in cells if isinstance(cell, dict)), *expected[key]])
+        missing = [name for name in named if isinstance(name, str) and not isinstance(given.get(name), dict)]
+        env[key] = {**entries(missing), **given}
+    if "goals" in derived:
+        env["goals"] = matrix_goals()
+    if isinstance(env.get("docs"), dict) and not {"claims", "sources"} & set(env["docs"]):
+        env["docs"] = _docs(env["docs"])
+    env["derived"] = derived  # the chart says so
+    return {**data, "schema": 2, "environment": env, "cells": cells}
+
+
+def _cell(cell: dict[str, Any]) -> dict[str, Any]:
+    """A subsystem that ignored the kernel was a ``wrong`` (``SubsystemMismatch``, or earlier a ``Mismatch`` with
+    the FlopCounterMode check's message): today it is status ``blind``."""
+    if cell.get("error_type") == "Mismatch" and str(cell.get("error") or "").startswith(OLD_SUBSYSTEM_TEXT):
+        cell = {**cell, "error_type": "SubsystemMismatch"}
+    if cell.get("error_type") != "SubsystemMismatch":
+        return cell
+    cell = {**cell, "status": "blind" if cell.get("status") == "wrong" else cell.get("status")}
+    if isinstance(cell.get("outcomes"), list):
+        cell["outcomes"] = ["blind" if status == "wrong" else status for status in cell["outcomes"]]
+    return cell
+
+
+def style_entries(styles: list[str]) -> dict[str, dict[str, str | None]]:
+    """style -> {"decorator", "wrapper"} from the live registry (a style it lacks: wrapper "other")."""
+    from harness.kernel.styles import KNOWN_STYLES
+
+    axes = {style: KNOWN_STYLES.get(style, (None, "other")) for style in styles}
+    return {style: {"decorator": decorator, "wrapper": wrapper} for style, (decorator, wrapper) in axes.items()}
+
+
+def path_entries(paths: list[str]) -> dict[str, dict[str, str]]:
+    """path -> {"group", "doc"} from the live registry: its group, its function's docstring's first sentence."""
+    from harness.cell.paths import PATH_GROUPS, PATHS
+
+    def first_sentence(function: Any) -> str:
+        return " ".join((function.__doc__ or "").split()).split(". ")[0].rstrip(".")
+
+    return {
+        path: {"group": PATH_GROUPS[path], "doc": first_sentence(PATHS[path])} if path in PATHS else {}
+        for path in paths
+    }
+
+
+def matrix_goals() -> dict[str, list[str]]:
+    """The goals of the repository's matrix.toml ({} when it has none)."""
+    try:
+        goals = tomllib.loads((ROOT / "matrix.toml").read_text()).get("goals", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return {str(goal): list(paths) for goal, paths in goals.items() if isinstance(paths, list)}
+
+
+def _docs(docs: dict[str, Any]) -> dict[str, Any]:
+    """The older {"source": text, "expect": {style: {path: bool}}} as {"sources", "claims"}."""
+    return {
+        "sources": {OLD_DOCS_SOURCE: str(docs["source"])} if docs.get("source") else {},
+        "claims": {
+            style: {path: {"supported": supported, "source": OLD_DOCS_SOURCE} for path, supported in by_path.items()}
+            for style, by_path in (docs.get("expect") or {}).items()
+            if isinstance(by_path, dict)
+        },
+    }
