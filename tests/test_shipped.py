@@ -224,3 +224,24 @@ def test_load_check_takes_a_backward_beside_an_integer_output():
     wrong = Case(**{**vars(case), "backward": lambda inputs, out, grad: (torch.zeros_like(inputs[0]),)})
     with pytest.raises(Exception, match="backward: gradient of x differs from autograd of the reference"):
         check_case(wrong, Tolerance(1e-5, 1e-5))
+
+
+def test_the_launch_observer_reads_the_name_and_never_breaks_a_launch():
+    """Triton hands the launch hook lazy metadata; evaluating it runs the kernel's ``launch_metadata``
+    function, which is None for a kernel launched from Dynamo's graph-broken frame (on the H200 every
+    autotune-over-heuristics launcher on ``dynamic`` raised TypeError inside Triton's launch, charged to the
+    style). The observer takes the name without evaluating it."""
+    from triton import knobs
+    from triton.compiler.compiler import LazyDict
+
+    from harness.kernel.launches import observed_launches
+
+    metadata = LazyDict({"name": "add_kernel", "function": None, "stream": 0})
+    metadata.add(None, ())  # what Triton left for that launch: metadata.get() raises
+    with pytest.raises(TypeError):
+        metadata.get()
+    metadata = LazyDict({"name": "add_kernel", "function": None, "stream": 0})
+    metadata.add(None, ())
+    with observed_launches() as launched:
+        knobs.runtime.launch_enter_hook(metadata)
+    assert launched == {"add_kernel"}

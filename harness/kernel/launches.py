@@ -52,7 +52,12 @@ def observed_launches() -> Iterator[set[str]]:
         return run
 
     def hook(metadata: Any) -> None:
-        name = metadata.get().get("name") if hasattr(metadata, "get") else None
+        """Reads the name only: evaluating the lazy metadata (``metadata.get()``) runs the kernel's
+        ``launch_metadata`` function, which Triton leaves None for a kernel launched from Dynamo's graph-broken
+        frame (every autotune-over-heuristics launcher on ``dynamic`` then raised inside Triton's launch). An
+        observer never breaks the launch it observes."""
+        data = getattr(metadata, "data", None)
+        name = data.get("name") if isinstance(data, dict) else None
         if name:
             launched.add(name)
 
