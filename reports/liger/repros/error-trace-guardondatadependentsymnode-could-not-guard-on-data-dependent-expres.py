@@ -1,13 +1,13 @@
-"""Reproducer for add-triton_op_autotune_heuristics-aoti_dynamic, written by the compatibility-matrix harness.
+"""Reproducer for liger_cross_entropy-as_shipped-export_nonstrict, written by the compatibility-matrix harness.
 
-Recorded: error at compile: InductorError: RuntimeError: Failed to run autotuning code block: name 'Eq' is not defined
-The same failure (3 more cell(s)): sin-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic, sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic.
+Recorded: error at trace: GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u1, 1) (unhinted: Eq(u1, 1)).  (Size-like symbols: none)
+The same failure (2 more cell(s)): liger_cross_entropy-as_shipped-aoti_nonstrict, liger_cross_entropy-as_shipped-export_dynamic_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 37287a5.
+harness commit ebf0911.
 
 Run it with python: it raises the failure (exit 1) while the failure is there, and prints
-"no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
-harness code the cell ran (style 'triton_op_autotune_heuristics', path 'aoti_dynamic') are inlined below.
+"no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.liger_cross_entropy) and the
+harness code the cell ran (style 'as_shipped', path 'export_nonstrict') are inlined below.
 """
 
 from __future__ import annotations
@@ -15,15 +15,12 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import time
 import torch
-import triton
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from torch.utils.flop_counter import register_flop_formula
 from typing import Any
 
 # ---- harness.case: the case's container ----
@@ -34,11 +31,11 @@ OPTIONAL_TENSOR = Tensor | None
 
 ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
 
-    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.decorators``)
+    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.kernel.decorators``)
       is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
       computes from those; a stack without them passes them explicitly, from ``meta``.
     - ``launch(kernel, *inputs, **meta)``: allocates the output(s), launches ``kernel[grid](...)`` and
@@ -50,7 +47,19 @@ class Case:
     - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
       ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
     - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).
-    - ``backward(inputs, output, grad)``: gradients of the op's arguments (``None`` for a scalar, a ``None``
+    - ``kernels``: other ``@triton.jit`` kernels the launch calls (a second kernel, e.g. an ``element_mul``), by
+      name: ``launch`` (and ``launch_backward``) then get ``kernels=`` a dict of them, each wrapped as the style
+      wraps its kernel (``wrap_triton`` in ``triton_op``); the decorator stacks apply to ``kernel`` only.
+    - ``shipped``: the op as a library ships it (an ``autograd.Function``'s ``apply``, a function, a
+      ``torch.library`` op), or ``shipped_module``: a factory of the ``nn.Module`` it ships (called with no
+      arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
+      a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
+      argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
+      in the records (default: inferred).
+    - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
+      ``requires_grad``, their gradient never asked of ``backward``.
+    - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
+      arguments (``None`` for a scalar, a ``None``
       optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
       ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
       zeros for an output that got none).
@@ -59,9 +68,12 @@ class Case:
       their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
       ``triton_op`` and ``custom_op`` in a second ``custom_op`` (``<op>_backward``), whose CPU kernel is
       ``backward``. The decorator stacks apply to ``kernel`` only: the backward kernel stays plain. (Not for an
-      op with an optional tensor argument, whose gradient may be ``None``, nor one that writes into its inputs.)
-    - ``flops(*args)``: the op's flop count, given each tensor argument's shape (other arguments as they are),
-      as ``FlopCounterMode`` should report.
+      op with an optional tensor argument, whose gradient may be ``None``; for one that writes into its inputs,
+      only the launcher trains: ``torch.library`` registers no autograd for a mutating op, a build error.)
+    - ``flops(*args)`` (optional): the op's flop count, given each tensor argument's shape (other arguments as they
+      are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
+    - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
+      never differentiated.
     - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
       where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
     - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
@@ -79,18 +91,18 @@ class Case:
     """
 
     id: str
-    kernel: Any
-    launch: Callable[..., Any]
     reference: Callable[..., Any]
     make_inputs: Callable[[int, str, int], Inputs]
-    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]]
-    flops: Callable[..., int]
     arg_names: tuple[str, ...]
     sizes: tuple[int, ...]
-    meta: Mapping[str, Any]
-    configs: Sequence[Any]
-    key: Sequence[str]
-    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]]
+    kernel: Any = None
+    launch: Callable[..., Any] | None = None
+    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]] | None = None
+    flops: Callable[..., int] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    configs: Sequence[Any] = ()
+    key: Sequence[str] = ()
+    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
     dtype: torch.dtype = torch.float32
     mutates: tuple[str, ...] = ()
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
@@ -103,8 +115,28 @@ class Case:
     outputs: int = 1
     backward_kernel: Any = None
     launch_backward: Callable[..., tuple[Tensor | None, ...]] | None = None
+    kernels: Mapping[str, Any] = field(default_factory=dict)
+    no_grad: tuple[str, ...] = ()
+    shipped: Callable[..., Any] | None = None
+    shipped_module: Callable[[], torch.nn.Module] | None = None
+    shipped_args: tuple[Any, ...] = ()
+    shipped_as: str | None = None
 
     def __post_init__(self) -> None:
+        if self.kernel is not None and self.launch is None:
+            raise ValueError(f"case {self.id!r}: a kernel needs its launch")
+        if self.launch is None and self.shipped is None and self.shipped_module is None:
+            raise ValueError(f"case {self.id!r}: give a kernel and its launch, or the op as shipped (shipped)")
+        if self.shipped is not None and self.shipped_module is not None:
+            raise ValueError(f"case {self.id!r}: give shipped or shipped_module, not both")
+        if self.mutates and self.backward is None:
+            raise ValueError(
+                f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
+                "the in-place reference cannot give the gradient of what it overwrote)"
+            )
+        unknown = set(self.no_grad) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")
         extra = set(self.config_heuristics) - set(self.heuristics)
         if extra:
             raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
@@ -120,8 +152,8 @@ class Case:
             raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
         if (self.backward_kernel is None) != (self.launch_backward is None):
             raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
-        if self.backward_kernel is not None and (self.mutates or OPTIONAL_TENSOR in self.arg_types.values()):
-            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given, none mutated")
+        if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
+            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
 
     def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
         """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
@@ -131,12 +163,22 @@ class Case:
         return OpModule(op, self.mutates_index)
 
     @property
+    def bounds(self) -> tuple[int, int]:
+        """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
+        return self.size_bounds or (1, 2 * max(self.sizes))
+
+    @property
     def mutates_index(self) -> tuple[int, ...]:
         return tuple(self.arg_names.index(name) for name in self.mutates)
 
     def arg_type(self, name: str) -> Any:
         """The declared type of argument ``name`` (``Tensor`` unless ``arg_types`` says otherwise)."""
         return self.arg_types.get(name, Tensor)
+
+    def takes_grad(self, index: int, value: Any) -> bool:
+        """Whether argument ``index`` (``value``) is differentiated: a float tensor not named in ``no_grad``."""
+        floating = isinstance(value, Tensor) and value.is_floating_point()
+        return floating and self.arg_names[index] not in self.no_grad
 
     @property
     def tensor_args(self) -> tuple[int, ...]:
@@ -160,59 +202,64 @@ class OpModule(torch.nn.Module):
         self.op(*args)
         return args[self.mutated[0]]
 
-# ---- cases.add: the case, inlined ----
+# ---- cases.liger_cross_entropy: the case, inlined ----
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
-
-import math
+"""Liger's cross-entropy, which writes the logits' gradient into them during the forward and launches a second kernel
+(``element_mul``) in its backward: ``LigerCrossEntropyFunction.apply(logits, target, weight=None, ignore_index=-100,
+lse_square_scale=1e-4, label_smoothing=0.0, reduction="mean", softcap=None, return_z_loss=True,
+return_token_accuracy=True, return_predicted_tokens=True)``: four outputs, the last int64 argmax indices (compared
+exactly, never differentiated), int64 targets with ignored positions; against the same loss in PyTorch ops
+(cross-entropy plus the z-loss ``lse_square_scale * logsumexp**2``, averaged over the positions not ignored), in
+float32. The z-loss, accuracy and indices are for logging: Liger's backward, like the reference, takes the gradient of
+the loss alone."""
 
 import torch
-import triton
-import triton.language as tl
+from liger_kernel.ops import LigerCrossEntropyFunction
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+VOCAB, IGNORE_INDEX, LSE_SQUARE_SCALE = 1000, -100, 1e-4
+SHIPPED_ARGS = (None, IGNORE_INDEX, LSE_SQUARE_SCALE, 0.0, "mean", None, True, True, True)
 
 
-@triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
-    else:
-        mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def launch(kernel, x, y, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
-    return out
+def cross_entropy(logits, target):
+    keep = target != IGNORE_INDEX
+    kept = keep.sum()
+    lse = logits.float().logsumexp(-1)
+    loss = torch.nn.functional.cross_entropy(logits.float(), target, ignore_index=IGNORE_INDEX, reduction="sum")
+    z_loss = (LSE_SQUARE_SCALE * lse.square() * keep).sum() / kept
+    predicted = logits.argmax(-1)
+    accuracy = ((predicted == target) & keep).sum() / kept
+    return (
+        (loss / kept + z_loss).to(logits.dtype),
+        z_loss.detach().to(logits.dtype),
+        accuracy.float(),
+        torch.where(keep, predicted, -1),
+    )
 
 
-def make_inputs(size, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    logits = randn(rows, VOCAB, generator=gen, device=device, scale=2.0)
+    target = torch.randint(0, VOCAB, (rows,), generator=gen)
+    target[torch.rand(rows, generator=gen) < 0.2] = IGNORE_INDEX
+    target[0] = 0  # one position kept at least
+    return logits, target.to(device)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
-    launch=launch,
-    reference=torch.add,
+    id="liger_cross_entropy",
+    shipped=LigerCrossEntropyFunction.apply,
+    shipped_args=SHIPPED_ARGS,
+    reference=cross_entropy,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    arg_names=("x", "y"),
-    sizes=(3001, 1000, 5003),
-    meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
-    key=["n_elements"],
-    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
-    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    arg_names=("logits", "target"),
+    outputs=4,
+    sizes=(37, 5, 64),
 )
 
 # ---- the harness code the cell ran ----
@@ -238,10 +285,6 @@ def copy_tensor(tensor: Tensor) -> Tensor:
         return tensor.clone()
     return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device).copy_(tensor)
 
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
-
 class Mismatch(AssertionError):
     """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
 
@@ -264,8 +307,13 @@ def nth(what: str, index: int) -> str:
     return f"{head}output {index}{tail}" if found else f"{what} {index}"
 
 def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
+    """Within tolerance for a floating (or complex) output; exactly, dtype included, for any other (a mask,
+    indices), where a tolerance would pass a wrong index."""
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
+    if not (expected.is_floating_point() or expected.is_complex()):
+        _assert_exact(what, actual.detach().cpu(), expected.detach().cpu())
+        return
     try:
         torch.testing.assert_close(
             actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
@@ -274,128 +322,17 @@ def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise Mismatch(f"{what}: " + "; ".join(lines)) from None
 
-INTERPRET_ENV = "TRITON_INTERPRET"
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
-
-Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
-
-def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
-    """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
-    kept = tuple(
-        None if index in mutated or not isinstance(value, torch.Tensor) else value for index, value in enumerate(inputs)
-    )
-    ctx.save_for_backward(*kept, *(() if output is None else as_tuple(output)))
-    ctx.scalars = tuple(None if isinstance(value, torch.Tensor) else value for value in inputs)
-
-def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple[Inputs, Any, Any]:
-    """What ``save`` kept, as the case's backward takes it: the inputs (``None`` for the overwritten ones), the
-    output and the grad (tuples when the op has several outputs; a grad an output did not get is zeros)."""
-    tensors = ctx.saved_tensors
-    count = len(ctx.scalars)
-    pairs = zip(tensors[:count], ctx.scalars, strict=True)
-    inputs = tuple(tensor if scalar is None else scalar for tensor, scalar in pairs)
-    outputs = tensors[count:]
-    if not outputs:  # an op writing into its input returns nothing: the grad is that input's
-        return inputs, None, grads[0]
-    grads = tuple(torch.zeros_like(out) if grad is None else grad for out, grad in zip(outputs, grads, strict=True))
-    return inputs, case_value(case, outputs), case_value(case, grads)
-
-def case_value(case: Case, values: tuple[Any, ...]) -> Any:
-    """Outputs (or their grads) as the case's functions take them: the tensor, or the tuple of several."""
-    return values[0] if case.outputs == 1 else tuple(values)
-
-def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
-    mutated = case.mutates_index
-
-    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
-        save(ctx, inputs, output, mutated)
-
-    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-        return tuple(backward(*saved(case, ctx, grads)))
-
-    return formula, setup_context
-
-def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
-    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
-    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
-    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
-    every tensor argument."""
-    assert case.launch_backward is not None
-    launch_backward = case.launch_backward
-
-    def launch(*values: Any) -> Any:
-        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values)))
-
-    def cpu_kernel(*values: Any) -> Any:
-        return _tensor_grads(case, case.backward(*_split(case, values)))
-
-    def fake(*values: Any) -> Any:
-        inputs = values[: len(case.arg_names)]
-        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
-
-    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
-    if library_op is torch.library.custom_op:
-        op.register_fake(fake)
-    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
-        op.register_kernel("cpu")(cpu_kernel)
-
-    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
-        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
-        by_position = dict(zip(case.tensor_args, grads, strict=True))
-        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
-
-    return call
-
-def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
-    """The backward op's flat arguments as (inputs, output, grad)."""
-    count = len(case.arg_names)
-    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
-    return values[:count], case_value(case, outputs), case_value(case, grads)
-
-def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
-    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
-    tensors = tuple(grads[index] for index in case.tensor_args)
-    return tensors[0] if len(tensors) == 1 else tensors
-
-def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
-    returns a tensor per tensor argument."""
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    parameters = argument_parameters(case)
-    for role in ("output", "grad"):
-        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
-    count = len(case.tensor_args)
-    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
-    return fn
-
-def argument_parameters(case: Case) -> list[inspect.Parameter]:
-    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
-    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
-
-def tensors_annotation(count: int) -> Any:
-    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
-    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]
-
-def _config_keys(case: Case) -> set[str]:
-    return {key for config in case.configs for key in config.kwargs}
-
-def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
-    drop = set().union(*dropped)
-    return {key: value for key, value in case.meta.items() if key not in drop}
-
-def _autotune(case: Case, kernel: Any) -> Any:
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
-
-def autotune_heuristics(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune`` outermost over ``@triton.heuristics`` (the order the recipe calls unsupported): the
-    heuristics run on the config the autotuner picked, so the case's ``config_heuristics`` read its values."""
-    kernel = _autotune(case, triton.heuristics({**case.heuristics, **case.config_heuristics})(case.kernel))
-    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
+def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        got, want = (f"{t.dtype} of shape {tuple(t.shape)}" for t in (actual, expected))
+        raise Mismatch(f"{what}: expected {want}, got {got}")
+    differ = actual != expected
+    if differ.any():
+        first = tuple(int(i) for i in differ.nonzero()[0])
+        raise Mismatch(
+            f"{what}: {int(differ.sum())} of {differ.numel()} elements differ (compared exactly); "
+            f"first at {first}: {actual[first].item()} != {expected[first].item()}"
+        )
 
 @dataclass(frozen=True)
 class Wrapped:
@@ -405,6 +342,7 @@ class Wrapped:
     op: Callable[..., Any]
     train_op: Callable[..., Any] | None
     train_error: BaseException | None = None
+    wrapped_as: str | None = None  # how an op as shipped is wrapped (``as_shipped``), for the records
 
     def trainable(self) -> Callable[..., Any]:
         if self.train_error is not None:
@@ -412,44 +350,39 @@ class Wrapped:
         assert self.train_op is not None
         return self.train_op
 
-def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
-    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
-    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
+class NotApplicable(Exception):
+    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped): the cell is a skip."""
 
-    def launch(*inputs: Any) -> Any:
-        return case.launch(torch.library.wrap_triton(kernel), *inputs, **meta)
+def as_shipped(case: Case) -> Wrapped:
+    """The case's op as its library ships it, called unchanged for inference and training."""
+    if case.shipped_module is not None:
+        torch.manual_seed(0)
+        module = case.shipped_module()
+        return Wrapped(op=module, train_op=module, wrapped_as=case.shipped_as or f"nn.Module {type(module).__name__}")
+    shipped = case.shipped
+    if shipped is None:
+        raise NotApplicable(f"case {case.id} gives no op as shipped (Case.shipped)")
+    label = case.shipped_as or wrapped_as(shipped)
+    if not case.shipped_args:
+        return Wrapped(op=shipped, train_op=shipped, wrapped_as=label)
 
-    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
-    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+    def op(*inputs: Any) -> Any:
+        return shipped(*inputs, *case.shipped_args)
 
-def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
-    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
-    tensors, returned (nothing for an op that writes into its inputs)."""
-    returns = None if case.mutates else tensors_annotation(case.outputs)
-    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
-    return fn
+    return Wrapped(op=op, train_op=op, wrapped_as=label)
 
-def _register_library_op(
-    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
-) -> Wrapped:
-    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
-    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
-    op (triton_op or custom_op)."""
-    if not triton_interpreted():
-        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
-    namespace, _, short_name = name.partition("::")
-    register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
-        lambda *shapes, out_shape=None, **kwargs: case.flops(*shapes)
-    )
-    backward = case.backward if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
-    formula, setup_context = autograd_formula(case, backward)
-    try:
-        op.register_autograd(formula, setup_context=setup_context)
-    except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
-        return Wrapped(op=op, train_op=None, train_error=error)
-    return Wrapped(op=op, train_op=op)
+def wrapped_as(op: Callable[..., Any]) -> str:
+    """How a shipped op is wrapped: ``autograd.Function X.apply``, ``torch.library op ns::name``, ``function f``."""
+    owner = getattr(op, "__self__", None)
+    if inspect.isclass(owner) and issubclass(owner, torch.autograd.Function):
+        return f"autograd.Function {owner.__name__}.{op.__name__}"
+    if isinstance(op, torch._ops.OpOverloadPacket | torch._ops.OpOverload):
+        return f"torch.library op {op}"
+    if isinstance(op, torch._library.custom_ops.CustomOpDef):
+        return f"torch.library op {op._qualname}"
+    if isinstance(op, torch.nn.Module):
+        return f"nn.Module {type(op).__name__}"
+    return f"function {getattr(op, '__module__', '?')}.{getattr(op, '__qualname__', type(op).__name__)}"
 
 @dataclass
 class Cell:
@@ -465,6 +398,8 @@ class Cell:
     diagnostics: dict[str, Any] = field(default_factory=dict)
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
+    compiled: bool = False  # the path compiled the model through ``backend`` (a compile-type path)
+    trained: bool = False  # ... and trained it (its backward kernels must be compiled too)
 
     @property
     def id(self) -> str:
@@ -477,8 +412,10 @@ class Cell:
         )
         if requires_grad:
             return tuple(
-                value.detach().requires_grad_(value.is_floating_point()) if isinstance(value, torch.Tensor) else value
-                for value in inputs
+                value.detach().requires_grad_(self.case.takes_grad(index, value))
+                if isinstance(value, torch.Tensor)
+                else value
+                for index, value in enumerate(inputs)
             )
         return inputs
 
@@ -515,13 +452,19 @@ class Cell:
     def backend(self, **config_patches: Any) -> Callable[..., Any]:
         """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
         tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
-        from torch._inductor.compile_fx import compile_fx
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+        def inner(gm: torch.fx.GraphModule, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("is_backward"):  # AOTAutograd's backward graph: does it hold the backward kernel?
+                self.diagnostics["backward_graphs"] = self.diagnostics.get("backward_graphs", 0) + 1
+                self.record_graph(gm, "captured_backward")
+            return compile_fx_inner(gm, example_inputs, *args, **kwargs)
 
         def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
             self.stage = "compile"
             self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
             self.record_graph(gm)
-            compiled = compile_fx(gm, example_inputs, config_patches=config_patches or None)
+            compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
 
             @functools.wraps(compiled)
             def run(*args: Any, **kwargs: Any) -> Any:
@@ -533,17 +476,28 @@ class Cell:
 
         return inductor
 
-    def record_graph(self, gm: torch.fx.GraphModule) -> None:
-        """Keep the graph's user-kernel wrappers and harness ops (or nothing: the kernel was not captured)."""
-        captured = set(self.diagnostics.get("captured", []))
-        for node in gm.graph.nodes:
+    def record_graph(self, gm: torch.fx.GraphModule, key: str = "captured") -> None:
+        """Keep the graph's user-kernel wrappers and harness ops under ``key`` (or nothing: the kernel was not
+        captured), and the names of the Triton kernels the graph holds (``kernels_captured``)."""
+        from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+        captured = set(self.diagnostics.get(key, []))
+        kernels = set(self.diagnostics.get("kernels_captured", []))
+        # the graph's own nodes and those of the subgraphs its higher-order ops hold (an autograd.Function traced
+        # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
+        graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
+        nodes = [node for graph in graphs for node in graph.nodes]
+        for node in nodes:
             if node.op != "call_function":
                 continue
             name = getattr(node.target, "__name__", str(node.target))
             qualified = str(node.target)
             if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
                 captured.add(qualified if qualified.startswith("harness.") else name)
-        self.diagnostics["captured"] = sorted(captured)
+            if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
+                kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
+        self.diagnostics[key] = sorted(captured)
+        self.diagnostics["kernels_captured"] = sorted(kernels)
 
 def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output") -> None:
     """Run ``model`` without grad on a copy of ``inputs`` and compare its output(s) with the reference's."""
@@ -553,6 +507,7 @@ def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "o
     cell.compare(what, out, cell.expected(inputs))
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
+    cell.compiled, cell.trained = True, train
     patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
 
@@ -586,56 +541,18 @@ def _export(
     cell.record_graph(program.graph_module)
     return program
 
-def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
-    """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
-    of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
-    case = cell.case
-    low, high = case.size_bounds or (1, 2 * max(case.sizes))
-    size = torch.export.Dim("size", min=low, max=high)
-    dims = case.dynamic_dims
-    if dims is None:
-        dims = tuple((0,) if isinstance(value, torch.Tensor) else () for value in inputs)
-    if len(dims) != len(inputs):
-        raise ValueError(f"{case.id}: dynamic_dims names {len(dims)} inputs, make_inputs gives {len(inputs)}")
-    return tuple({dim: size for dim in input_dims} or None for input_dims in dims)
-
-def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
-    """The size traced (the cell's example, else the case's first size) and at least two others to run: the
-    case's other sizes, topped up with sizes next to the traced one, all within ``size_bounds``."""
-    case = cell.case
-    traced = cell.example[0] if cell.example else case.sizes[0]
-    low, high = case.size_bounds or (1, 2 * max(case.sizes))
-    others = [size for size in dict.fromkeys(case.sizes) if size != traced and low <= size <= high]
-    for size in (traced + 1, traced - 1, high, low):
-        if len(others) < 2 and size != traced and size not in others and low <= size <= high:
-            others.append(size)
-    return traced, others
-
-def _run_sizes(cell: Cell, runner: Any, inputs: Inputs) -> None:
-    """Run ``runner`` at the traced inputs, then at every other size, each compared with the reference."""
-    traced, others = _other_sizes(cell)
-    cell.stage = "run"
-    _infer(cell, runner, inputs, what=f"output at traced size {traced}")
-    for size in others:
-        cell.stage = "run"
-        _infer(cell, runner, cell.inputs(size), what=f"output at size {size}")
-
-def aoti_dynamic(cell: Cell) -> None:
-    """The dynamic strict export compiled by AOTInductor, loaded in this process, run at the traced size and at
-    two or more others, each compared."""
+def _run_export(cell: Cell, strict: bool) -> None:
     inputs = cell.inputs()
-    program = _export(cell, True, inputs, _dynamic_shapes(cell, inputs))
-    cell.stage = "compile"
-    target = cell.workdir / f"{cell.id}-dynamic.pt2"
-    with cell.timed("compile_seconds"):
-        package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+    program = _export(cell, strict, inputs)
     cell.stage = "run"
-    runner = torch._inductor.aoti_load_package(package)
-    with cell.timed("run_seconds"):
-        _run_sizes(cell, runner, inputs)
+    _infer(cell, program.module(), inputs)
 
-STYLE, PATH, DEVICE = 'triton_op_autotune_heuristics', 'aoti_dynamic', 'cuda'
-SIZE, SEED = 3001, 0  # the input the cell failed on
+def export_nonstrict(cell: Cell) -> None:
+    """``torch.export.export(strict=False)`` (Python tracing), then ``ep.module()``."""
+    _run_export(cell, strict=False)
+
+STYLE, PATH, DEVICE = 'as_shipped', 'export_nonstrict', 'cuda'
+SIZE, SEED = 37, 0  # the input the cell failed on
 
 
 def main() -> None:
@@ -650,8 +567,8 @@ def main() -> None:
     )
     cell.example = (SIZE, SEED)
     torch.manual_seed(0)
-    cell.wrapped = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_triton_op_autotune_heuristics')
-    aoti_dynamic(cell)
+    cell.wrapped = as_shipped(CASE)
+    export_nonstrict(cell)
     print(f"no failure: {CASE.id}-{STYLE}-{PATH} passes here")
 
 
