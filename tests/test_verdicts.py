@@ -247,7 +247,7 @@ def test_a_trained_backward_kernel_outside_every_graph_is_a_graph_break(tmp_path
     assert cell.diagnostics["backward_compiled"] is False
     cell.diagnostics = {"captured": ["triton_kernel_wrapper_mutation"], "captured_backward": ["x"]}
     assert kernel_outside(cell) is None
-    no_backward_kernel = SimpleNamespace(backward_kernel=None)
+    no_backward_kernel = SimpleNamespace(backward_kernel=None, shipped=lambda x: x)  # a function, not a library op
     shipped = SimpleNamespace(compiled=True, trained=False, style="as_shipped", case=no_backward_kernel)
     shipped.diagnostics = {
         "captured": ["triton_kernel_wrapper_mutation"],

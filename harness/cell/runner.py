@@ -17,7 +17,7 @@ from harness.cell.paths import PATHS
 from harness.kernel.compare import Mismatch, SubsystemMismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches, user_kernels
-from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style
+from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
 from harness.spec import CellSpec, Outcome
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
@@ -126,7 +126,7 @@ def kernel_outside(cell: Cell) -> str | None:
     if cell.trained and cell.case.backward_kernel is not None:  # no backward graph at all: it ran eagerly
         diagnostics["backward_compiled"] = bool(diagnostics.get("captured_backward"))
         missed += [] if diagnostics["backward_compiled"] else ["the backward kernel ran outside the compiled graph"]
-    if cell.style == AS_SHIPPED and not str(diagnostics.get("wrapped_as", "")).startswith("torch.library op"):
+    if cell.style == AS_SHIPPED and not is_library_op(cell.case.shipped):  # a library op is captured whole
         launched = set(user_kernels(diagnostics.get("kernels_launched", [])))
         uncaptured = sorted(launched - set(diagnostics.get("kernels_captured", [])))
         missed += [f"kernel(s) {', '.join(uncaptured)} ran outside the compiled graph"] if uncaptured else []

@@ -109,15 +109,19 @@ def as_shipped(case: Case) -> Wrapped:
     return Wrapped(op=op, train_op=op, wrapped_as=label)
 
 
+def is_library_op(op: Any) -> bool:
+    """Whether ``op`` is a ``torch.library`` op (an operator, or a ``custom_op`` definition): opaque to Dynamo
+    as a whole, and what ``torch.library.opcheck`` checks."""
+    return isinstance(op, torch._ops.OpOverload | torch._ops.OpOverloadPacket | torch._library.custom_ops.CustomOpDef)
+
+
 def wrapped_as(op: Callable[..., Any]) -> str:
     """How a shipped op is wrapped: ``autograd.Function X.apply``, ``torch.library op ns::name``, ``function f``."""
     owner = getattr(op, "__self__", None)
     if inspect.isclass(owner) and issubclass(owner, torch.autograd.Function):
         return f"autograd.Function {owner.__name__}.{op.__name__}"
-    if isinstance(op, torch._ops.OpOverloadPacket | torch._ops.OpOverload):
-        return f"torch.library op {op}"
-    if isinstance(op, torch._library.custom_ops.CustomOpDef):
-        return f"torch.library op {op._qualname}"
+    if is_library_op(op):
+        return f"torch.library op {getattr(op, '_qualname', op)}"
     if isinstance(op, torch.nn.Module):
         return f"nn.Module {type(op).__name__}"
     return f"function {getattr(op, '__module__', '?')}.{getattr(op, '__qualname__', type(op).__name__)}"

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,11 +92,12 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
         return package
 
 
-def _load_and_run(cell: Cell, package: str, inputs: Inputs) -> None:
+def _load_and_run(cell: Cell, package: str, inputs: Inputs, run: Callable[..., None] = _infer) -> None:
+    """Load the AOTInductor package in this process and ``run`` it on ``inputs`` (stage ``run``)."""
     cell.stage = "run"
     runner = torch._inductor.aoti_load_package(package)
     with cell.timed("run_seconds"):
-        _infer(cell, runner, inputs)
+        run(cell, runner, inputs)
 
 
 @path
@@ -208,10 +210,7 @@ def aoti_dynamic(cell: Cell) -> None:
     target = cell.workdir / f"{cell.id}-dynamic.pt2"
     with cell.timed("compile_seconds"):
         package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
-    cell.stage = "run"
-    runner = torch._inductor.aoti_load_package(package)
-    with cell.timed("run_seconds"):
-        _run_sizes(cell, runner, inputs)
+    _load_and_run(cell, package, inputs, _run_sizes)
 
 
 @path

@@ -11,12 +11,11 @@ from harness.cell.context import CellSkip
 from harness.cell.paths.common import _compiled, _infer, path
 from harness.cell.paths.compilation import compile, eager
 from harness.kernel.compare import Mismatch, SubsystemMismatch, nth
-from harness.kernel.styles import AS_SHIPPED
+from harness.kernel.styles import AS_SHIPPED, is_library_op
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
 
-LIBRARY_OPS = (torch._ops.OpOverload, torch._ops.OpOverloadPacket, torch._library.custom_ops.CustomOpDef)
 
 GROUP = "subsystems"
 VMAP_BATCH = 3
@@ -175,7 +174,7 @@ def opcheck(cell: Cell) -> None:
     assert cell.wrapped is not None
     shipped = cell.style == AS_SHIPPED
     op, extra = (cell.case.shipped, cell.case.shipped_args) if shipped else (cell.wrapped.op, ())
-    if not isinstance(op, LIBRARY_OPS):
+    if not is_library_op(op):
         raise CellSkip(f"not a torch.library op ({cell.wrapped.wrapped_as or type(op).__name__}): opcheck checks ops")
     inputs = cell.inputs(requires_grad=cell.wrapped.train_error is None)
     cell.stage = "run"
