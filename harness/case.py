@@ -66,7 +66,8 @@ class Case:
       ``@triton.autotune`` and sees the config the autotuner picked (the reason that order exists).
     - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
     - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
-    - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
+    - ``module(op)``: the ``nn.Module`` the paths run, built around ``op`` (a plain function calling the style's op
+      the way user code does: ``harness.kernel.model``); by default a module whose ``forward`` calls the op.
     - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
       (default: 1 to twice the largest of ``sizes``).
     - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
@@ -140,13 +141,6 @@ class Case:
         if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
             raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
 
-    def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
-        """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
-        torch.manual_seed(0)
-        if self.module is not None:
-            return self.module(op)
-        return OpModule(op, self.mutates_index)
-
     @property
     def bounds(self) -> tuple[int, int]:
         """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
@@ -188,24 +182,6 @@ def copy_tensor(tensor: Tensor) -> Tensor:
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
-
-
-class OpModule(torch.nn.Module):
-    """Calls the op; an in-place op runs on a copy of its mutated input, which it returns."""
-
-    def __init__(self, op: Callable[..., Any], mutated: tuple[int, ...] = ()) -> None:
-        super().__init__()
-        self.op = op
-        self.mutated = mutated
-
-    def forward(self, *inputs: Any) -> Any:
-        if not self.mutated:
-            return self.op(*inputs)
-        args = list(inputs)
-        for index in self.mutated:
-            args[index] = args[index].clone()
-        self.op(*args)
-        return args[self.mutated[0]]
 
 
 def load_cases(module_name: str) -> list[Case]:

@@ -14,6 +14,7 @@ from harness.case import copy_inputs, load_cases
 from harness.cell.runner import build
 from harness.kernel.casecheck import check_case
 from harness.kernel.compare import Mismatch, Tolerance, assert_match
+from harness.kernel.model import build_model
 from tests.test_cells import BUILT, run
 
 RMSNORM, LAYERNORM, SIN_BACKWARD = (
@@ -68,7 +69,7 @@ def test_export_takes_a_float_argument(style: str, tmp_path: Path):
 def test_export_specializes_the_float_to_its_traced_value():
     """eps stays an input of the exported program, guarded to the value it was traced with: another is refused."""
     x, weight, eps = RMSNORM.make_inputs(13, "cpu", 0)
-    model = RMSNORM.build_module(build(RMSNORM, "custom_op", BUILT).op)
+    model = build_model(RMSNORM, build(RMSNORM, "custom_op", BUILT).op)
     program = torch.export.export(model, (x, weight, eps), strict=True)
     assert [node.op for node in program.graph.nodes].count("placeholder") == 3
     with pytest.raises(AssertionError, match=r"Guard failed: .* == 1e-06"):

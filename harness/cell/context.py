@@ -15,6 +15,7 @@ import torch
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
+from harness.kernel.model import build_model
 from harness.kernel.styles import Wrapped
 from harness.spec import Tolerance
 
@@ -65,10 +66,10 @@ class Cell:
     def model(self, train: bool = False) -> torch.nn.Module:
         assert self.wrapped is not None
         op = self.wrapped.trainable() if train else self.wrapped.op
-        return self.case.build_module(op).to(self.device)
+        return build_model(self.case, op, self.wrapped.args).to(self.device)
 
     def reference_model(self) -> torch.nn.Module:
-        return self.case.build_module(self.case.reference).to(self.device)
+        return build_model(self.case, self.case.reference).to(self.device)
 
     def expected(self, inputs: Inputs) -> Any:
         """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""

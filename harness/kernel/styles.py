@@ -91,7 +91,8 @@ def control(case: Case) -> Wrapped:
 
 
 def as_shipped(case: Case) -> Wrapped:
-    """The case's op as its library ships it, called unchanged for inference and training."""
+    """The case's op as its library ships it, called unchanged for inference and training (with the library's own
+    argument choices, ``shipped_args``, after the inputs)."""
     if case.shipped_module is not None:
         torch.manual_seed(0)
         module = case.shipped_module()
@@ -100,13 +101,7 @@ def as_shipped(case: Case) -> Wrapped:
     if shipped is None:
         raise NotApplicable(f"case {case.id} gives no op as shipped (Case.shipped)")
     label = case.shipped_as or wrapped_as(shipped)
-    if not case.shipped_args:
-        return Wrapped(op=shipped, train_op=shipped, wrapped_as=label)
-
-    def op(*inputs: Any) -> Any:
-        return shipped(*inputs, *case.shipped_args)
-
-    return Wrapped(op=op, train_op=op, wrapped_as=label)
+    return Wrapped(op=shipped, train_op=shipped, wrapped_as=label, args=tuple(case.shipped_args))
 
 
 def is_library_op(op: Any) -> bool:

@@ -40,6 +40,7 @@ class Wrapped:
     train_op: Callable[..., Any] | None
     train_error: BaseException | None = None
     wrapped_as: str | None = None  # how an op as shipped is wrapped (``as_shipped``), for the records
+    args: tuple[Any, ...] = ()  # passed after the inputs on every call: the library's own choices (``shipped_args``)
 
     def trainable(self) -> Callable[..., Any]:
         if self.train_error is not None:

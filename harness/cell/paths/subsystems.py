@@ -11,6 +11,7 @@ from harness.cell.context import CellSkip
 from harness.cell.paths.common import _compiled, _infer, path
 from harness.cell.paths.compilation import compile, eager
 from harness.kernel.compare import Mismatch, SubsystemMismatch, nth
+from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, is_library_op
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def _declared_flops(cell: Cell, inputs: Inputs) -> int:
         return cell.case.reference(*args)
 
     with torch.no_grad():
-        cell.case.build_module(spy).to(cell.device)(*copy_inputs(inputs))
+        build_model(cell.case, spy).to(cell.device)(*copy_inputs(inputs))
     return declared
 
 
