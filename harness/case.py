@@ -146,6 +146,16 @@ class Case:
         """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
         return self.size_bounds or (1, 2 * max(self.sizes))
 
+    def sizes_around(self, traced: int) -> list[int]:
+        """At least two sizes other than ``traced`` to run a dynamic-shape artifact at: the case's other sizes, topped
+        up with sizes next to the traced one, all within ``size_bounds``."""
+        low, high = self.bounds
+        others = [size for size in dict.fromkeys(self.sizes) if size != traced and low <= size <= high]
+        for size in (traced + 1, traced - 1, high, low):
+            if len(others) < 2 and size != traced and size not in others and low <= size <= high:
+                others.append(size)
+        return others
+
     @property
     def mutates_index(self) -> tuple[int, ...]:
         return tuple(self.arg_names.index(name) for name in self.mutates)

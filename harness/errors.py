@@ -7,6 +7,7 @@ from pathlib import Path
 
 EXIT_BAD_INPUT = 2
 EXIT_RUN_BROKE = 6  # the harness failed to measure: cell processes did not start, no cell built, a write failed
+EXIT_SUSPECTS = 7  # a failure its repro script, run outside the harness, did not show: the harness may cause it
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT) or SIGTERM, as a shell reports a process its signal ended
 
 

@@ -143,7 +143,8 @@ def build_model(case: Case, op: Callable[..., Any], extra: Sequence[Any] = ()) -
             names[text] = value
         extra_source.append(text)
     if case.module is not None:
-        source = op_function_source("op", call.expression, params, extra_source)
-        return case.module(_execute(source, names, f"{case.id} op")["op"])
+        name = "op" if call.expression != "op" else "call_op"
+        source = op_function_source(name, call.expression, params, extra_source)
+        return case.module(_execute(source, names, f"{case.id} op")[name])
     source = model_source(call.expression, params, case.mutates_index, extra_source)
     return _execute(source, names, f"{case.id} model")[MODEL_CLASS]()

@@ -63,11 +63,12 @@ def wrapper(wrap: Wrap) -> Wrap:
 def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
     """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
     whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
-    (``name`` is unused)."""
+    (``name``, less its namespace, names the function)."""
 
     def op(*inputs: Any) -> Any:
         return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
 
+    op.__name__ = op.__qualname__ = name.partition("::")[2]  # a user's launcher has a name of its own
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 

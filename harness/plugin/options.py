@@ -104,6 +104,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="bytecode, Inductor and Triton caches of the cell processes (default: .cache); keep it for warm runs",
     )
     group.addoption(
+        "--no-confirm",
+        action="store_true",
+        help="write the repro scripts but do not run them (every failure is then shown unconfirmed)",
+    )
+    group.addoption(
         "--max-rss-mb",
         type=parse_mib,
         default=4096,

@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
+from harness.errors import EXIT_SUSPECTS
 from harness.matrix.builtin import matrix_file
 from harness.plugin import options as opts
+from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.records.results import read_results
 from harness.spec import Status
@@ -55,6 +57,15 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
         lines.append(f"[harness] silently wrong ({len(wrong)}): {', '.join(wrong[:SHOWN])}{more}")
     else:
         lines.append("[harness] silently wrong: none")
+    confirmed = [cell for cell in cells if cell.confirmation]
+    suspects = [cell.id for cell in confirmed if is_suspect(cell)]
+    if confirmed:
+        lines.append(f"[harness] failures reproduced by their repro script: {len(confirmed) - len(suspects)} "
+                     f"of {len(confirmed)}")
+    if suspects:
+        more = f" and {len(suspects) - SHOWN} more" if len(suspects) > SHOWN else ""
+        lines.append(f"[harness] HARNESS SUSPECTS, not reproduced outside the harness ({len(suspects)}): "
+                     f"{', '.join(suspects[:SHOWN])}{more} (exit {EXIT_SUSPECTS})")
     if counts[Status.GRAPH_BREAK]:
         outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")

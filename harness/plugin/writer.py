@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from harness.errors import EXIT_RUN_BROKE
+from harness.errors import EXIT_RUN_BROKE, EXIT_SUSPECTS
 from harness.plugin import options as opts
 from harness.plugin import reportdir
 from harness.plugin.collect import CellItem, device_of, record_of
+from harness.plugin.confirming import confirm
 from harness.plugin.processes import cell_environment
+from harness.records.confirmation import is_suspect
 from harness.records.environment import environment
 from harness.records.log import LOG_NAME, RecordLog, read_log
 from harness.records.record import Record
@@ -90,6 +92,7 @@ class RecordsWriter:
         self.start = time.perf_counter()
         self.finished = False
         self.rescued: str | None = None  # the line of a write that failed at the end of the run
+        self.suspects: list[str] = []  # failures their repro scripts did not show
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         to_run = {item.name for item in session.items if isinstance(item, CellItem)}
@@ -134,6 +137,8 @@ class RecordsWriter:
         self.finish()
         if self.rescued is not None:
             session.exitstatus = EXIT_RUN_BROKE
+        elif self.suspects and session.exitstatus in (0, 1):
+            session.exitstatus = EXIT_SUSPECTS
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
@@ -146,21 +151,25 @@ class RecordsWriter:
         from harness.report.repro import write_repros
 
         self.finished = True
-        wall = round(time.perf_counter() - self.start, 1)
         file = self.log.file
         try:  # no pytest.exit here: a write failing after every record sets the exit status instead
             if self.log.stream is None:
                 self.env = {**run_environment(self.config, None), "expected_cells": self.expected}
                 self.records = dict(opts.kept(self.config))
                 self.log.start(self.env, list(self.records.values()))
-            self.log.end({"wall_seconds": wall, "complete": True})
             results = read_log(file)
+            file = self.options.report_dir / "repros"
+            scripts = write_repros(results, opts.matrix(self.config).tolerances, file)
+            file = self.log.file
+            for record in confirm(self.config, results, scripts):  # confirmed records replace the first ones
+                self.log.append(record)
+            self.log.end({"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True})
+            results = read_log(file)
+            self.suspects = [record.id for record in results.cells if is_suspect(record)]
             file = self.options.results_file
             write_results(file, results)
             file = self.options.report_dir / "matrix.md"
             file.write_text(render(results))
-            file = self.options.report_dir / "repros"
-            write_repros(results, opts.matrix(self.config).tolerances, file)
         except OSError as error:
             self.rescued = reportdir.write_failed(file, error, self._so_far().to_data())
 

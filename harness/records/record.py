@@ -13,7 +13,7 @@ from harness.spec import FAILURES, CellId, CellSpec, Outcome, Stage, Status
 # The keys every record has in JSON, in this order; OPTIONAL only where the record has them.
 KEYS = ("id", "case", "style", "path", "module", "status", "error_type", "error", "stage", "reason")
 KEYS += ("diagnostics", "seconds", "key")
-OPTIONAL = ("traceback", "cuda_fault", "outcomes", "reused_from")
+OPTIONAL = ("traceback", "cuda_fault", "outcomes", "reused_from", "confirmation")
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class Record:
     cuda_fault: bool = False
     outcomes: tuple[Status, ...] | None = None
     reused_from: dict[str, Any] | None = None
+    confirmation: dict[str, Any] | None = None  # its repro script's run: script, reproduced, line (non-pass cells)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

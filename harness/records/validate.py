@@ -61,6 +61,7 @@ RECORD = {
     "key": TEXT,
     "traceback": TEXT,
     "reused_from": TABLE,
+    "confirmation": TABLE,
     "seconds": NUMBER,
     "diagnostics": TABLE,
     "outcomes": LIST,

@@ -12,6 +12,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
@@ -90,6 +91,7 @@ def render(results: Results) -> str:
             + (f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""),
             "",
         ]
+    out += _suspects(results.cells)
     out += chart_goals.section(goals(env), "goals" not in derived, cells, cases, style_groups, note)
     out += _legend(style_groups, info, path_groups, paths_meta, "paths" not in derived, reused_legend(results.cells))
     out += _shipped(results.cells)
@@ -171,6 +173,24 @@ def _legend(
         out.append(f"- **{group}**")
         out += [f"  - `{p}`" + (f": {prose(paths_meta[p]['doc'], 300)}" if paths_meta[p]["doc"] else "") for p in paths]
     return [*out, ""]
+
+
+def _suspects(cells: list[Record]) -> list[str]:
+    """First of all: the failures whose repro script, run outside the harness, did not show them (the harness's
+    own scaffolding may cause them: they count against no style), and how many failures were confirmed."""
+    failed = [record for record in cells if record.confirmation]
+    suspects = [record for record in failed if is_suspect(record)]
+    if not failed:
+        return []
+    out = [f"**Confirmed outside the harness**: {len(failed) - len(suspects)} of {len(failed)} failed cells were "
+           "reproduced by their repro script (repros/), run in a fresh Python with no harness code.", ""]
+    if suspects:
+        out += [f"## ⚠ Harness suspects ({len(suspects)}): failures their repro did not show", "",
+                "| cell | recorded | repro script said |", "|---|---|---|"]
+        out += [f"| {r.id} | {escape(r.summary[:160])} | `{r.confirmation.get('script')}`: "  # type: ignore[union-attr]
+                f"{escape(str(r.confirmation.get('line', ''))[:160])} |" for r in suspects]  # type: ignore[union-attr]
+        out.append("")
+    return out
 
 
 def _shipped(cells: list[Record]) -> list[str]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrong_numbers
 from harness.spec import CellId, Status
@@ -55,7 +56,8 @@ def answer(
         if not bad:
             passing.append(style)
         elif (len(bad) <= near_limit(total) and len(bad) < total) or all(
-            graph_break(cells.get(str(CellId(c, style, p)))) for c, p in bad
+            graph_break(cells.get(str(CellId(c, style, p)))) or suspect(cells.get(str(CellId(c, style, p))))
+            for c, p in bad
         ):
             near[style] = bad
     broken = [cell for style in controls for cell in failing(style)]
@@ -63,6 +65,11 @@ def answer(
         style: [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)] for style in passing
     }
     return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
+
+
+def suspect(record: Record | None) -> bool:
+    """A failure its repro did not show: never counted against the style (a near miss at worst)."""
+    return record is not None and is_suspect(record)
 
 
 def _passes(record: Record | None) -> bool:

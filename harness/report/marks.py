@@ -143,7 +143,22 @@ def mark(record: Record | None) -> str:
 
 def note_text(record: Record) -> str:
     """A footnote: status, stage, error type and the error's whole first sentence (for an error without a
-    message, where the traceback says it was raised); a skip's reason."""
+    message, where the traceback says it was raised); a skip's reason; then whether its repro confirmed it."""
+    return _verdict_text(record) + confirmed_text(record)
+
+
+def confirmed_text(record: Record) -> str:
+    """`` — reproduced by `repros/x.py`: <its error line>``, `` — NOT reproduced by ...: harness suspect``, or
+    nothing (a pass, a skip, a run that confirmed nothing)."""
+    found = record.confirmation
+    if not found:
+        return ""
+    if found.get("reproduced"):
+        return f" — reproduced by `{found.get('script')}`: {found.get('line', '')}"
+    return f" — NOT reproduced by `{found.get('script')}` ({found.get('line', '')}): harness suspect"
+
+
+def _verdict_text(record: Record) -> str:
     if record.status == Status.SKIP and not record.flaky:
         return f"skip: {record.reason or ''}"
     runs = f" (attempts: {', '.join(record.attempts)})" if record.flaky else ""

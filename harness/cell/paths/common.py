@@ -28,12 +28,19 @@ def path(runner: PathRunner) -> PathRunner:
     return runner
 
 
-def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output") -> None:
-    """Run ``model`` without grad on a copy of ``inputs`` and compare its output(s) with the reference's."""
-    with torch.no_grad():
-        out = model(*copy_inputs(inputs))
-    cell.synchronize()
-    cell.compare(what, out, cell.expected(inputs))
+CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
+
+
+def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
+    """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
+    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
+    expected = cell.expected(inputs)
+    for call in range(1, calls + 1):
+        with torch.no_grad():
+            out = model(*copy_inputs(inputs))
+        cell.synchronize()
+        cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
+        cell.diagnostics["calls"] = cell.diagnostics.get("calls", 0) + 1
 
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:

@@ -158,16 +158,9 @@ def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, 
 
 
 def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
-    """The size traced (the cell's example, else the case's first size) and at least two others to run: the
-    case's other sizes, topped up with sizes next to the traced one, all within ``size_bounds``."""
-    case = cell.case
-    traced = cell.example[0] if cell.example else case.sizes[0]
-    low, high = case.bounds
-    others = [size for size in dict.fromkeys(case.sizes) if size != traced and low <= size <= high]
-    for size in (traced + 1, traced - 1, high, low):
-        if len(others) < 2 and size != traced and size not in others and low <= size <= high:
-            others.append(size)
-    return traced, others
+    """The size traced (the cell's example, else the case's first size) and ``Case.sizes_around`` it."""
+    traced = cell.example[0] if cell.example else cell.case.sizes[0]
+    return traced, cell.case.sizes_around(traced)
 
 
 def _run_sizes(cell: Cell, runner: Any, inputs: Inputs) -> None:

@@ -1,0 +1,67 @@
+"""Confirmation: each repro script run in a fresh Python, a few at a time, each within its time limit; what it did
+(exit code, or killed at the limit, and the last line it printed: the error a user would paste) comes back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+TAIL = 4000  # characters of a script's output kept
+
+
+@dataclass(frozen=True)
+class ScriptRun:
+    """One run of a script: its exit code (negative: the signal that killed it; None: still running at its limit),
+    the end of what it printed, and how long it took."""
+
+    returncode: int | None
+    output: str
+    seconds: float
+
+    @property
+    def failed(self) -> bool:
+        return self.returncode != 0
+
+    @property
+    def last_line(self) -> str:
+        """The script's last line of output: a traceback's ``Type: message``, or "no failure: ..."."""
+        if self.returncode is None:
+            return f"still running after {self.seconds:.0f} s (killed)"
+        lines = [line.strip() for line in self.output.strip().splitlines() if line.strip()]
+        if self.returncode < 0:
+            return f"died of signal {-self.returncode}" + (f": {lines[-1]}" if lines else "")
+        return lines[-1] if lines else f"exit {self.returncode}, no output"
+
+
+def run_script(script: Path, timeout: float) -> ScriptRun:
+    """``python script`` in a fresh process, where the run's case modules import (the working directory leads
+    ``PYTHONPATH``), stdin closed."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as expired:
+        output = (expired.stdout or "") + (expired.stderr or "")
+        output = output.decode(errors="replace") if isinstance(output, bytes) else output
+        return ScriptRun(None, output[-TAIL:], round(time.perf_counter() - start, 1))
+    return ScriptRun(done.returncode, (done.stdout + done.stderr)[-TAIL:], round(time.perf_counter() - start, 1))
+
+
+def run_scripts(timeouts: dict[Path, float], jobs: int) -> dict[Path, ScriptRun]:
+    """Every script, ``jobs`` at a time, each with its own time limit."""
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {script: pool.submit(run_script, script, limit) for script, limit in timeouts.items()}
+        return {script: future.result() for script, future in futures.items()}
