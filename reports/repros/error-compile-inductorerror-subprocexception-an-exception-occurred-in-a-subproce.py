@@ -1,209 +1,27 @@
-"""Reproducer for add-raw_jit-cpu_compile, written by the compatibility-matrix harness.
+"""add-raw_jit-cpu_compile: a reproducer written by triton-torch-matrix.
 
-Recorded: error at compile: InductorError: SubprocException: An exception occurred in a subprocess:
-The same failure (65 more cell(s)): add-autotune-cpu_compile, add-autotune_heuristics-cpu_compile, add-triton_op-cpu_compile, add-triton_op_autotune-cpu_compile, add-triton_op_autotune_heuristics-dynamic, add-triton_op_autotune_heuristics-cpu_compile, sin-raw_jit-cpu_compile, sin-autotune-cpu_compile, sin-heuristics_autotune-cpu_compile, sin-autotune_heuristics-cpu_compile, sin-triton_op-cpu_compile, sin-triton_op_autotune-cpu_compile, sin-triton_op_autotune_heuristics-dynamic, sin-triton_op_autotune_heuristics-cpu_compile, silu-raw_jit-cpu_compile, silu-autotune-cpu_compile, silu-heuristics_autotune-cpu_compile, silu-autotune_heuristics-cpu_compile, silu-triton_op-cpu_compile, silu-triton_op_autotune-cpu_compile, silu-triton_op_autotune_heuristics-dynamic, silu-triton_op_autotune_heuristics-cpu_compile, softmax-raw_jit-cpu_compile, softmax-autotune-cpu_compile, softmax-heuristics_autotune-cpu_compile, softmax-autotune_heuristics-cpu_compile, softmax-triton_op-cpu_compile, softmax-triton_op_autotune-cpu_compile, softmax-triton_op_autotune_heuristics-dynamic, softmax-triton_op_autotune_heuristics-cpu_compile, matmul-raw_jit-cpu_compile, matmul-autotune-cpu_compile, matmul-heuristics_autotune-cpu_compile, matmul-autotune_heuristics-cpu_compile, matmul-triton_op-cpu_compile, matmul-triton_op_autotune-cpu_compile, matmul-triton_op_autotune_heuristics-dynamic, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-raw_jit-cpu_compile, add_inplace-autotune-cpu_compile, add_inplace-heuristics_autotune-cpu_compile, add_inplace-triton_op_autotune-cpu_compile, rmsnorm-raw_jit-cpu_compile, rmsnorm-autotune-cpu_compile, rmsnorm-heuristics_autotune-cpu_compile, rmsnorm-autotune_heuristics-cpu_compile, rmsnorm-triton_op-cpu_compile, rmsnorm-triton_op_autotune-cpu_compile, rmsnorm-triton_op_autotune_heuristics-dynamic, rmsnorm-triton_op_autotune_heuristics-cpu_compile, layernorm-raw_jit-cpu_compile, layernorm-autotune-cpu_compile, layernorm-heuristics_autotune-cpu_compile, layernorm-autotune_heuristics-cpu_compile, layernorm-triton_op-cpu_compile, layernorm-triton_op_autotune-cpu_compile, layernorm-triton_op_autotune_heuristics-cpu_compile, sin_triton_backward-raw_jit-cpu_compile, sin_triton_backward-autotune-cpu_compile, sin_triton_backward-heuristics_autotune-cpu_compile, sin_triton_backward-autotune_heuristics-cpu_compile, sin_triton_backward-triton_op-cpu_compile, sin_triton_backward-triton_op_autotune-cpu_compile, sin_triton_backward-triton_op_autotune_heuristics-dynamic, sin_triton_backward-triton_op_autotune_heuristics-cpu_compile.
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0,
-harness commit 2a5e265.
+The harness recorded: error at compile: InductorError: SubprocException: An exception occurred in a subprocess:
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 63 more cell(s): add-autotune-cpu_compile, add-autotune_heuristics-cpu_compile, add-triton_op-cpu_compile, add-triton_op_autotune-cpu_compile, add-triton_op_autotune_heuristics-dynamic, add-triton_op_autotune_heuristics-cpu_compile, sin-raw_jit-cpu_compile, sin-autotune-cpu_compile, sin-heuristics_autotune-cpu_compile, sin-autotune_heuristics-cpu_compile, sin-triton_op-cpu_compile, sin-triton_op_autotune-cpu_compile, sin-triton_op_autotune_heuristics-dynamic, sin-triton_op_autotune_heuristics-cpu_compile, silu-raw_jit-cpu_compile, silu-autotune-cpu_compile, silu-heuristics_autotune-cpu_compile, silu-autotune_heuristics-cpu_compile, silu-triton_op-cpu_compile, silu-triton_op_autotune-cpu_compile, silu-triton_op_autotune_heuristics-dynamic, silu-triton_op_autotune_heuristics-cpu_compile, softmax-raw_jit-cpu_compile, softmax-autotune-cpu_compile, softmax-heuristics_autotune-cpu_compile, softmax-autotune_heuristics-cpu_compile, softmax-triton_op-cpu_compile, softmax-triton_op_autotune-cpu_compile, softmax-triton_op_autotune_heuristics-dynamic, softmax-triton_op_autotune_heuristics-cpu_compile, matmul-raw_jit-cpu_compile, matmul-autotune-cpu_compile, matmul-heuristics_autotune-cpu_compile, matmul-autotune_heuristics-cpu_compile, matmul-triton_op-cpu_compile, matmul-triton_op_autotune-cpu_compile, matmul-triton_op_autotune_heuristics-dynamic, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-triton_op_autotune-cpu_compile, rmsnorm-raw_jit-cpu_compile, rmsnorm-autotune-cpu_compile, rmsnorm-heuristics_autotune-cpu_compile, rmsnorm-autotune_heuristics-cpu_compile, rmsnorm-triton_op-cpu_compile, rmsnorm-triton_op_autotune-cpu_compile, rmsnorm-triton_op_autotune_heuristics-dynamic, rmsnorm-triton_op_autotune_heuristics-cpu_compile, layernorm-raw_jit-cpu_compile, layernorm-autotune-cpu_compile, layernorm-heuristics_autotune-cpu_compile, layernorm-autotune_heuristics-cpu_compile, layernorm-triton_op-cpu_compile, layernorm-triton_op_autotune-cpu_compile, layernorm-triton_op_autotune_heuristics-dynamic, layernorm-triton_op_autotune_heuristics-cpu_compile, sin_triton_backward-raw_jit-cpu_compile, sin_triton_backward-autotune-cpu_compile, sin_triton_backward-heuristics_autotune-cpu_compile, sin_triton_backward-autotune_heuristics-cpu_compile, sin_triton_backward-triton_op-cpu_compile, sin_triton_backward-triton_op_autotune-cpu_compile, sin_triton_backward-triton_op_autotune_heuristics-dynamic, sin_triton_backward-triton_op_autotune_heuristics-cpu_compile.
 
-Run it with python: it raises the failure (exit 1) while the failure is there, and prints
-"no failure" once it is fixed. Needs only torch and triton: the kernel's module (cases.add) and the
-harness code the cell ran (style 'raw_jit', path 'cpu_compile') are inlined below.
+Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
+It needs torch, triton and the case's own imports; no code of the harness is in it.
 """
 
-from __future__ import annotations
-
-
-import functools
-import inspect
+import os
+import subprocess
+import sys
+import tempfile
 import time
+
 import torch
 import triton
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
-# ---- harness.case: the case's container ----
+# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
 
-Tensor = torch.Tensor
+import types
 
-OPTIONAL_TENSOR = Tensor | None
-
-ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)
-
-@dataclass(frozen=True, kw_only=True)
-class Case:
-    """A kernel and everything the harness needs to wrap it in every style and check it on every path.
-
-    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.kernel.decorators``)
-      is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
-      computes from those; a stack without them passes them explicitly, from ``meta``.
-    - ``launch(kernel, *inputs, **meta)``: allocates the output(s), launches ``kernel[grid](...)`` and
-      returns them (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
-    - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
-    - ``make_inputs(size, device, seed)``: the op's arguments, one per ``arg_names``: tensors, and where
-      ``arg_types`` says so a float, int or bool, or ``None`` for an optional tensor; sizes are not block
-      multiples. A tensor may be a strided view (the harness copies inputs keeping their strides).
-    - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
-      ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
-    - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).
-    - ``kernels``: other ``@triton.jit`` kernels the launch calls (a second kernel, e.g. an ``element_mul``), by
-      name: ``launch`` (and ``launch_backward``) then get ``kernels=`` a dict of them, each wrapped as the style
-      wraps its kernel (``wrap_triton`` in ``triton_op``); the decorator stacks apply to ``kernel`` only.
-    - ``shipped``: the op as a library ships it (an ``autograd.Function``'s ``apply``, a function, a
-      ``torch.library`` op), or ``shipped_module``: a factory of the ``nn.Module`` it ships (called with no
-      arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
-      a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
-      argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
-      in the records (default: inferred).
-    - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
-      ``requires_grad``, their gradient never asked of ``backward``.
-    - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
-      arguments (``None`` for a scalar, a ``None``
-      optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
-      ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
-      zeros for an output that got none).
-    - ``backward_kernel`` and ``launch_backward(kernel, inputs, output, grad)``: optionally, the backward as a
-      ``@triton.jit`` kernel and its launch (same contract as ``backward``), which the styles then run in
-      their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
-      ``triton_op`` and ``custom_op`` in a second ``custom_op`` (``<op>_backward``), whose CPU kernel is
-      ``backward``. The decorator stacks apply to ``kernel`` only: the backward kernel stays plain. (Not for an
-      op with an optional tensor argument, whose gradient may be ``None``; for one that writes into its inputs,
-      only the launcher trains: ``torch.library`` registers no autograd for a mutating op, a build error.)
-    - ``flops(*args)`` (optional): the op's flop count, given each tensor argument's shape (other arguments as they
-      are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
-    - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
-      never differentiated.
-    - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
-      where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
-    - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
-      they replace ``heuristics`` of the same name where ``@triton.heuristics`` sits under
-      ``@triton.autotune`` and sees the config the autotuner picked (the reason that order exists).
-    - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
-    - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
-    - ``module(op)``: the ``nn.Module`` the paths run, built around ``op``; the default calls ``op``.
-    - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
-      (default: 1 to twice the largest of ``sizes``).
-    - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
-      batch-like dims), ``()`` for an input whose shape does not depend on it (and for a scalar or ``None``).
-      The dynamic export paths mark these dims dynamic with one ``torch.export.Dim`` bounded by
-      ``size_bounds`` (default: dim 0 of every tensor input).
-    """
-
-    id: str
-    reference: Callable[..., Any]
-    make_inputs: Callable[[int, str, int], Inputs]
-    arg_names: tuple[str, ...]
-    sizes: tuple[int, ...]
-    kernel: Any = None
-    launch: Callable[..., Any] | None = None
-    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]] | None = None
-    flops: Callable[..., int] | None = None
-    meta: Mapping[str, Any] = field(default_factory=dict)
-    configs: Sequence[Any] = ()
-    key: Sequence[str] = ()
-    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
-    dtype: torch.dtype = torch.float32
-    mutates: tuple[str, ...] = ()
-    autotune_options: Mapping[str, Any] = field(default_factory=dict)
-    cpu_kernel: Callable[..., Any] | None = None
-    module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
-    size_bounds: tuple[int, int] | None = None
-    dynamic_dims: tuple[tuple[int, ...], ...] | None = None
-    config_heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
-    arg_types: Mapping[str, Any] = field(default_factory=dict)
-    outputs: int = 1
-    backward_kernel: Any = None
-    launch_backward: Callable[..., tuple[Tensor | None, ...]] | None = None
-    kernels: Mapping[str, Any] = field(default_factory=dict)
-    no_grad: tuple[str, ...] = ()
-    shipped: Callable[..., Any] | None = None
-    shipped_module: Callable[[], torch.nn.Module] | None = None
-    shipped_args: tuple[Any, ...] = ()
-    shipped_as: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.kernel is not None and self.launch is None:
-            raise ValueError(f"case {self.id!r}: a kernel needs its launch")
-        if self.launch is None and self.shipped is None and self.shipped_module is None:
-            raise ValueError(f"case {self.id!r}: give a kernel and its launch, or the op as shipped (shipped)")
-        if self.shipped is not None and self.shipped_module is not None:
-            raise ValueError(f"case {self.id!r}: give shipped or shipped_module, not both")
-        if self.mutates and self.backward is None:
-            raise ValueError(
-                f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
-                "the in-place reference cannot give the gradient of what it overwrote)"
-            )
-        unknown = set(self.no_grad) - set(self.arg_names)
-        if unknown:
-            raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")
-        extra = set(self.config_heuristics) - set(self.heuristics)
-        if extra:
-            raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
-        unknown = set(self.arg_types) - set(self.arg_names)
-        if unknown:
-            raise ValueError(f"case {self.id!r}: arg_types {sorted(unknown)} are not in arg_names")
-        for name, kind in self.arg_types.items():
-            if kind not in ARG_TYPES:
-                raise ValueError(
-                    f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
-                )
-        if self.outputs < 1:
-            raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
-        if (self.backward_kernel is None) != (self.launch_backward is None):
-            raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
-        if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
-            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
-
-    def build_module(self, op: Callable[..., Any]) -> torch.nn.Module:
-        """The module the paths run, around ``op``; parameters are seeded so every style gets the same."""
-        torch.manual_seed(0)
-        if self.module is not None:
-            return self.module(op)
-        return OpModule(op, self.mutates_index)
-
-    @property
-    def bounds(self) -> tuple[int, int]:
-        """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
-        return self.size_bounds or (1, 2 * max(self.sizes))
-
-    @property
-    def mutates_index(self) -> tuple[int, ...]:
-        return tuple(self.arg_names.index(name) for name in self.mutates)
-
-    def arg_type(self, name: str) -> Any:
-        """The declared type of argument ``name`` (``Tensor`` unless ``arg_types`` says otherwise)."""
-        return self.arg_types.get(name, Tensor)
-
-    def takes_grad(self, index: int, value: Any) -> bool:
-        """Whether argument ``index`` (``value``) is differentiated: a float tensor not named in ``no_grad``."""
-        floating = isinstance(value, Tensor) and value.is_floating_point()
-        return floating and self.arg_names[index] not in self.no_grad
-
-    @property
-    def tensor_args(self) -> tuple[int, ...]:
-        """The positions of the arguments that are always tensors (the ones a backward kernel has a gradient for)."""
-        return tuple(index for index, name in enumerate(self.arg_names) if self.arg_type(name) is Tensor)
-
-class OpModule(torch.nn.Module):
-    """Calls the op; an in-place op runs on a copy of its mutated input, which it returns."""
-
-    def __init__(self, op: Callable[..., Any], mutated: tuple[int, ...] = ()) -> None:
-        super().__init__()
-        self.op = op
-        self.mutated = mutated
-
-    def forward(self, *inputs: Any) -> Any:
-        if not self.mutated:
-            return self.op(*inputs)
-        args = list(inputs)
-        for index in self.mutated:
-            args[index] = args[index].clone()
-        self.op(*args)
-        return args[self.mutated[0]]
-
-# ---- cases.add: the case, inlined ----
+Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
 """The PyTorch recipe's vector add: two inputs, one output."""
 
@@ -258,367 +76,80 @@ CASE = Case(
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
 )
 
-# ---- the harness code the cell ran ----
 
-@dataclass(frozen=True)
-class Tolerance:
-    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
 
-    atol: float
-    rtol: float
-
-Inputs = tuple[Any, ...]
-
-def copy_inputs(inputs: Inputs) -> Inputs:
-    """The inputs with every tensor copied (detached, its strides kept: a strided view stays strided), the rest
-    (scalars, ``None``) as they are."""
-    return tuple(copy_tensor(value) if isinstance(value, Tensor) else value for value in inputs)
-
-def copy_tensor(tensor: Tensor) -> Tensor:
-    """A detached copy with the same shape and strides (``clone`` makes a sliced view contiguous)."""
-    tensor = tensor.detach()
-    if 0 in tensor.stride() or tensor.is_contiguous():  # an expanded tensor cannot be written stride for stride
-        return tensor.clone()
-    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device).copy_(tensor)
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
-
-class Mismatch(AssertionError):
-    """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
-
-def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
-    """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several
-    outputs gives a tuple: each is compared, named by its position (``output 0``, ``output 1 at size 7``)."""
-    if not isinstance(expected, tuple | list):
-        _assert_tensor(what, actual, expected, tolerance)  # type: ignore[arg-type]
-        return
-    if not isinstance(actual, tuple | list):
-        raise Mismatch(f"{what}: expected a tuple of {len(expected)} tensors, got {type(actual).__name__}")
-    if len(actual) != len(expected):
-        raise Mismatch(f"{what}: expected {len(expected)} outputs, got {len(actual)}")
-    for index, (one, one_expected) in enumerate(zip(actual, expected, strict=True)):
-        _assert_tensor(nth(what, index), one, one_expected, tolerance)
-
-def nth(what: str, index: int) -> str:
-    """``what`` naming output ``index`` of several: ``output of call 2`` -> ``output 1 of call 2``."""
-    head, found, tail = what.partition("output")
-    return f"{head}output {index}{tail}" if found else f"{what} {index}"
-
-def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
-    """Within tolerance for a floating (or complex) output; exactly, dtype included, for any other (a mask,
-    indices), where a tolerance would pass a wrong index."""
-    if not isinstance(actual, torch.Tensor):
-        raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
-    if not (expected.is_floating_point() or expected.is_complex()):
-        _assert_exact(what, actual.detach().cpu(), expected.detach().cpu())
-        return
-    try:
-        torch.testing.assert_close(
-            actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
-        )
-    except AssertionError as error:
-        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-        raise Mismatch(f"{what}: " + "; ".join(lines)) from None
-
-def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
-    if actual.dtype != expected.dtype or actual.shape != expected.shape:
-        got, want = (f"{t.dtype} of shape {tuple(t.shape)}" for t in (actual, expected))
-        raise Mismatch(f"{what}: expected {want}, got {got}")
-    differ = actual != expected
-    if differ.any():
-        first = tuple(int(i) for i in differ.nonzero()[0])
-        raise Mismatch(
-            f"{what}: {int(differ.sum())} of {differ.numel()} elements differ (compared exactly); "
-            f"first at {first}: {actual[first].item()} != {expected[first].item()}"
-        )
-
-Backward = Callable[[Inputs, Any, Any], tuple[torch.Tensor | None, ...]]
-
-def launched_backward(case: Case) -> Backward:
-    """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
-    if case.launch_backward is None:
-        return torch_backward(case)
-    launch_backward = case.launch_backward
-    extra = {"kernels": dict(case.kernels)} if case.kernels else {}
-    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad, **extra)
-
-def torch_backward(case: Case) -> Backward:
-    """The case's ``backward``, or by default autograd of its reference: the reference run again on the inputs
-    (those that take a gradient made leaves), differentiated against each floating output's grad."""
-    if case.backward is not None:
-        return case.backward
-
-    def autograd_of_reference(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
-        with torch.enable_grad():
-            leaves = tuple(
-                value.detach().requires_grad_() if case.takes_grad(index, value) else value
-                for index, value in enumerate(inputs)
-            )
-            wanted = [value for index, value in enumerate(leaves) if case.takes_grad(index, value)]
-            outputs = as_tuple(case.reference(*leaves))
-            pairs = [(out, g) for out, g in zip(outputs, as_tuple(grad), strict=True) if out.requires_grad]
-            if not pairs or not wanted:
-                return (None,) * len(inputs)
-            found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True))
-        return tuple(next(found) if case.takes_grad(index, value) else None for index, value in enumerate(leaves))
-
-    return autograd_of_reference
-
-def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
-    """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
-    kept = tuple(
-        None if index in mutated or not isinstance(value, torch.Tensor) else value for index, value in enumerate(inputs)
-    )
-    ctx.save_for_backward(*kept, *(() if output is None else as_tuple(output)))
-    ctx.scalars = tuple(None if isinstance(value, torch.Tensor) else value for value in inputs)
-
-def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple[Inputs, Any, Any]:
-    """What ``save`` kept, as the case's backward takes it: the inputs (``None`` for the overwritten ones), the
-    output and the grad (tuples when the op has several outputs; a grad an output did not get is zeros)."""
-    tensors = ctx.saved_tensors
-    count = len(ctx.scalars)
-    pairs = zip(tensors[:count], ctx.scalars, strict=True)
-    inputs = tuple(tensor if scalar is None else scalar for tensor, scalar in pairs)
-    outputs = tensors[count:]
-    if not outputs:  # an op writing into its input returns nothing: the grad is that input's
-        return inputs, None, grads[0]
-    grads = tuple(torch.zeros_like(out) if grad is None else grad for out, grad in zip(outputs, grads, strict=True))
-    return inputs, case_value(case, outputs), case_value(case, grads)
-
-def case_value(case: Case, values: tuple[Any, ...]) -> Any:
-    """Outputs (or their grads) as the case's functions take them: the tensor, or the tuple of several."""
-    return values[0] if case.outputs == 1 else tuple(values)
-
-def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) -> Callable[..., Any]:
-    """A ``torch.autograd.Function`` around ``fn`` whose backward is ``backward`` (the launcher's training)."""
-    mutated = case.mutates_index
-
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *inputs: Any) -> Any:
-            out = fn(*inputs)
-            save(ctx, inputs, out, mutated)
-            if mutated:
-                ctx.mark_dirty(*(inputs[i] for i in mutated))
-                return inputs[mutated[0]]
-            return out
-
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-            return tuple(backward(*saved(case, ctx, grads)))
-
-    KernelFunction.__name__ = f"{case.id}_kernel_function"
-    return KernelFunction.apply
-
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
-
-@dataclass(frozen=True)
-class Wrapped:
-    """What a style gives the paths: the op for inference, and for training either an op or the error
-    that registering its backward raised (training paths report it; inference paths are unaffected)."""
-
-    op: Callable[..., Any]
-    train_op: Callable[..., Any] | None
-    train_error: BaseException | None = None
-    wrapped_as: str | None = None  # how an op as shipped is wrapped (``as_shipped``), for the records
-
-    def trainable(self) -> Callable[..., Any]:
-        if self.train_error is not None:
-            raise self.train_error
-        assert self.train_op is not None
-        return self.train_op
-
-def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
-    whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
-    (``name`` is unused)."""
-
-    def op(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
-
-    return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
-
-def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
-    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
-    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
-
-def wrapped_as(op: Callable[..., Any]) -> str:
-    """How a shipped op is wrapped: ``autograd.Function X.apply``, ``torch.library op ns::name``, ``function f``."""
-    owner = getattr(op, "__self__", None)
-    if inspect.isclass(owner) and issubclass(owner, torch.autograd.Function):
-        return f"autograd.Function {owner.__name__}.{op.__name__}"
-    if isinstance(op, torch._ops.OpOverloadPacket | torch._ops.OpOverload):
-        return f"torch.library op {op}"
-    if isinstance(op, torch._library.custom_ops.CustomOpDef):
-        return f"torch.library op {op._qualname}"
-    if isinstance(op, torch.nn.Module):
-        return f"nn.Module {type(op).__name__}"
-    return f"function {getattr(op, '__module__', '?')}.{getattr(op, '__qualname__', type(op).__name__)}"
-
-@dataclass
-class Cell:
-    """What a path works with: the case, the built style, where to run, and what it has seen so far."""
-
-    case: Case
-    style: str
-    device: str
-    tolerance: Tolerance
-    workdir: Path
-    wrapped: Wrapped | None = None
-    stage: str = "build"
-    diagnostics: dict[str, Any] = field(default_factory=dict)
-    example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
-    share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
-    compiled: bool = False  # the path compiled the model through ``backend`` (a compile-type path)
-    trained: bool = False  # ... and trained it (its backward kernels must be compiled too)
-
-    @property
-    def id(self) -> str:
-        return f"{self.case.id}-{self.style}"
-
-    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
-        example_size, example_seed = self.example or (self.case.sizes[0], 0)
-        inputs = self.case.make_inputs(
-            example_size if size is None else size, self.device, example_seed if seed is None else seed
-        )
-        if requires_grad:
-            return tuple(
-                value.detach().requires_grad_(self.case.takes_grad(index, value))
-                if isinstance(value, torch.Tensor)
-                else value
-                for index, value in enumerate(inputs)
-            )
-        return inputs
-
-    def model(self, train: bool = False) -> torch.nn.Module:
-        assert self.wrapped is not None
-        op = self.wrapped.trainable() if train else self.wrapped.op
-        return self.case.build_module(op).to(self.device)
-
-    def reference_model(self) -> torch.nn.Module:
-        return self.case.build_module(self.case.reference).to(self.device)
-
-    def expected(self, inputs: Inputs) -> Any:
-        """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
-        with torch.no_grad():
-            return self.reference_model()(*copy_inputs(inputs))
-
-    def synchronize(self) -> None:
-        """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""
-        if self.device == "cuda":
-            torch.cuda.synchronize()
-
-    def compare(self, what: str, actual: object, expected: object) -> None:
-        self.stage = "compare"
-        assert_match(what, actual, expected, self.tolerance)
-
-    @contextmanager
-    def timed(self, key: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            self.diagnostics[key] = round(self.diagnostics.get(key, 0.0) + time.perf_counter() - start, 3)
-
-    def backend(self, **config_patches: Any) -> Callable[..., Any]:
-        """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
-        tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
-        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
-
-        def inner(gm: torch.fx.GraphModule, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
-            if kwargs.get("is_backward"):  # AOTAutograd's backward graph: does it hold the backward kernel?
-                self.diagnostics["backward_graphs"] = self.diagnostics.get("backward_graphs", 0) + 1
-                self.record_graph(gm, "captured_backward")
-            return compile_fx_inner(gm, example_inputs, *args, **kwargs)
-
-        def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
-            self.stage = "compile"
-            self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
-            self.record_graph(gm)
-            compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
-
-            @functools.wraps(compiled)
-            def run(*args: Any, **kwargs: Any) -> Any:
-                self.stage = "run"
-                return compiled(*args, **kwargs)
-
-            self.stage = "trace"
-            return run
-
-        return inductor
-
-    def record_graph(self, gm: torch.fx.GraphModule, key: str = "captured") -> None:
-        """Keep the graph's user-kernel wrappers and harness ops under ``key`` (or nothing: the kernel was not
-        captured), and the names of the Triton kernels the graph holds (``kernels_captured``)."""
-        from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
-
-        captured = set(self.diagnostics.get(key, []))
-        kernels = set(self.diagnostics.get("kernels_captured", []))
-        # the graph's own nodes and those of the subgraphs its higher-order ops hold (an autograd.Function traced
-        # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
-        graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
-        nodes = [node for graph in graphs for node in graph.nodes]
-        for node in nodes:
-            if node.op != "call_function":
-                continue
-            name = getattr(node.target, "__name__", str(node.target))
-            qualified = str(node.target)
-            if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
-                captured.add(qualified if qualified.startswith("harness.") else name)
-            if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
-                kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
-        self.diagnostics[key] = sorted(captured)
-        self.diagnostics["kernels_captured"] = sorted(kernels)
-
-def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output") -> None:
-    """Run ``model`` without grad on a copy of ``inputs`` and compare its output(s) with the reference's."""
-    with torch.no_grad():
-        out = model(*copy_inputs(inputs))
-    cell.synchronize()
-    cell.compare(what, out, cell.expected(inputs))
-
-def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
-    cell.compiled, cell.trained = True, train
-    patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
-    return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
-
-def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:
-    cell.stage = "trace"  # the backend moves it on to compile, then run
-    with cell.timed("compile_seconds"):
-        _infer(cell, model, inputs)
-
-def compile(cell: Cell) -> None:
-    """Default ``torch.compile`` (graph breaks allowed)."""
-    _first_call(cell, _compiled(cell), cell.inputs())
-
-def cpu_compile(cell: Cell) -> None:
-    """CPU tensors under ``torch.compile``."""
-    compile(cell)
-
-STYLE, PATH, DEVICE = 'raw_jit', 'cpu_compile', 'cpu'
-SIZE, SEED = 3001, 0  # the input the cell failed on
+kernel = CASE.kernel
+META = {'BLOCK_SIZE': 256, 'EVEN': False}
 
 
-def main() -> None:
-    import tempfile
+def add_raw_jit(x, y):
+    return CASE.launch(kernel, x, y, **META)
 
-    cell = Cell(
-        case=CASE,
-        style=STYLE,
-        device=DEVICE,
-        tolerance=Tolerance(atol=1e-05, rtol=1e-05),
-        workdir=Path(tempfile.mkdtemp()),
-    )
-    cell.example = (SIZE, SEED)
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return add_raw_jit(x, y)
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        return CASE.reference(x, y)
+
+
+# ---- the path: cpu_compile ----
+
+DEVICE, SIZE, SEED = 'cpu', 3001, 0  # the input the cell failed on
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+TAKES_GRAD = (True, True)  # which arguments are differentiated
+SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
+
+
+def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
+    t = t.detach()
+    if 0 in t.stride() or t.is_contiguous():
+        return t.clone()
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def copy(inputs):
+    return tuple(copy_tensor(v) if isinstance(v, torch.Tensor) else v for v in inputs)
+
+
+def build(make):  # seeded: the model and its reference get the same parameters
     torch.manual_seed(0)
-    cell.wrapped = launcher(CASE, *jit(CASE), 'harness::add_raw_jit')
-    cpu_compile(cell)
-    print(f"no failure: {CASE.id}-{STYLE}-{PATH} passes here")
+    return make().to(DEVICE)
+
+
+def inputs_of(size=SIZE, seed=SEED):
+    return CASE.make_inputs(size, DEVICE, seed)
+
+
+def expected(inputs):
+    with torch.no_grad():
+        return build(Reference)(*copy(inputs))
+
+
+def compare(what, actual, expected):
+    try:
+        torch.testing.assert_close(actual, expected, atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {error}") from None
+
+
+def infer(what, run, inputs):  # every call compared: the same inputs twice
+    for call in (1, 2):
+        with torch.no_grad():
+            out = run(*copy(inputs))
+        compare(f"{what}, call {call}", out, expected(inputs))
+
+
+def check():
+    infer('output', torch.compile(build(Model)), inputs_of())
 
 
 if __name__ == "__main__":
-    main()
+    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
+        torch._dynamo.reset()
+        check()
+    print("no failure: add-raw_jit-cpu_compile passes here")

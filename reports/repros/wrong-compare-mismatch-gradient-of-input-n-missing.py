@@ -1,0 +1,223 @@
+"""add_inplace-raw_jit-train_compile: a reproducer written by triton-torch-matrix.
+
+The harness recorded: wrong 5/5 at compare: Mismatch: gradient of input 1: missing
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 2 more cell(s): add_inplace-autotune-train_compile, add_inplace-heuristics_autotune-train_compile.
+
+Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
+It needs torch, triton and the case's own imports; no code of the harness is in it.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import triton
+
+# ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
+
+import types
+
+Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
+
+"""In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+
+MAX_BLOCK = 1024
+
+
+@triton.jit
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def launch(kernel, x, y, **meta):
+    n_elements = x.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+
+
+CASE = Case(
+    id="add_inplace",
+    kernel=add_inplace_kernel,
+    launch=launch,
+    reference=reference,
+    make_inputs=make_inputs,
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    arg_names=("x", "y"),
+    sizes=(3001, 1000, 5003),
+    meta={"BLOCK_SIZE": 256, "EVEN": False},
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    key=["n_elements"],
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    mutates=("x",),
+    autotune_options={"restore_value": ["x_ptr"]},  # autotuning runs the kernel repeatedly
+)
+
+
+# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+
+kernel = CASE.kernel
+META = {'BLOCK_SIZE': 256, 'EVEN': False}
+
+
+def add_inplace_raw_jit(x, y):
+    return CASE.launch(kernel, x, y, **META)
+
+
+MUTATED = (0,)
+
+
+def outputs(value):
+    return tuple(value) if isinstance(value, tuple | list) else (value,)
+
+
+def save(ctx, inputs, output):  # the tensor inputs (not those the op overwrote) and every output; scalars on ctx
+    kept = [None if i in MUTATED or not isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs)]
+    ctx.save_for_backward(*kept, *(() if output is None else outputs(output)))
+    ctx.scalars = tuple(None if isinstance(v, torch.Tensor) else v for v in inputs)
+
+
+def saved(ctx, grads):  # (inputs, output, grad) as the case's backward takes them
+    tensors, count = ctx.saved_tensors, len(ctx.scalars)
+    inputs = tuple(t if s is None else s for t, s in zip(tensors[:count], ctx.scalars))
+    outs = tensors[count:]
+    if not outs:
+        return inputs, None, grads[0]
+    grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads))
+    return inputs, (outs[0] if len(outs) == 1 else outs), (grads[0] if len(grads) == 1 else grads)
+
+
+BACKWARD = CASE.backward
+
+
+class add_inplace_raw_jit_function(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        out = add_inplace_raw_jit(x, y)
+        save(ctx, (x, y,), out)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return tuple(BACKWARD(*saved(ctx, grads)))
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        x = x.clone()
+        add_inplace_raw_jit_function.apply(x, y)
+        return x
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        x = x.clone()
+        CASE.reference(x, y)
+        return x
+
+
+# ---- the path: train_compile ----
+
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+TAKES_GRAD = (True, True)  # which arguments are differentiated
+SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
+
+
+def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
+    t = t.detach()
+    if 0 in t.stride() or t.is_contiguous():
+        return t.clone()
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def copy(inputs):
+    return tuple(copy_tensor(v) if isinstance(v, torch.Tensor) else v for v in inputs)
+
+
+def build(make):  # seeded: the model and its reference get the same parameters
+    torch.manual_seed(0)
+    return make().to(DEVICE)
+
+
+def inputs_of(size=SIZE, seed=SEED):
+    return CASE.make_inputs(size, DEVICE, seed)
+
+
+def expected(inputs):
+    with torch.no_grad():
+        return build(Reference)(*copy(inputs))
+
+
+def compare(what, actual, expected):
+    try:
+        torch.testing.assert_close(actual, expected, atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {error}") from None
+
+
+def infer(what, run, inputs):  # every call compared: the same inputs twice
+    for call in (1, 2):
+        with torch.no_grad():
+            out = run(*copy(inputs))
+        compare(f"{what}, call {call}", out, expected(inputs))
+
+
+def forward_backward(model, inputs):  # backward of each output times a seeded random grad
+    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i]) if isinstance(v, torch.Tensor) else v
+                   for i, v in enumerate(inputs))
+    out = model(*inputs)
+    outs = tuple(out) if isinstance(out, tuple | list) else (out,)
+    gen = torch.Generator().manual_seed(1)
+    grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
+    pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
+    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
+    detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
+    return detached, [leaf.grad for leaf in leaves]
+
+
+def train(model):
+    out, grads = forward_backward(model, inputs_of())
+    want, want_grads = forward_backward(build(Reference), inputs_of())
+    compare("output", out, want)
+    for index, (grad, want_grad) in enumerate(zip(grads, want_grads)):
+        compare(f"gradient {index}", grad, want_grad)
+
+
+def check():
+    train(torch.compile(build(Model)))
+
+
+if __name__ == "__main__":
+    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
+        torch._dynamo.reset()
+        check()
+    print("no failure: add_inplace-raw_jit-train_compile passes here")
