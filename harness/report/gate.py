@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.errors import InputError
+from harness.errors import InputError, unreadable
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
@@ -135,10 +135,8 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
     file = Path(file)
     try:
         data = tomllib.loads(file.read_text())
-    except FileNotFoundError:
-        raise InputError(file, "(file)", "no such file") from None
-    except IsADirectoryError:
-        raise InputError(file, "(file)", "a folder, not a toml file") from None
+    except OSError as error:
+        raise unreadable(file, error) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     entries = data.get("known", [])
