@@ -83,6 +83,16 @@ def results_file(folder: Path, name: str = "results.json", env: dict | None = No
         ({"expected_cells": 7}, {}, "environment.expected_cells"),
         ({"goals": {"g": "cpu_fallback"}}, {}, "environment.goals.g"),
         ({"triton_interpret": "no"}, {}, "environment.triton_interpret"),
+        ({"paths": {"cpu_fallback": 3}}, {}, "environment.paths.cpu_fallback"),
+        ({"paths": {"cpu_fallback": {"group": ["compile"]}}}, {}, "environment.paths.cpu_fallback.group"),
+        ({"styles": {"control": {"wrapper": 1}}}, {}, "environment.styles.control.wrapper"),
+        ({"settings": {"TORCH_X": 1}}, {}, "environment.settings.TORCH_X"),
+        ({"cell_environment": {"OMP_NUM_THREADS": 1}}, {}, "environment.cell_environment.OMP_NUM_THREADS"),
+        ({"axes": {"paths": "cpu_fallback"}}, {}, "environment.axes.paths"),
+        ({"memory": {"12": {"cells": "3"}}}, {}, "environment.memory.12.cells"),
+        ({"docs": {"sources": {"blog": 3}}}, {}, "environment.docs.sources.blog"),
+        ({"docs": {"claims": {"control": {"eager": "yes"}}}}, {}, "environment.docs.claims.control.eager"),
+        ({"docs": {"claims": {"control": {"eager": {}}}}}, {}, "environment.docs.claims.control.eager.supported"),
         ({}, {"error": 5}, "cells[0].error"),
         ({}, {"outcomes": ["wrong", "fine"]}, "cells[0].outcomes[1]"),
     ],
@@ -95,6 +105,22 @@ def test_a_badly_typed_results_field_is_one_line(env, fields, key, tmp_path, cap
     matrix.write_text(HEAD + TOLERANCES)
     run = ["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "--reuse", str(bad)]
     one_line(capsys, main(run), f"{bad}: {key}: ", "")
+
+
+def test_a_bad_path_entry_is_refused_by_every_command_that_reads_results(tmp_path, capsys):
+    """Issue 36: ``environment.paths.cpu_fallback = 3`` was accepted everywhere, and merge copied it."""
+    bad = results_file(tmp_path, "bad.json", env={"paths": {"cpu_fallback": 3}, "shard": "1/2"})
+    good = results_file(tmp_path, "good.json", env={"shard": "2/2"})
+    key, out = f"{bad}: environment.paths.cpu_fallback: ", tmp_path / "out"
+    commands = [
+        ["gate", "--baseline", str(bad), "--current", str(good), "--rerun", "0", "--out", str(out / "g.md")],
+        ["gate", "--baseline", str(good), "--current", str(bad), "--rerun", "0", "--out", str(out / "g.md")],
+        ["merge", str(good), str(bad), "--out", str(out / "merged.json")],
+        ["history", str(good), str(bad), "--out", str(out / "h.md")],
+    ]
+    for command in commands:
+        one_line(capsys, main(command), key, "expected a table, got 3")
+    assert not out.exists()
 
 
 def test_merge_refuses_an_interpreter_shard_with_a_device_shard(tmp_path, capsys):
