@@ -108,7 +108,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
             read_results(given)
     results = Path(args.report_dir) / "results.json"
     if args.resume:
-        arguments.check_resume(results)
+        arguments.check_resume(results, matrix.cell_ids(), args.shard)
     rss = arguments.max_rss(args.max_rss_mb)
     forwarded = {**axes, "shard": args.shard, "baseline": args.baseline, "reuse": args.reuse, "max-rss-mb": rss}
     pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.errors import InputError
 from harness.plugin.options import resumable
-from harness.plugin.values import parse_ids, parse_mib
+from harness.plugin.values import parse_ids, parse_mib, parse_shard
 from harness.records.log import LOG_NAME
 
 COLLECT_ONLY = ("--co", "--collect-only", "--collectonly")
@@ -49,8 +49,9 @@ def max_rss(text: str | None) -> str | None:
     return text
 
 
-def check_resume(results: Path) -> None:
-    """``--resume``: the report folder's records (records.jsonl or results.json), if it has any, are whole and were
-    measured by this torch."""
+def check_resume(results: Path, selection: list[str], shard: str | None) -> None:
+    """``--resume``: the report folder's records (records.jsonl or results.json), if it has any, are whole, were
+    measured by this torch, and are of cells of this run's ``selection`` (its ``--shard``'s share of it)."""
     if results.exists() or results.with_name(LOG_NAME).exists():
-        resumable(results)
+        index, count = parse_shard(shard) if shard else (1, 1)
+        resumable(results, {cell for n, cell in enumerate(selection) if n % count == index - 1})

@@ -202,12 +202,14 @@ def resumed(config: pytest.Config) -> Results | None:
         options = config.stash[options_key]
         file = options.results_file
         found = file.exists() or file.with_name(LOG_NAME).exists()
-        config.stash[resumed_key] = _or_exit(lambda: resumable(file)) if options.resume and found else None
+        resume = options.resume and found
+        config.stash[resumed_key] = _or_exit(lambda: resumable(file, shard_cells(config))) if resume else None
     return config.stash[resumed_key]
 
 
-def resumable(file: Path) -> Results:
-    """The records of the run in ``file``'s folder; ``InputError`` when they are damaged or of another torch."""
+def resumable(file: Path, selection: set[str]) -> Results:
+    """The records of the run in ``file``'s folder; ``InputError`` when they are damaged, of another torch, or
+    of a cell that ``selection`` (this run's cells) does not hold: a resumed run records the cells it selects."""
     import torch
 
     previous = read_results(file)
@@ -216,6 +218,14 @@ def resumable(file: Path) -> Results:
             file,
             "environment.torch",
             f"a run of torch {previous.environment.get('torch')} cannot be resumed under torch {torch.__version__}",
+        )
+    outside = [cell.id for cell in previous.cells if cell.id not in selection]
+    if outside:
+        raise InputError(
+            file,
+            "cells",
+            f"{len(outside)} record(s) of cells this run does not select ({', '.join(outside[:3])}"
+            f"{', ...' if len(outside) > 3 else ''}): resume with that run's selection, or give another --report-dir",
         )
     return previous
 
