@@ -97,6 +97,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         **{k: parse_ids(v) if v else None for k, v in axes.items()},
         cuda=torch.cuda.is_available(),
     )
+    arguments.check_pytest_args(pytest_args, args.matrix)
     node_ids, pytest_args = arguments.node_ids(pytest_args, args.matrix)
     unknown = sorted(set(node_ids) - set(matrix.cell_ids()))
     if unknown:

@@ -153,23 +153,34 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--cases", "nosuch", "--cases", "sin"], "command line: --cases[0]: ", "unknown case 'nosuch'"),
         (["--max-rss-mb", "-5"], "command line: --max-rss-mb: ", "expected a number of MiB >= 0"),
         (["--max-rss-mb", "abc"], "command line: --max-rss-mb: ", "got 'abc'"),
+        # issue 36: what pytest refused with its usage text and exit 4, or ran to fail every cell
+        (["other.toml::sin-control-cpu_fallback"], "command line: other.toml::sin-control-cpu_fallback: ", "not a"),
+        (["mtrix.toml::sin-control-cpu_fallback"], "command line: mtrix.toml::", "not a node id of the matrix file"),
+        (["-n", "bogus"], "command line: -n: ", "expected a number of workers, auto or logical, got 'bogus'"),
+        (["-nbogus"], "command line: -n: ", "got 'bogus'"),
+        (["--numprocesses=2x"], "command line: --numprocesses: ", "got '2x'"),
+        (["--cache-dir", "m.toml"], "m.toml: --cache-dir: ", "a file, not a folder"),
+        (["--cache-dir=m.toml/sub"], "m.toml/sub: --cache-dir: ", "a file, not a folder ({tmp}/m.toml is)"),
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):
     (tmp_path / "m.toml").write_text(HEAD + TOLERANCES)
+    (tmp_path / "other.toml").write_text(HEAD + TOLERANCES)
     monkeypatch.chdir(tmp_path)
     args = [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
-    one_line(capsys, main(["run", "--matrix", "m.toml", "--report-dir", "out", *args]), key, words)
+    code = main(["run", "--matrix", "m.toml", "--report-dir", "out", *args])
+    one_line(capsys, code, key, words.replace("{tmp}", str(tmp_path)))
     assert not (tmp_path / "out").exists()
 
 
 def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(tmp_path, monkeypatch):
-    from harness.plugin.arguments import node_ids
+    from harness.plugin.arguments import check_pytest_args, node_ids
 
     (tmp_path / "m.toml").write_text(HEAD)
     monkeypatch.chdir(tmp_path)
     given = ["./m.toml::a", f"{tmp_path}/m.toml::b", "m.toml::c", "other.toml::d", "-k", "x::y"]
     assert node_ids(given, "m.toml") == (["a", "b", "c"], ["m.toml::a", "m.toml::b", "m.toml::c", *given[3:]])
+    check_pytest_args(["m.toml::a", "-k", "x::y", "-W", "ignore::UserWarning", "-n", "auto", "-n3"], "m.toml")
 
 
 @pytest.mark.parametrize(

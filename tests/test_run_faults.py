@@ -165,6 +165,7 @@ def _owned_by(pid: int) -> list[str]:
     [
         (["--max-rss-mb", "-5"], "--max-rss-mb: expected a number of MiB >= 0"),
         ([], "--report-dir: another run (pid 4242) writes there"),
+        (["--cache-dir", "{matrix}"], "--cache-dir: a file, not a folder"),
     ],
 )
 def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, words, matrix, tmp_path):
@@ -178,7 +179,16 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
         fcntl.flock(other_run, fcntl.LOCK_EX)
         command = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:benchmark", str(matrix)]
         done = subprocess.run(
-            [*command, "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", *args],
+            [
+                *command,
+                "--matrix",
+                str(matrix),
+                "--report-dir",
+                str(out),
+                "-n",
+                "0",
+                *(a.format(matrix=matrix) for a in args),
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,

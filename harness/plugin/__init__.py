@@ -19,6 +19,7 @@ from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.plugin import collect, options, reportdir
 from harness.plugin.processes import CellProcesses, processes_key
 from harness.plugin.summary import RunSummary
+from harness.plugin.values import check_cache_dir
 
 # registered under these names
 PLUGINS = ("harness-collect", "harness-processes", "harness-records", "harness-summary")
@@ -44,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         if not config.option.collectonly:
             try:  # one run at a time writes into a report folder
+                check_cache_dir(config.stash[options.options_key].cache_dir)
                 config.stash[locked_key] = reportdir.lock(config.stash[options.options_key].report_dir)
             except InputError as error:
                 pytest.exit(str(error), returncode=EXIT_BAD_INPUT)

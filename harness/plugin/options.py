@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
 DEFAULT_REPORT_DIR = "reports/latest"
+DEFAULT_CACHE_DIR = ".cache"
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cache-dir",
-        default=".cache",
+        default=DEFAULT_CACHE_DIR,
         help="bytecode, Inductor and Triton caches of the cell processes (default: .cache); keep it for warm runs",
     )
     group.addoption(
