@@ -120,7 +120,35 @@ def test_a_failed_write_after_the_last_record_exits_6_with_every_record(matrix, 
     rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
     assert [cell["id"] for cell in rescued["cells"]] == ["good-control-cpu_fallback"]
     assert '"good-control-cpu_fallback"' in (out / "records.jsonl").read_text()
-    assert f"[harness] {err[0].removeprefix('error: ')}" in captured.out  # the saved-records line in the summary
+    assert (captured.out + captured.err).count(err[0].removeprefix("error: ")) == 1  # said once (issue 36)
+
+
+@pytest.mark.parametrize("when", ["mid-run", "at the end"])
+def test_a_failed_write_is_said_once(when, matrix, tmp_path, capsys, monkeypatch):
+    """Issue 36: the line of a failed records write was printed twice (pytest's stop banner, or the summary, and
+    the command line's ``error:``); once now, on stderr, whether the write fails mid-run or at the end."""
+    from harness.plugin.processes import CellProcesses
+    from harness.records import results
+    from tests.fakes import FakeCells
+
+    def full_disk(*args, **kwargs) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells())
+    if when == "mid-run":
+        monkeypatch.setattr(RecordLog, "append", full_disk)
+    else:
+        monkeypatch.setattr("harness.plugin.writer.write_results", full_disk)
+    out = tmp_path / "out"
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"])
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(err) == 1, captured
+    file = out / ("records.jsonl" if when == "mid-run" else "results.json")
+    assert err[0].startswith(f"error: {file}: (write): No space left on device: the run stops")
+    assert (captured.out + captured.err).count(err[0].removeprefix("error: ")) == 1, captured
+    assert "-> " not in captured.out  # not the summary's line of a run that wrote its results
+    assert results.read_results(err[0].rpartition(" are in ")[2]).cells[0].id == "good-control-cpu_fallback"
 
 
 @pytest.mark.slow

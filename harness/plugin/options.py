@@ -71,6 +71,7 @@ resumed_key = pytest.StashKey[Results | None]()  # the records already on disk, 
 baseline_key = pytest.StashKey[dict[str, str]]()  # cell id -> status in the --baseline run
 keys_key = pytest.StashKey[dict[str, str]]()  # cell id -> its key (harness/records/reuse.py)
 reused_key = pytest.StashKey[dict[str, Record]]()  # cell id -> the record kept from the --reuse run
+cli_key = pytest.StashKey[bool]()  # run by ``python -m harness run``, which prints a failed write's line itself
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -178,13 +179,15 @@ def matrix(config: pytest.Config) -> Matrix:
 
 class PresetMatrix:
     """For ``pytest.main(plugins=[...])``: the selected matrix the command line already loaded and checked, so
-    the session does not load it (and import and check its cases) again."""
+    the session does not load it (and import and check its cases) again; and the command line says a failed
+    write itself (``error: ...``), so the session does not say it too."""
 
     def __init__(self, selected: Matrix) -> None:
         self.selected = selected
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[matrix_key] = self.selected
+        config.stash[cli_key] = True
 
 
 def workers(config: pytest.Config) -> int:
