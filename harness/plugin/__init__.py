@@ -68,9 +68,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _interrupt_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its
-    temp folders removed), rather than killing the controller where it stands; until the session ends."""
+    temp folders removed), rather than killing the controller where it stands; until the session ends. A
+    second SIGTERM (a supervisor's next try) does not cut that clean-up short: SIGKILL does, if it must."""
     if threading.current_thread() is threading.main_thread():
-        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, _stopping)
+    raise KeyboardInterrupt
+
+
+def _stopping(signum: int, frame: Any) -> None:
+    print("harness: SIGTERM: the run is stopping already, cleaning up (SIGKILL ends it now)", file=sys.stderr)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)
