@@ -97,6 +97,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
         **{k: parse_ids(v) if v else None for k, v in axes.items()},
         cuda=torch.cuda.is_available(),
     )
+    arguments.check_pytest_args(pytest_args, args.matrix)
     node_ids, pytest_args = arguments.node_ids(pytest_args, args.matrix)
     unknown = sorted(set(node_ids) - set(matrix.cell_ids()))
     if unknown:
@@ -108,7 +109,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
             read_results(given)
     results = Path(args.report_dir) / "results.json"
     if args.resume:
-        arguments.check_resume(results)
+        arguments.check_resume(results, matrix.cell_ids(), args.shard)
     rss = arguments.max_rss(args.max_rss_mb)
     forwarded = {**axes, "shard": args.shard, "baseline": args.baseline, "reuse": args.reuse, "max-rss-mb": rss}
     pytest_args = [arg for option, value in forwarded.items() if value for arg in (f"--{option}", value)] + pytest_args
@@ -186,10 +187,15 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
     file = Path(args.results)
     results = read_results(file)
     if results.from_log:
-        write_results(file.with_name("results.json"), results)
-        print(f"results: {file.with_name('results.json')}")
+        derived = file.with_name("results.json")
+        try:  # as in a run whose results.json cannot be written: one line, exit 6 (records.jsonl is kept)
+            write_results(derived, results)
+        except OSError as error:
+            print(f"error: {derived}: (write): {error.strerror or error}: not derived from {file}", file=sys.stderr)
+            return EXIT_RUN_BROKE
+        print(f"results: {derived}")
     out = Path(args.out) if args.out else file.with_name("matrix.md")
-    out.write_text(render(results))
+    _write_text(out, render(results))
     print(f"chart: {out}")
     return 0
 
@@ -201,7 +207,11 @@ def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
 
     results = Path(args.results)
     out = Path(args.out) if args.out else results.parent / "repros"
-    written = write_repros(read_results(results), load_matrix(args.matrix).tolerances, out, args.cells)
+    loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
+    try:
+        written = write_repros(loaded, tolerances, out, args.cells)
+    except OSError as error:  # --out names a file, or a folder that cannot be written
+        raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
     print(f"{len(written)} repro script(s) in {out}/")
     return 0
 
@@ -250,8 +260,14 @@ def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
 
     merged = merge([(file, read_results(file)) for file in args.results])
     out = Path(args.out)
-    write_results(out, merged)
-    write_chart(out, out.with_name("matrix.md"))
+    try:
+        write_results(out, merged)
+    except OSError as error:
+        raise InputError(out, "--out", f"cannot write it: {error.strerror or error}") from None
+    try:
+        write_chart(out, out.with_name("matrix.md"))
+    except OSError as error:
+        raise InputError(out.with_name("matrix.md"), "--out", f"cannot write it: {error.strerror or error}") from None
     print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
     return 0
 

@@ -16,3 +16,12 @@ class InputError(Exception):
 
     def __init__(self, file: Path | str, key: str, problem: str) -> None:
         super().__init__(f"{file}: {key}: {problem}")
+
+
+def unreadable(file: Path | str, error: OSError) -> InputError:
+    """An input file that cannot be read (missing, a folder, not allowed): one line naming it."""
+    if isinstance(error, FileNotFoundError):
+        return InputError(file, "(file)", "no such file")
+    if isinstance(error, IsADirectoryError):
+        return InputError(file, "(file)", "a folder, not a file")
+    return InputError(file, "(file)", f"cannot read it: {error.strerror or error}")

@@ -83,6 +83,16 @@ def results_file(folder: Path, name: str = "results.json", env: dict | None = No
         ({"expected_cells": 7}, {}, "environment.expected_cells"),
         ({"goals": {"g": "cpu_fallback"}}, {}, "environment.goals.g"),
         ({"triton_interpret": "no"}, {}, "environment.triton_interpret"),
+        ({"paths": {"cpu_fallback": 3}}, {}, "environment.paths.cpu_fallback"),
+        ({"paths": {"cpu_fallback": {"group": ["compile"]}}}, {}, "environment.paths.cpu_fallback.group"),
+        ({"styles": {"control": {"wrapper": 1}}}, {}, "environment.styles.control.wrapper"),
+        ({"settings": {"TORCH_X": 1}}, {}, "environment.settings.TORCH_X"),
+        ({"cell_environment": {"OMP_NUM_THREADS": 1}}, {}, "environment.cell_environment.OMP_NUM_THREADS"),
+        ({"axes": {"paths": "cpu_fallback"}}, {}, "environment.axes.paths"),
+        ({"memory": {"12": {"cells": "3"}}}, {}, "environment.memory.12.cells"),
+        ({"docs": {"sources": {"blog": 3}}}, {}, "environment.docs.sources.blog"),
+        ({"docs": {"claims": {"control": {"eager": "yes"}}}}, {}, "environment.docs.claims.control.eager"),
+        ({"docs": {"claims": {"control": {"eager": {}}}}}, {}, "environment.docs.claims.control.eager.supported"),
         ({}, {"error": 5}, "cells[0].error"),
         ({}, {"outcomes": ["wrong", "fine"]}, "cells[0].outcomes[1]"),
     ],
@@ -95,6 +105,22 @@ def test_a_badly_typed_results_field_is_one_line(env, fields, key, tmp_path, cap
     matrix.write_text(HEAD + TOLERANCES)
     run = ["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "--reuse", str(bad)]
     one_line(capsys, main(run), f"{bad}: {key}: ", "")
+
+
+def test_a_bad_path_entry_is_refused_by_every_command_that_reads_results(tmp_path, capsys):
+    """Issue 36: ``environment.paths.cpu_fallback = 3`` was accepted everywhere, and merge copied it."""
+    bad = results_file(tmp_path, "bad.json", env={"paths": {"cpu_fallback": 3}, "shard": "1/2"})
+    good = results_file(tmp_path, "good.json", env={"shard": "2/2"})
+    key, out = f"{bad}: environment.paths.cpu_fallback: ", tmp_path / "out"
+    commands = [
+        ["gate", "--baseline", str(bad), "--current", str(good), "--rerun", "0", "--out", str(out / "g.md")],
+        ["gate", "--baseline", str(good), "--current", str(bad), "--rerun", "0", "--out", str(out / "g.md")],
+        ["merge", str(good), str(bad), "--out", str(out / "merged.json")],
+        ["history", str(good), str(bad), "--out", str(out / "h.md")],
+    ]
+    for command in commands:
+        one_line(capsys, main(command), key, "expected a table, got 3")
+    assert not out.exists()
 
 
 def test_merge_refuses_an_interpreter_shard_with_a_device_shard(tmp_path, capsys):
@@ -127,23 +153,34 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--cases", "nosuch", "--cases", "sin"], "command line: --cases[0]: ", "unknown case 'nosuch'"),
         (["--max-rss-mb", "-5"], "command line: --max-rss-mb: ", "expected a number of MiB >= 0"),
         (["--max-rss-mb", "abc"], "command line: --max-rss-mb: ", "got 'abc'"),
+        # issue 36: what pytest refused with its usage text and exit 4, or ran to fail every cell
+        (["other.toml::sin-control-cpu_fallback"], "command line: other.toml::sin-control-cpu_fallback: ", "not a"),
+        (["mtrix.toml::sin-control-cpu_fallback"], "command line: mtrix.toml::", "not a node id of the matrix file"),
+        (["-n", "bogus"], "command line: -n: ", "expected a number of workers, auto or logical, got 'bogus'"),
+        (["-nbogus"], "command line: -n: ", "got 'bogus'"),
+        (["--numprocesses=2x"], "command line: --numprocesses: ", "got '2x'"),
+        (["--cache-dir", "m.toml"], "m.toml: --cache-dir: ", "a file, not a folder"),
+        (["--cache-dir=m.toml/sub"], "m.toml/sub: --cache-dir: ", "a file, not a folder ({tmp}/m.toml is)"),
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):
     (tmp_path / "m.toml").write_text(HEAD + TOLERANCES)
+    (tmp_path / "other.toml").write_text(HEAD + TOLERANCES)
     monkeypatch.chdir(tmp_path)
     args = [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
-    one_line(capsys, main(["run", "--matrix", "m.toml", "--report-dir", "out", *args]), key, words)
+    code = main(["run", "--matrix", "m.toml", "--report-dir", "out", *args])
+    one_line(capsys, code, key, words.replace("{tmp}", str(tmp_path)))
     assert not (tmp_path / "out").exists()
 
 
 def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(tmp_path, monkeypatch):
-    from harness.plugin.arguments import node_ids
+    from harness.plugin.arguments import check_pytest_args, node_ids
 
     (tmp_path / "m.toml").write_text(HEAD)
     monkeypatch.chdir(tmp_path)
     given = ["./m.toml::a", f"{tmp_path}/m.toml::b", "m.toml::c", "other.toml::d", "-k", "x::y"]
     assert node_ids(given, "m.toml") == (["a", "b", "c"], ["m.toml::a", "m.toml::b", "m.toml::c", *given[3:]])
+    check_pytest_args(["m.toml::a", "-k", "x::y", "-W", "ignore::UserWarning", "-n", "auto", "-n3"], "m.toml")
 
 
 @pytest.mark.parametrize(

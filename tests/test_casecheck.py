@@ -106,3 +106,24 @@ def test_case_fields_are_checked_when_it_is_made(fields: dict, message: str):
     (rmsnorm,) = load_cases("cases.rmsnorm")
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(rmsnorm, **fields)
+
+
+def test_a_check_that_waits_says_so_within_seconds_and_on_what(monkeypatch, capsys):
+    """Issue 36: a make_inputs that hangs was reported only at the check's limit (63 s into a run); a notice now
+    names the case and the field within NOTICE_SECONDS, and the limit still ends the check with one line."""
+    import time
+
+    from harness.kernel import casecheck
+    from tests.fixtures.broken import broken
+    from tests.fixtures.cases import hang
+
+    monkeypatch.setattr(casecheck, "NOTICE_SECONDS", 0.3)
+    started = time.monotonic()
+    with pytest.raises(CaseProblem, match=r"^make_inputs: still running after 1.5 s"):
+        check_case(broken("stuck", make_inputs=hang), TOLERANCE, seconds=1.5)
+    assert 1.4 < time.monotonic() - started < 10  # the notice did not move the limit
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["harness: checking case 'stuck': waiting on make_inputs for 0.3 s (the check gives up at 1.5 s)"]
+    assert casecheck.NOTICE_SECONDS < casecheck.CHECK_SECONDS / 10  # a few seconds, not the limit
+    check_case(broken("quick"), TOLERANCE, seconds=1.5)  # a check done before the notice says nothing
+    assert capsys.readouterr().err == ""

@@ -136,16 +136,9 @@ def test_classes(was: dict, now: dict, kind: str | None):
     assert gate.classify(was, now) == kind
 
 
-def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", torch: str = "2.11.0") -> Path:
-    path.write_text(
-        json.dumps(
-            {
-                "schema": SCHEMA,
-                "environment": {"torch": torch, "triton": "3.6.0", "device": device, "commit": "abc"},
-                "cells": cells,
-            }
-        )
-    )
+def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", torch: str = "2.11.0", **env) -> Path:
+    environment = {"torch": torch, "triton": "3.6.0", "device": device, "commit": "abc", **env}
+    path.write_text(json.dumps({"schema": SCHEMA, "environment": environment, "cells": cells}))
     return path
 
 
@@ -230,12 +223,18 @@ def test_known_file_entries_must_match_cells(tmp_path: Path):
 
 @pytest.mark.process
 def test_a_regression_that_passes_when_re_run_is_flaky(write_matrix, tmp_path: Path):
+    import torch
+    import triton
+
     matrix = write_matrix(["tests.fixtures.good"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
     cell = "good-triton_op-cpu_fallback"
     passed = make_record("good", "triton_op", "cpu_fallback", status="pass")
     failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
-    old = results_file(tmp_path / "old.json", [passed], device="cpu")
-    new = results_file(tmp_path / "new.json", [failed], device="cpu")
+    here = {"device": "cpu", "torch": torch.__version__, "triton": triton.__version__}  # re-run only where measured
+    old, new = (
+        results_file(tmp_path / "old.json", [passed], **here),
+        results_file(tmp_path / "new.json", [failed], **here),
+    )
     out = tmp_path / "gate.md"
     done = run_gate(
         "--baseline", str(old), "--current", str(new), "--matrix", str(matrix), "--rerun", "1", "--out", str(out)

@@ -120,40 +120,83 @@ def test_a_failed_write_after_the_last_record_exits_6_with_every_record(matrix, 
     rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
     assert [cell["id"] for cell in rescued["cells"]] == ["good-control-cpu_fallback"]
     assert '"good-control-cpu_fallback"' in (out / "records.jsonl").read_text()
-    assert f"[harness] {err[0].removeprefix('error: ')}" in captured.out  # the saved-records line in the summary
+    assert (captured.out + captured.err).count(err[0].removeprefix("error: ")) == 1  # said once (issue 36)
+
+
+@pytest.mark.parametrize("when", ["mid-run", "at the end"])
+def test_a_failed_write_is_said_once(when, matrix, tmp_path, capsys, monkeypatch):
+    """Issue 36: the line of a failed records write was printed twice (pytest's stop banner, or the summary, and
+    the command line's ``error:``); once now, on stderr, whether the write fails mid-run or at the end."""
+    from harness.plugin.processes import CellProcesses
+    from harness.records import results
+    from tests.fakes import FakeCells
+
+    def full_disk(*args, **kwargs) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells())
+    if when == "mid-run":
+        monkeypatch.setattr(RecordLog, "append", full_disk)
+    else:
+        monkeypatch.setattr("harness.plugin.writer.write_results", full_disk)
+    out = tmp_path / "out"
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"])
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(err) == 1, captured
+    file = out / ("records.jsonl" if when == "mid-run" else "results.json")
+    assert err[0].startswith(f"error: {file}: (write): No space left on device: the run stops")
+    assert (captured.out + captured.err).count(err[0].removeprefix("error: ")) == 1, captured
+    assert "-> " not in captured.out  # not the summary's line of a run that wrote its results
+    rescued = Path(err[0].rpartition(" are in ")[2])
+    assert results.read_results(rescued).cells[0].id == "good-control-cpu_fallback"
+    rescued.unlink()
 
 
 @pytest.mark.slow
-def test_sigterm_cleans_up_as_ctrl_c_and_exits_130(tmp_path):
+@pytest.mark.parametrize(("signals", "workers"), [(1, "0"), (2, "2")])
+def test_sigterm_cleans_up_as_ctrl_c_and_exits_130(signals, workers, tmp_path):
+    """Once, or twice 0.5 s apart (a supervisor's second try) to a run of xdist workers, each mid-cell: their
+    harness-cells-* folders were left (issue 36)."""
     matrix = tmp_path / "m.toml"
-    matrix.write_text(HEAD.replace('"tests.fixtures.good"', '"tests.fixtures.slow"') + TOLERANCES)
+    matrix.write_text(
+        HEAD.replace('"tests.fixtures.good"', '"tests.fixtures.slow"').replace('"control"', '"control", "triton_op"')
+        + TOLERANCES
+    )
     gone = subprocess.Popen(["true"])
     gone.wait()
     dead = tempdirs.make("harness-zygote-")  # a run killed before it could remove its folder
     (dead / tempdirs.OWNER).write_text(f"{gone.pid} 1")
     out = tmp_path / "out"
     run = subprocess.Popen(
-        [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0"],
+        [sys.executable, "-m", "harness", "run", "--matrix", str(matrix), "--report-dir", str(out), "-n", workers],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 300
-    while not any(line.startswith("harness-cells") for line in _owned_by(run.pid)):
+    while len([name for name in _owned_by(run.pid) if name.startswith("harness-cells")]) < max(1, int(workers)):
         assert run.poll() is None and time.monotonic() < deadline, "the run ended before its first cell"
         time.sleep(0.2)
+    time.sleep(1)  # every worker in its cell
+    made = _owned_by(run.pid)
     assert not dead.exists()  # the run removed the dead run's folder at its start
     os.kill(run.pid, signal.SIGTERM)  # the controller only, as a CI system's timeout does
+    for _ in range(signals - 1):
+        time.sleep(0.5)
+        os.kill(run.pid, signal.SIGTERM)
     assert run.wait(timeout=120) == 130
     assert _owned_by(run.pid) == []  # its zygote's and its cell process's folders removed
+    assert [name for name in made if (Path(tempdirs.tempfile.gettempdir()) / name).exists()] == []  # the workers' too
 
 
 def _owned_by(pid: int) -> list[str]:
-    """The names of the harness temp folders that process ``pid`` made."""
+    """The names of the harness temp folders that process ``pid`` or one of its children (xdist workers) made."""
+    children = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout.split()
     found = []
     for folder in Path(tempdirs.tempfile.gettempdir()).glob("harness-*"):
         try:
-            if (folder / tempdirs.OWNER).read_text().partition(" ")[0] == str(pid):
+            if (folder / tempdirs.OWNER).read_text().partition(" ")[0] in (str(pid), *children):
                 found.append(folder.name)
         except OSError:
             continue
@@ -165,6 +208,7 @@ def _owned_by(pid: int) -> list[str]:
     [
         (["--max-rss-mb", "-5"], "--max-rss-mb: expected a number of MiB >= 0"),
         ([], "--report-dir: another run (pid 4242) writes there"),
+        (["--cache-dir", "{matrix}"], "--cache-dir: a file, not a folder"),
     ],
 )
 def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, words, matrix, tmp_path):
@@ -178,7 +222,16 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
         fcntl.flock(other_run, fcntl.LOCK_EX)
         command = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:benchmark", str(matrix)]
         done = subprocess.run(
-            [*command, "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", *args],
+            [
+                *command,
+                "--matrix",
+                str(matrix),
+                "--report-dir",
+                str(out),
+                "-n",
+                "0",
+                *(a.format(matrix=matrix) for a in args),
+            ],
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -186,3 +239,21 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
         )
     assert done.returncode in (2, 4) and words in done.stderr, done.stderr[-2000:]
     assert not (out / "results.json").exists()
+
+
+def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
+    """Issue 36: the first SIGTERM interrupts the run as Ctrl-C; one more, while it cleans up, is only noted."""
+    import harness.plugin as plugin
+
+    config = pytest.Config.__new__(pytest.Config)  # the stash is all the handler's installer uses
+    config.stash = pytest.Stash()
+    plugin._interrupt_on_sigterm(config)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler runs here
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.1)
+    finally:
+        signal.signal(signal.SIGTERM, config.stash[plugin.sigterm_key])
+    assert "the run is stopping already, cleaning up" in capsys.readouterr().err

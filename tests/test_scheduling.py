@@ -172,3 +172,29 @@ def test_resume_refuses_another_torch_and_runs_only_the_missing(
     code, resumed = run_fake_matrix(tmp_path, "--resume")
     assert code == 0 and resumed["environment"]["resumed_cells"] == 2
     assert sorted(run.cell for run in fake.runs) == ["good-triton_op-cpu_fallback", "wrong-triton_op-cpu_fallback"]
+
+
+def test_resume_refuses_records_of_cells_the_selection_does_not_hold(
+    fake: FakeCells, tmp_path: Path, capsys: pytest.CaptureFixture
+):
+    """Issue 36: a hand-edited records.jsonl with a CUDA cell on a CPU host gave 14 records for 13 cells; a run
+    resumed with a narrower selection kept the other cells' records too."""
+    from tests.conftest import make_record
+
+    assert run_fake_matrix(tmp_path, "--styles", "control")[0] == 0
+    log = tmp_path / "out" / "records.jsonl"
+    intact = log.read_text()
+    cuda_cell = make_record("good", "control", "eager", status="pass", module="tests.fixtures.good")
+    for text, args, outside in (
+        (intact + json.dumps({"record": cuda_cell}) + "\n", [], "good-control-eager"),
+        (intact, ["--styles", "triton_op"], "good-control-cpu_fallback"),
+    ):
+        log.write_text(text)
+        fake.runs.clear()
+        capsys.readouterr()
+        code, _ = run_fake_matrix(tmp_path, "--resume", *args)
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and not fake.runs and len(err.splitlines()) == 1, err
+        assert f"{tmp_path / 'out' / 'results.json'}: cells: " in err and "cells this run does not select" in err
+        assert outside in err
+        assert log.read_text() == text  # the folder's records left as they were

@@ -6,6 +6,7 @@ naming the field, never charted as a style's failure. Cheap: the case's first si
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -17,6 +18,7 @@ from harness.kernel.gradients import case_value
 from harness.spec import Tolerance
 
 CHECK_SECONDS = 60.0  # the most one case's check may take (its first size, on CPU: well under a second)
+NOTICE_SECONDS = 3.0  # a check still running after this says so on stderr, naming the case and the field it waits on
 HEURISTIC_SAMPLE = 1024  # the value of every argument a heuristic is given when checked: only its keys are real
 
 
@@ -35,12 +37,24 @@ def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -
     if threading.current_thread() is not threading.main_thread():
         _check(case, tolerance)
         return
+    noticed = NOTICE_SECONDS >= seconds  # else a first alarm at NOTICE_SECONDS says the check waits, and on what
+    _running[0] = CHECKING
 
     def time_up(signum: int, frame: Any) -> None:
-        raise _TimeUp(seconds)
+        nonlocal noticed
+        if noticed:
+            raise _TimeUp(seconds)
+        noticed = True
+        print(
+            f"harness: checking case {case.id!r}: waiting on {_running[0]} for {NOTICE_SECONDS:g} s "
+            f"(the check gives up at {seconds:g} s)",
+            file=sys.stderr,
+            flush=True,
+        )
+        signal.setitimer(signal.ITIMER_REAL, seconds - NOTICE_SECONDS)
 
     previous = signal.signal(signal.SIGALRM, time_up)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds if noticed else NOTICE_SECONDS)
     try:
         _check(case, tolerance)
     except _TimeUp:
@@ -48,6 +62,10 @@ def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+CHECKING = "the check itself"
+_running = [CHECKING]  # what of the case the check is calling now (its field), for the notice of a slow check
 
 
 class _TimeUp(BaseException):
@@ -66,6 +84,7 @@ def _check(case: Case, tolerance: Tolerance) -> None:
 
 
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
+    _running[0] = field
     try:
         return fn(*args)
     except _TimeUp as up:
@@ -74,6 +93,8 @@ def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
         ) from None
     except Exception as error:
         raise CaseProblem(field, _one_line(error)) from None
+    finally:
+        _running[0] = CHECKING
 
 
 def _one_line(error: BaseException) -> str:
@@ -138,12 +159,14 @@ def _check_heuristics(case: Case) -> None:
         ("config_heuristics", case.config_heuristics, with_config),
     ):
         for name, heuristic in heuristics.items():
+            _running[0] = f"{field}[{name!r}]"
             try:
                 heuristic(dict(args))
             except KeyError as error:
                 raise CaseProblem(f"{field}[{name!r}]", _one_line(error)) from None
             except Exception:  # the stand-in values may not suit it: the kernel's own launch will tell
                 continue
+    _running[0] = CHECKING
 
 
 def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from harness.case import Case, load_cases
 from harness.cell.paths import PATHS
-from harness.errors import InputError
+from harness.errors import InputError, unreadable
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.decorators import DECORATORS
@@ -134,8 +134,8 @@ def load_matrix(file: Path | str) -> Matrix:
     file = Path(file)
     try:
         data = tomllib.loads(file.read_text())
-    except FileNotFoundError:
-        raise InputError(file, "(file)", "no such file") from None
+    except OSError as error:
+        raise unreadable(file, error) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     docs = data.pop("docs", None)

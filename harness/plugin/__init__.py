@@ -19,6 +19,7 @@ from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.plugin import collect, options, reportdir
 from harness.plugin.processes import CellProcesses, processes_key
 from harness.plugin.summary import RunSummary
+from harness.plugin.values import check_cache_dir
 
 # registered under these names
 PLUGINS = ("harness-collect", "harness-processes", "harness-records", "harness-summary")
@@ -44,6 +45,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         if not config.option.collectonly:
             try:  # one run at a time writes into a report folder
+                check_cache_dir(config.stash[options.options_key].cache_dir)
                 config.stash[locked_key] = reportdir.lock(config.stash[options.options_key].report_dir)
             except InputError as error:
                 pytest.exit(str(error), returncode=EXIT_BAD_INPUT)
@@ -66,9 +68,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _interrupt_on_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its
-    temp folders removed), rather than killing the controller where it stands; until the session ends."""
+    temp folders removed), rather than killing the controller where it stands; until the session ends. A
+    second SIGTERM (a supervisor's next try) does not cut that clean-up short: SIGKILL does, if it must."""
     if threading.current_thread() is threading.main_thread():
-        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, signal.default_int_handler)
+        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, _stop)
+
+
+def _stop(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, _stopping)
+    raise KeyboardInterrupt
+
+
+def _stopping(signum: int, frame: Any) -> None:
+    print("harness: SIGTERM: the run is stopping already, cleaning up (SIGKILL ends it now)", file=sys.stderr)
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)

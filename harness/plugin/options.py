@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
 DEFAULT_REPORT_DIR = "reports/latest"
+DEFAULT_CACHE_DIR = ".cache"
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ resumed_key = pytest.StashKey[Results | None]()  # the records already on disk, 
 baseline_key = pytest.StashKey[dict[str, str]]()  # cell id -> status in the --baseline run
 keys_key = pytest.StashKey[dict[str, str]]()  # cell id -> its key (harness/records/reuse.py)
 reused_key = pytest.StashKey[dict[str, Record]]()  # cell id -> the record kept from the --reuse run
+cli_key = pytest.StashKey[bool]()  # run by ``python -m harness run``, which prints a failed write's line itself
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -100,7 +102,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cache-dir",
-        default=".cache",
+        default=DEFAULT_CACHE_DIR,
         help="bytecode, Inductor and Triton caches of the cell processes (default: .cache); keep it for warm runs",
     )
     group.addoption(
@@ -182,13 +184,15 @@ def matrix(config: pytest.Config) -> Matrix:
 
 class PresetMatrix:
     """For ``pytest.main(plugins=[...])``: the selected matrix the command line already loaded and checked, so
-    the session does not load it (and import and check its cases) again."""
+    the session does not load it (and import and check its cases) again; and the command line says a failed
+    write itself (``error: ...``), so the session does not say it too."""
 
     def __init__(self, selected: Matrix) -> None:
         self.selected = selected
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[matrix_key] = self.selected
+        config.stash[cli_key] = True
 
 
 def workers(config: pytest.Config) -> int:
@@ -207,12 +211,14 @@ def resumed(config: pytest.Config) -> Results | None:
         options = config.stash[options_key]
         file = options.results_file
         found = file.exists() or file.with_name(LOG_NAME).exists()
-        config.stash[resumed_key] = _or_exit(lambda: resumable(file)) if options.resume and found else None
+        resume = options.resume and found
+        config.stash[resumed_key] = _or_exit(lambda: resumable(file, shard_cells(config))) if resume else None
     return config.stash[resumed_key]
 
 
-def resumable(file: Path) -> Results:
-    """The records of the run in ``file``'s folder; ``InputError`` when they are damaged or of another torch."""
+def resumable(file: Path, selection: set[str]) -> Results:
+    """The records of the run in ``file``'s folder; ``InputError`` when they are damaged, of another torch, or
+    of a cell that ``selection`` (this run's cells) does not hold: a resumed run records the cells it selects."""
     import torch
 
     previous = read_results(file)
@@ -221,6 +227,14 @@ def resumable(file: Path) -> Results:
             file,
             "environment.torch",
             f"a run of torch {previous.environment.get('torch')} cannot be resumed under torch {torch.__version__}",
+        )
+    outside = [cell.id for cell in previous.cells if cell.id not in selection]
+    if outside:
+        raise InputError(
+            file,
+            "cells",
+            f"{len(outside)} record(s) of cells this run does not select ({', '.join(outside[:3])}"
+            f"{', ...' if len(outside) > 3 else ''}): resume with that run's selection, or give another --report-dir",
         )
     return previous
 

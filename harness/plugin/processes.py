@@ -79,9 +79,11 @@ class CellProcesses:
         if self.process is not None:
             self.process.close()
         if self.zygote is not None:
-            from harness.execution import zygote
+            from harness.execution import tempdirs, zygote
 
             zygote.stop(*self.zygote)
+            # the folders of xdist workers killed mid-cell, before they could remove their own (an interrupted run)
+            tempdirs.remove_dead()
 
     def run(self, spec: CellSpec) -> Outcome:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``

@@ -66,8 +66,13 @@ def write_failed(file: Path, error: OSError, data: dict[str, Any]) -> str:
     return line
 
 
+def failed_line() -> str | None:
+    """The line of this process's first failed write, if one failed."""
+    return _failures[0] if _failures else None
+
+
 def failure() -> str | None:
     """The line of this process's first failed write, if one failed (once: a later run starts clean)."""
-    line = _failures[0] if _failures else None
+    line = failed_line()
     _failures.clear()
     return line

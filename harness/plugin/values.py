@@ -1,9 +1,11 @@
-"""The values of the harness's command-line options, parsed: id lists, ``--shard``, ``--max-rss-mb``."""
+"""The values of the harness's command-line options, parsed: id lists, ``--shard``, ``--max-rss-mb``,
+``--cache-dir``."""
 
 from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 from harness.errors import InputError
 
@@ -30,3 +32,13 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
         raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
     return int(index), int(count)
+
+
+def check_cache_dir(folder: Path) -> None:
+    """``--cache-dir``: a folder, or one that can be made (no file in the way); ``InputError`` otherwise. A file
+    there failed every cell's process start ("fork server exited 1") after the whole run."""
+    absolute = folder.absolute()
+    existing = next(path for path in (absolute, *absolute.parents) if path.exists())  # "/" does
+    if not existing.is_dir():
+        where = "" if existing == absolute else f" ({existing} is)"
+        raise InputError(folder, "--cache-dir", f"a file, not a folder{where}")

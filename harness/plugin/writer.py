@@ -63,13 +63,18 @@ def expected_ids(config: pytest.Config, to_run: set[str]) -> list[str]:
     return expected + sorted(wanted - set(expected))
 
 
-def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], Results]) -> None:
+STOPPED = "a write into the report folder failed: the run stops"  # pytest's banner, when the command line says why
+
+
+def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], Results], said: bool = False) -> None:
     """``write()``; when it fails, the run stops at once with one line naming ``file`` (exit 6), every record
-    so far (``records()``) saved where the line says."""
+    so far (``records()``) saved where the line says; ``said``: the caller prints that line (``python -m harness
+    run``: ``error: ...``), so pytest's stop banner does not repeat it."""
     try:
         write()
     except OSError as error:
-        pytest.exit(reportdir.write_failed(file, error, records().to_data()), returncode=EXIT_RUN_BROKE)
+        line = reportdir.write_failed(file, error, records().to_data())
+        pytest.exit(STOPPED if said else line, returncode=EXIT_RUN_BROKE)
 
 
 def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
@@ -124,9 +129,10 @@ class RecordsWriter:
 
     def _write(self, write: Callable[[], None]) -> None:
         try:
-            write_or_stop(self.log.file, write, self._so_far)
+            write_or_stop(self.log.file, write, self._so_far, said=self.config.stash.get(opts.cli_key, False))
         except pytest.exit.Exception:
             self.finished = True  # nothing more is written: the run stops here
+            self.rescued = reportdir.failed_line()
             raise
 
     def _so_far(self) -> Results:
@@ -174,8 +180,9 @@ class RecordsWriter:
             self.rescued = reportdir.write_failed(file, error, self._so_far().to_data())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.rescued:
-            terminalreporter.write_line(f"[harness] {self.rescued}")
+        if self.rescued:  # said once: here, or by the command line (error: ...)
+            if not self.config.stash.get(opts.cli_key, False):
+                terminalreporter.write_line(f"[harness] {self.rescued}")
         elif self.expected:
             folder = self.options.report_dir
             terminalreporter.write_line(

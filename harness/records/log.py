@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from harness.errors import InputError
+from harness.errors import InputError, unreadable
 from harness.records import validate
 from harness.records.record import Record
 from harness.records.results import Results, check_record, memory_by_process, ordered
@@ -59,8 +59,8 @@ def read_log(file: Path | str) -> Results:
     file = Path(file)
     try:
         lines = file.read_text().splitlines()
-    except FileNotFoundError:
-        raise InputError(file, "(file)", "no such file") from None
+    except OSError as error:
+        raise unreadable(file, error) from None
     except UnicodeDecodeError as error:
         raise InputError(file, "(text)", f"not UTF-8 ({error})") from None
     environment: dict[str, Any] | None = None

@@ -3,13 +3,14 @@ and an older file upgraded once, by its ``schema``), shards merged."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
+from harness.errors import InputError, unreadable
 from harness.records import validate
 from harness.records.record import Record
 from harness.records.upgrade import upgrade
@@ -32,11 +33,17 @@ class Results:
 
 
 def write_results(file: Path, results: Results) -> None:
-    """Write atomically: a reader (or a killed run) sees the old file or the new one, never half of one."""
+    """Write atomically: a reader (or a killed run) sees the old file or the new one, never half of one; an
+    ``OSError`` (a full disk, a folder in the way) leaves no temp file."""
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_name(file.name + ".tmp")
-    tmp.write_text(json.dumps(results.to_data(), indent=1, default=repr) + "\n")
-    os.replace(tmp, file)
+    try:
+        tmp.write_text(json.dumps(results.to_data(), indent=1, default=repr) + "\n")
+        os.replace(tmp, file)
+    except OSError:
+        with contextlib.suppress(OSError):  # a full disk leaves a part-written one: nothing half-done stays
+            tmp.unlink()
+        raise
 
 
 def read_results(file: Path | str) -> Results:
@@ -50,8 +57,8 @@ def read_results(file: Path | str) -> Results:
         return read_log(log if file.suffix != ".jsonl" else file)
     try:
         data = json.loads(file.read_text())
-    except FileNotFoundError:
-        raise InputError(file, "(file)", "no such file") from None
+    except OSError as error:
+        raise unreadable(file, error) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(json)", f"not valid JSON ({error})") from None
     return load(data, file)

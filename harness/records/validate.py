@@ -69,15 +69,37 @@ RECORD = {
 }
 
 
+# environment table -> the types of each of its entries' fields (an entry is a table; other fields are free)
+ENTRIES = {
+    "styles": {"decorator": TEXT, "wrapper": TEXT},
+    "paths": {"group": TEXT, "doc": TEXT, "device": TEXT},
+    "memory": {
+        "cells": WHOLE,
+        "gpu": TEXT,
+        **dict.fromkeys(("rss_first_mb", "rss_last_mb", "peak_rss_mb", "gpu_peak_mb", "rss_mb_per_cell"), NUMBER),
+    },
+}
+
+
 def check_environment(file: Path, env: dict[str, Any]) -> None:
     """``InputError`` on the first optional environment field of the wrong type (lists and tables inside too)."""
     _typed(file, "environment.", env, ENVIRONMENT)
     for key in ("expected_cells", "argv", "hosts"):
         _strings(file, f"environment.{key}", env.get(key) or [])
-    for goal, paths in (env.get("goals") or {}).items():
-        if not isinstance(paths, list):
-            raise InputError(file, f"environment.goals.{goal}", f"expected a list of path ids, got {paths!r}")
-        _strings(file, f"environment.goals.{goal}", paths)
+    for key in ("settings", "cell_environment"):  # variable -> its value
+        for name, value in (env.get(key) or {}).items():
+            if not isinstance(value, str):
+                raise InputError(file, f"environment.{key}.{name}", f"expected a string, got {value!r:.80}")
+    for key, types in ENTRIES.items():
+        for name, entry in (env.get(key) or {}).items():
+            if not isinstance(entry, dict):
+                raise InputError(file, f"environment.{key}.{name}", f"expected a table, got {entry!r:.80}")
+            _typed(file, f"environment.{key}.{name}.", entry, types)
+    for key, lists in (("axes", "ids"), ("goals", "path ids")):  # name -> a list of ids
+        for name, ids in (env.get(key) or {}).items():
+            if not isinstance(ids, list):
+                raise InputError(file, f"environment.{key}.{name}", f"expected a list of {lists}, got {ids!r:.80}")
+            _strings(file, f"environment.{key}.{name}", ids)
     _docs(file, env.get("docs") or {})
 
 
@@ -110,7 +132,20 @@ def _docs(file: Path, docs: dict[str, Any]) -> None:
         value = docs.get(name)
         if value is not None and not isinstance(value, dict):
             raise InputError(file, f"environment.docs.{name}", f"expected a table, got {value!r:.80}")
+    for source, text in (docs.get("sources") or {}).items():
+        if not isinstance(text, str):
+            raise InputError(file, f"environment.docs.sources.{source}", f"expected a string, got {text!r:.80}")
     for name in ("claims", "expect"):
         for style, by_path in (docs.get(name) or {}).items():
             if by_path is not None and not isinstance(by_path, dict):
                 raise InputError(file, f"environment.docs.{name}.{style}", f"expected a table, got {by_path!r:.80}")
+            for path, claim in (by_path or {}).items():
+                key = f"environment.docs.{name}.{style}.{path}"
+                if isinstance(claim, dict):  # {"supported": bool, "source": name}; a bare bool claims it alone
+                    if not isinstance(claim.get("supported"), bool):
+                        raise InputError(
+                            file, f"{key}.supported", f"expected true or false, got {claim.get('supported')!r:.80}"
+                        )
+                    _typed(file, f"{key}.", claim, {"source": TEXT})
+                elif not isinstance(claim, bool):
+                    raise InputError(file, key, f"expected true, false or a claim table, got {claim!r:.80}")

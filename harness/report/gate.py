@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.errors import InputError
+from harness.errors import InputError, unreadable
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
@@ -135,10 +135,8 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
     file = Path(file)
     try:
         data = tomllib.loads(file.read_text())
-    except FileNotFoundError:
-        raise InputError(file, "(file)", "no such file") from None
-    except IsADirectoryError:
-        raise InputError(file, "(file)", "a folder, not a toml file") from None
+    except OSError as error:
+        raise unreadable(file, error) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     entries = data.get("known", [])
@@ -207,21 +205,59 @@ def _mark(text: str) -> str:
     return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)
 
 
+STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
+
+
+def here_stamp(interpret: bool) -> dict[str, object]:
+    """This machine's ``STAMP``, for a re-run that passes ``--interpret`` when ``interpret`` (TRITON_INTERPRET=1
+    in this environment makes any run an interpreter run)."""
+    import os
+
+    import torch
+    import triton
+
+    from harness.cell.runner import device_name
+
+    interpreted = interpret or os.environ.get("TRITON_INTERPRET") == "1"
+    return {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "device": device_name(),
+        "triton_interpret": interpreted,
+    }
+
+
+def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple[str, str] | None:
+    """Where ``here`` (an environment stamp) differs from ``measured`` in ``STAMP``: what each has ("triton
+    3.9.0", "triton 3.7.1"), or None when a run here measures what ``measured`` measured."""
+    differ = [key for key in STAMP if _stamped(measured, key) != _stamped(here, key)]
+    if not differ:
+        return None
+    was, now = (", ".join(f"{key} {_stamped(env, key)}" for key in differ) for env in (measured, here))
+    return was, now
+
+
+def _stamped(env: dict[str, object], key: str) -> object:
+    return bool(env.get(key)) if key == "triton_interpret" else env.get(key)
+
+
 def rerun_regressions(changes: list, regressed: list[str], current: Results, args: argparse.Namespace) -> list:
-    """Re-run regressed cells here (when this machine is the one that measured them); a cell that passes
-    in any re-run is flaky, not a regression."""
+    """Re-run regressed cells here, only where torch, triton, the device and the interpreter setting are the
+    current run's (else the regressions stand); a cell that passes in a re-run measured under that same stamp
+    is flaky, not a regression."""
     import dataclasses
     import subprocess
     import tempfile
 
-    from harness.cell.runner import device_name
     from harness.records.results import read_results
 
-    here = device_name()
-    if current.environment.get("device") != here:
+    interpret = bool(current.environment.get("triton_interpret"))
+    differs = stamp_differs(current.environment, here_stamp(interpret))
+    if differs:
+        there, here = differs
         print(
-            f"note: not re-running regressions: {args.current} was measured on "
-            f"{current.environment.get('device')}, this machine is {here}",
+            f"note: not re-running regressions: {args.current} was measured with {there}, this machine has {here}: "
+            "the regressions stand",
             file=sys.stderr,
         )
         return changes
@@ -239,14 +275,17 @@ def rerun_regressions(changes: list, regressed: list[str], current: Results, arg
                     "--report-dir",
                     out,
                     *(f"{args.matrix}::{cell}" for cell in regressed),
-                    *(["--interpret"] if current.environment.get("triton_interpret") else []),
+                    *(["--interpret"] if interpret else []),
                     "-q",
                 ],
                 check=False,
                 capture_output=True,
             )
             results = Path(out) / "results.json"
-            for cell in read_results(results).cells if results.exists() else []:
+            rerun = read_results(results) if results.exists() else None
+            if rerun is None or stamp_differs(current.environment, rerun.environment):
+                continue  # measured nothing, or something else
+            for cell in rerun.cells:
                 if cell.status == "pass":
                     passed.setdefault(cell.id, attempt)
     return [
