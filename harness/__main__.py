@@ -50,7 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     gate.add_argument("--baseline", required=True)
     gate.add_argument("--current", default="reports/results.json")
     gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
-    gate.add_argument("--strict", action="store_true", help="also fail on fixes, flaky cells, stale known failures")
+    gate.add_argument("--strict", action="store_true", help="also fail on fixes and stale known failures")
+    gate.add_argument(
+        "--allow-flaky",
+        action="store_true",
+        help="pass cells that err, crash or time out on some attempts only (wrong numbers always fail)",
+    )
     gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
@@ -207,22 +212,21 @@ def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
 
 
 def gate(args: argparse.Namespace, _: list[str]) -> int:
-    """Exit 1 when a cell regressed or went missing (with --strict: also fixes, flakes, stale entries)."""
+    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
+    fails on some attempts only; with --strict also on fixes and stale known failures."""
     from harness.records.results import read_results
     from harness.report import gate as gating
+    from harness.report.rerun import rerun_regressions
 
     baseline, current = read_results(args.baseline), read_results(args.current)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
-    changes = gating.diff(baseline, current, known)
-    regressed = [change.id for change in changes if change.kind == "regression"]
-    if regressed and args.rerun > 0:
-        changes = gating.rerun_regressions(changes, regressed, current, args)
-    text = gating.render(changes, baseline, current, args.strict, known)
+    changes = rerun_regressions(gating.diff(baseline, current, known), current, args)
+    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky)
     _write_text(Path(args.out), text)
     print(text)
-    return 1 if gating.failing(changes, args.strict) else 0
+    return 1 if gating.failing(changes, args.strict, args.allow_flaky) else 0
 
 
 def _write_text(file: Path, text: str) -> None:
