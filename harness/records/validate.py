@@ -47,6 +47,8 @@ ENVIRONMENT = {
     "cell_environment": TABLE,
     "docs": TABLE,
     "goals": TABLE,
+    "goal_sets": TABLE,
+    "in_place": TABLE,
     "expected_cells": LIST,
     "argv": LIST,
     "hosts": LIST,
@@ -73,10 +75,11 @@ def check_environment(file: Path, env: dict[str, Any]) -> None:
     _typed(file, "environment.", env, ENVIRONMENT)
     for key in ("expected_cells", "argv", "hosts"):
         _strings(file, f"environment.{key}", env.get(key) or [])
-    for goal, paths in (env.get("goals") or {}).items():
-        if not isinstance(paths, list):
-            raise InputError(file, f"environment.goals.{goal}", f"expected a list of path ids, got {paths!r}")
-        _strings(file, f"environment.goals.{goal}", paths)
+    for table in ("goals", "goal_sets", "in_place"):
+        for name, items in (env.get(table) or {}).items():
+            if not isinstance(items, list):
+                raise InputError(file, f"environment.{table}.{name}", f"expected a list of ids, got {items!r:.80}")
+            _strings(file, f"environment.{table}.{name}", items)
     _docs(file, env.get("docs") or {})
 
 
