@@ -7,7 +7,7 @@ from harness.report import history
 from harness.report.chart import render as chart_of
 from harness.report.marks import first_sentence, raised_at
 from tests.conftest import REPO, make_record, typed
-from tests.test_records_report import render, results, rows, section, table, tables
+from tests.test_records_report import render, results, rows, section, table, tables, unwrap
 
 
 def render_history(runs: list[dict]) -> str:
@@ -304,3 +304,36 @@ def test_the_committed_reference_renders_with_its_answers():
     summary = table(chart, "Summary")
     assert all("❗" not in cell for cell in summary["raw_jit"])  # its flop_counter cells are subsystem blind
     assert any("🔇" in cell for cell in summary["raw_jit"])
+
+
+def test_the_interpreter_banner_describes_the_run_it_heads():
+    drivers = {"status": "error", "error_type": "RuntimeError", "error": "0 active drivers ([]).", "stage": "run"}
+    passing = render(
+        results(
+            make_record("add", "autotune", "eager", status="pass"),
+            make_record("add", "raw_jit", "eager", status="pass"),
+            triton_interpret=True,
+        )
+    )
+    banner = unwrap(passing.split("## ")[0])
+    assert "INTERPRETER RUN" in banner and "first launch" not in banner
+    assert "the 1 autotuned cells ran every config once" in banner
+    failing = render(
+        results(
+            make_record("add", "autotune", "eager", **drivers),
+            make_record("add", "triton_op_autotune", "eager", status="pass"),
+            triton_interpret=True,
+        )
+    )
+    assert "1 of 2 autotuned cells failed at their first launch" in unwrap(failing.split("## ")[0])
+
+
+def test_long_text_is_wrapped_unescaped_and_collapsed():
+    url = "https://pytorch.org/docs/main/generated/exportdb/index.html#unknown-python-type"
+    error = "x " * 150 + f"Dynamo cannot trace '<unknown module>.set.add', see: {url}"
+    chart = render(results(make_record("add", "raw_jit", "eager", status="error", error_type="E", error=error)))
+    prose_lines = [line for line in chart.splitlines() if not line.startswith("|")]
+    assert max(map(len, prose_lines)) <= 200 and url in chart.split()  # a URL is never cut
+    assert "&lt;" not in chart and "\\<unknown module>" in chart
+    assert "<details><summary>add: 0 of 1 cells run pass on every attempt</summary>" in chart
+    assert "<details><summary>1 notes: each failure's first sentence</summary>" in section(chart, "Notes")
