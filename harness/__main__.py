@@ -12,16 +12,23 @@ from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, Inp
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.matrix.builtin import matrix_file
 from harness.plugin.options import DEFAULT_REPORT_DIR
+from harness.report import commands
 
+AXES = ("cases", "styles", "paths")
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    run = subcommands.add_parser("run", help="run the matrix under pytest; extra arguments go to pytest")
     run.add_argument("--matrix", default=None, help=MATRIX_HELP)
-    run.add_argument("--report-dir", default=DEFAULT_REPORT_DIR)
+    run.add_argument(
+        "--report-dir",
+        default=DEFAULT_REPORT_DIR,
+        help="where the run writes records.jsonl, results.json, the chart matrix.md and repros/ "
+        f"(default: {DEFAULT_REPORT_DIR})",
+    )
     for axis in ("cases", "styles", "paths"):
         run.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     run.add_argument("--resume", action="store_true", help="keep the records already in --report-dir, run the rest")
@@ -34,30 +41,44 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run the kernels in Triton's CPU interpreter (TRITON_INTERPRET=1): CUDA paths run on CPU tensors",
     )
-    listing = commands.add_parser("list", help="print every cell id, one per line")
+    listing = subcommands.add_parser("list", help="print every cell id, one per line")
     listing.add_argument("--matrix", default=None, help=MATRIX_HELP)
-    report = commands.add_parser("report", help="redraw the chart from a results file")
+    select_cells(listing)
+    report = subcommands.add_parser("report", help="redraw the chart from a results file")
     report.add_argument("--results", default="reports/results.json")
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
-    repro = commands.add_parser(
+    select_cells(report)
+    which = subcommands.add_parser(
+        "which", help="the styles meeting all of some goals in a results file, and near misses"
+    )
+    which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
+    which.add_argument("--results", default="reports/results.json")
+    for axis in ("cases", "styles"):
+        which.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
+    repro = subcommands.add_parser(
         "repro", help="write a standalone script per distinct failure of a results file, or for the cells named"
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
     repro.add_argument("--results", default="reports/results.json")
     repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
-    gate = commands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions")
+    gate = subcommands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions")
     gate.add_argument("--baseline", required=True)
     gate.add_argument("--current", default="reports/results.json")
     gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
-    gate.add_argument("--strict", action="store_true", help="also fail on fixes, flaky cells, stale known failures")
+    gate.add_argument("--strict", action="store_true", help="also fail on fixes and stale known failures")
+    gate.add_argument(
+        "--allow-flaky",
+        action="store_true",
+        help="pass cells that err, crash or time out on some attempts only (wrong numbers always fail)",
+    )
     gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
-    history = commands.add_parser("history", help="one chart of several runs (oldest first)")
+    history = subcommands.add_parser("history", help="one chart of several runs (oldest first)")
     history.add_argument("results", nargs="+")
     history.add_argument("--out", default="reports/history.md")
-    merging = commands.add_parser("merge", help="merge shard results (--shard I/N runs) into one file and chart")
+    merging = subcommands.add_parser("merge", help="merge shard results (--shard I/N runs) into one file and chart")
     merging.add_argument("results", nargs="+")
     merging.add_argument("--out", default="reports/results.json")
     args, rest = parser.parse_known_args(argv)
@@ -73,6 +94,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def select_cells(command: argparse.ArgumentParser) -> None:
+    """``--cases``, ``--styles``, ``--paths`` and ``-k`` of a command that reads cells without running them."""
+    for axis in ("cases", "styles", "paths"):
+        command.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
+    command.add_argument(
+        "-k", dest="keyword", default=None, help="only the cell ids matching this pytest -k expression"
+    )
 
 
 def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
@@ -170,116 +200,26 @@ def _complete(results: Path, since: float | None = None) -> bool:
 
 
 def list_cells(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.matrix.config import load_matrix
+    from harness.matrix.config import load_matrix, select
+    from harness.plugin.values import parse_ids
 
-    ids = load_matrix(args.matrix).cell_ids()
+    axes = {axis: parse_ids(",".join(getattr(args, axis))) if getattr(args, axis) else None for axis in AXES}
+    matches = commands.keyword(args.keyword)
+    ids = [cell for cell in select(load_matrix(args.matrix), **axes).cell_ids() if matches(cell)]
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)
     print("\n".join(ids))
-    return 0
-
-
-def report(args: argparse.Namespace, _: list[str]) -> int:
-    """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
-    it), results.json is derived first."""
-    from harness.records.results import read_results, write_results
-    from harness.report.chart import render
-
-    file = Path(args.results)
-    results = read_results(file)
-    if results.from_log:
-        derived = file.with_name("results.json")
-        try:  # as in a run whose results.json cannot be written: one line, exit 6 (records.jsonl is kept)
-            write_results(derived, results)
-        except OSError as error:
-            print(f"error: {derived}: (write): {error.strerror or error}: not derived from {file}", file=sys.stderr)
-            return EXIT_RUN_BROKE
-        print(f"results: {derived}")
-    out = Path(args.out) if args.out else file.with_name("matrix.md")
-    _write_text(out, render(results))
-    print(f"chart: {out}")
-    return 0
-
-
-def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.matrix.config import load_matrix
-    from harness.records.results import read_results
-    from harness.report.repro import write_repros
-
-    results = Path(args.results)
-    out = Path(args.out) if args.out else results.parent / "repros"
-    loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
-    try:
-        written = write_repros(loaded, tolerances, out, args.cells)
-    except OSError as error:  # --out names a file, or a folder that cannot be written
-        raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
-    print(f"{len(written)} repro script(s) in {out}/")
-    return 0
-
-
-def gate(args: argparse.Namespace, _: list[str]) -> int:
-    """Exit 1 when a cell regressed or went missing (with --strict: also fixes, flakes, stale entries)."""
-    from harness.records.results import read_results
-    from harness.report import gate as gating
-
-    baseline, current = read_results(args.baseline), read_results(args.current)
-    gating.check_comparable(baseline, current, args.baseline, args.current)
-    ids = set(baseline.by_id()) | set(current.by_id())
-    known = gating.load_known(args.known, ids) if args.known else {}
-    changes = gating.diff(baseline, current, known)
-    regressed = [change.id for change in changes if change.kind == "regression"]
-    if regressed and args.rerun > 0:
-        changes = gating.rerun_regressions(changes, regressed, current, args)
-    text = gating.render(changes, baseline, current, args.strict, known)
-    _write_text(Path(args.out), text)
-    print(text)
-    return 1 if gating.failing(changes, args.strict) else 0
-
-
-def _write_text(file: Path, text: str) -> None:
-    """Write an output file named on the command line; one that cannot be written is bad input (``--out``)."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        file.write_text(text)
-    except OSError as error:
-        raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
-
-
-def draw_history(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.records.results import read_results
-    from harness.report.history import render
-
-    runs = [read_results(file) for file in args.results]
-    _write_text(Path(args.out), render(runs))
-    print(f"history: {args.out}")
-    return 0
-
-
-def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.records.results import merge, read_results, write_results
-    from harness.report.chart import write_chart
-
-    merged = merge([(file, read_results(file)) for file in args.results])
-    out = Path(args.out)
-    try:
-        write_results(out, merged)
-    except OSError as error:
-        raise InputError(out, "--out", f"cannot write it: {error.strerror or error}") from None
-    try:
-        write_chart(out, out.with_name("matrix.md"))
-    except OSError as error:
-        raise InputError(out.with_name("matrix.md"), "--out", f"cannot write it: {error.strerror or error}") from None
-    print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
     return 0
 
 
 COMMANDS = {
     "run": run_matrix,
     "list": list_cells,
-    "report": report,
-    "repro": write_repro_scripts,
-    "gate": gate,
-    "history": draw_history,
-    "merge": merge_shards,
+    "report": commands.report,
+    "which": commands.which,
+    "repro": commands.write_repro_scripts,
+    "gate": commands.gate,
+    "history": commands.draw_history,
+    "merge": commands.merge_shards,
 }
 
 

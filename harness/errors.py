@@ -25,3 +25,13 @@ def unreadable(file: Path | str, error: OSError) -> InputError:
     if isinstance(error, IsADirectoryError):
         return InputError(file, "(file)", "a folder, not a file")
     return InputError(file, "(file)", f"cannot read it: {error.strerror or error}")
+
+
+def unknown_id(item: str, known: list[str], what: str = "id") -> str:
+    """``unknown case 'sinn' (did you mean 'sin'?; known: add, sin)``: for an id that is not one of ``known``."""
+    import difflib
+
+    close = difflib.get_close_matches(item, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    listed = ", ".join(known[:30]) + (" …" if len(known) > 30 else "")
+    return f"unknown {what} {item!r}{hint} (known: {listed})"

@@ -161,6 +161,8 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--numprocesses=2x"], "command line: --numprocesses: ", "got '2x'"),
         (["--cache-dir", "m.toml"], "m.toml: --cache-dir: ", "a file, not a folder"),
         (["--cache-dir=m.toml/sub"], "m.toml/sub: --cache-dir: ", "a file, not a folder ({tmp}/m.toml is)"),
+        (["--cases", "sinn"], "command line: --cases: ", "did you mean 'sin'?"),
+        (["--styles", "contrl"], "command line: --styles: ", "unknown id 'contrl' (did you mean 'control'?)"),
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):
@@ -171,6 +173,24 @@ def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, m
     code = main(["run", "--matrix", "m.toml", "--report-dir", "out", *args])
     one_line(capsys, code, key, words.replace("{tmp}", str(tmp_path)))
     assert not (tmp_path / "out").exists()
+
+
+def test_a_cuda_path_asked_for_on_a_cpu_host_suggests_the_interpreter(tmp_path, monkeypatch, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this host has CUDA")
+    (tmp_path / "m.toml").write_text(HEAD + 'eager = { device = "cuda", timeout = 60 }\n' + TOLERANCES)
+    monkeypatch.chdir(tmp_path)
+    words = "eager need(s) CUDA and this host has none (add --interpret to run them in Triton's CPU interpreter)"
+    one_line(capsys, main(["run", "--matrix", "m.toml", "--paths", "eager"]), "command line: --paths: ", words)
+
+
+def test_run_help_explains_every_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--report-dir REPORT_DIR where the run writes records.jsonl, results.json, the chart matrix.md" in text
 
 
 def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(tmp_path, monkeypatch):

@@ -66,7 +66,10 @@ def test_heuristics_outermost_must_not_read_the_config():
     of sin) belongs in ``config_heuristics``."""
     (sin,) = load_cases("cases.sin")
     reads_config = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
-    assert problem(sin, heuristics=reads_config, config_heuristics={}) == "heuristics['EVEN']: KeyError: 'BLOCK_SIZE'"
+    assert problem(sin, heuristics=reads_config, config_heuristics={}) == (
+        "heuristics['EVEN']: KeyError: 'BLOCK_SIZE' ('BLOCK_SIZE' is set by the autotune configs: a heuristic "
+        "reading it goes in config_heuristics; heuristics also run outermost, before a config is picked)"
+    )
     misnamed = {"EVEN": lambda args: args["n_elements"] % args["BLOCK"] == 0}
     assert problem(sin, config_heuristics=misnamed) == "config_heuristics['EVEN']: KeyError: 'BLOCK'"
 

@@ -1,11 +1,13 @@
 """The chart's answers and marks, on hand-made results: goals, flaky rates, subsystem vs wrong numbers, notes,
 docs sources, grouping of styles by wrapper and of paths by group, and the committed GPU reference."""
 
+import re
+
 from harness.report import history
 from harness.report.chart import render as chart_of
 from harness.report.marks import first_sentence, raised_at
 from tests.conftest import REPO, make_record, typed
-from tests.test_records_report import render, results, rows, section, table, tables
+from tests.test_records_report import render, results, rows, section, table, tables, unwrap
 
 
 def render_history(runs: list[dict]) -> str:
@@ -30,8 +32,17 @@ def cells(spec: dict[str, dict[str, dict]], cases=("add", "sin", "softmax")) -> 
 
 
 def goal_rows(chart: str) -> dict[str, list[str]]:
-    """The goals table: goal -> [paths, answers, near misses]."""
-    return {row[0]: row[1:] for row in rows(section(chart, GOALS))[1:]}
+    """The goals list: goal -> [paths, answers, near misses (joined by "<br>", "near miss: " taken off)]."""
+    found: dict[str, list[str]] = {}
+    for line in section(chart, GOALS).split("\n\n")[0].splitlines():
+        item = re.fullmatch(r"- \*\*(.+?)\*\* \((.+?)\): use (.*)", line)
+        if item:
+            goal, paths, answers = item.groups()
+            found[goal] = [paths, answers, ""]
+        elif line.startswith("  - "):
+            entry = line[4:].removeprefix("near miss: ")
+            found[goal][2] += ("<br>" if found[goal][2] else "") + entry
+    return {goal: [paths, answers, near or "—"] for goal, (paths, answers, near) in found.items()}
 
 
 def test_goal_answers_are_styles_passing_every_case_and_near_misses_name_their_cells():
@@ -192,9 +203,10 @@ def test_docs_table_names_the_source_of_each_claim():
     )
     top = section(chart, "Contradicts the docs (2 cells)")
     assert "- **recipe**: the PyTorch recipe" in top and "- **blog**: the export blog" in top
-    assert rows(top)[1:] == [
-        ["add-raw_jit-eager", "supported", "recipe", "❌ error"],
-        ["add-autotune-export_nonstrict", "not supported", "blog", "✅ pass"],
+    assert "<details><summary>2 claims contradicted by 2 cells</summary>" in top
+    assert rows(top)[1:] == [  # one row per claim: the wrapper (or style) it is made for, the path
+        ["launcher on `eager`", "supported", "recipe", "`raw_jit`: add ❌ error"],
+        ["launcher on `export_nonstrict`", "not supported", "blog", "`autotune`: add ✅ pass"],
     ]
 
 
@@ -284,7 +296,44 @@ def test_the_committed_reference_renders_with_its_answers():
     assert goals["run eagerly"][1] != "none"
     assert "raw_jit" not in goals["tensor subclasses"][1] and "**triton_op**" in goals["tensor subclasses"][1]
     docs = next(line for line in chart.splitlines() if line.startswith("## Contradicts the docs"))
-    assert {row[2] for row in rows(section(chart, docs[3:]))[1:]} == {"recipe", "blog"}
+    claims = rows(section(chart, docs[3:]))[1:]
+    assert {row[2] for row in claims} == {"recipe", "blog"}
+    assert len(claims) < 60 and len({row[0] for row in claims}) > 10  # grouped by claim, not a row per cell
+    lines = chart.splitlines()
+    assert len(lines) < 1150 and max(map(len, lines)) <= 300 and "&lt;" not in chart
     summary = table(chart, "Summary")
     assert all("❗" not in cell for cell in summary["raw_jit"])  # its flop_counter cells are subsystem blind
     assert any("🔇" in cell for cell in summary["raw_jit"])
+
+
+def test_the_interpreter_banner_describes_the_run_it_heads():
+    drivers = {"status": "error", "error_type": "RuntimeError", "error": "0 active drivers ([]).", "stage": "run"}
+    passing = render(
+        results(
+            make_record("add", "autotune", "eager", status="pass"),
+            make_record("add", "raw_jit", "eager", status="pass"),
+            triton_interpret=True,
+        )
+    )
+    banner = unwrap(passing.split("## ")[0])
+    assert "INTERPRETER RUN" in banner and "first launch" not in banner
+    assert "the 1 autotuned cells ran every config once" in banner
+    failing = render(
+        results(
+            make_record("add", "autotune", "eager", **drivers),
+            make_record("add", "triton_op_autotune", "eager", status="pass"),
+            triton_interpret=True,
+        )
+    )
+    assert "1 of 2 autotuned cells failed at their first launch" in unwrap(failing.split("## ")[0])
+
+
+def test_long_text_is_wrapped_unescaped_and_collapsed():
+    url = "https://pytorch.org/docs/main/generated/exportdb/index.html#unknown-python-type"
+    error = "x " * 150 + f"Dynamo cannot trace '<unknown module>.set.add', see: {url}"
+    chart = render(results(make_record("add", "raw_jit", "eager", status="error", error_type="E", error=error)))
+    prose_lines = [line for line in chart.splitlines() if not line.startswith("|")]
+    assert max(map(len, prose_lines)) <= 200 and url in chart.split()  # a URL is never cut
+    assert "&lt;" not in chart and "\\<unknown module>" in chart
+    assert "<details><summary>add: 0 of 1 cells run pass on every attempt</summary>" in chart
+    assert "<details><summary>1 notes: each failure's first sentence</summary>" in section(chart, "Notes")

@@ -55,6 +55,13 @@ def test_default_matrix_has_every_cell():
         ('styles = ["raw_jit"]\n' + AXES_HEAD + TOLERANCES, "decorators", "either styles or the axes"),
         (GOOD_HEAD + TOLERANCES + '[goals]\n"go" = ["eagre"]\n', "goals.go[0]", "unknown id 'eagre'"),
         (GOOD_HEAD + TOLERANCES + '[goals]\n"go" = "eager"\n', "goals.go", "expected a non-empty list"),
+        (
+            GOOD_HEAD + TOLERANCES + '[goals]\n"go" = ["eager"]\n[goal_sets]\n"both" = ["go", "og"]\n',
+            "goal_sets.both[1]",
+            "unknown goal 'og' (the goals: 'go')",
+        ),
+        (GOOD_HEAD + TOLERANCES + '[goals]\n"go" = ["eager"]\n[goal_sets]\n"x" = []\n', "goal_sets.x", "non-empty"),
+        (GOOD_HEAD + TOLERANCES + '[goal_sets]\n"x" = ["go"]\n', "goal_sets.x[0]", "declare [goals] first"),
         (GOOD_HEAD + TOLERANCES + "[run]\nreruns = -1\n", "run.reruns", "whole number >= 0"),
         (GOOD_HEAD + TOLERANCES + "[run]\nrerun = 1\n", "run.rerun", "unknown key"),
         (

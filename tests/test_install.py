@@ -68,7 +68,46 @@ def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(g
         "[harness] silently wrong (1): sin-autotune-vmap",
     ]
     outside = "[harness] passes whose kernel ran outside the compiled graph (graph_break): 2"
-    assert lines[3:] == ([outside] if graph_breaks else [])
+    assert lines[3:] == ["[harness]   sin-autotune-vmap: wrong", *([outside] if graph_breaks else [])]
+
+
+MISMATCH = (
+    "output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: "
+    "{diff} at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,)"
+)
+
+
+def test_a_kernel_wrong_in_every_style_on_eager_is_named_once_with_each_first_mismatch():
+    def wrong(case: str, style: str, diff: float, path: str = "eager") -> Record:
+        error = mismatch_of(diff)
+        return Record(case, style, path, Status.WRONG, error_type="Mismatch", error=error)
+
+    cells = [
+        wrong("leaky", "raw_jit", 0.5),
+        wrong("leaky", "triton_op", 2.25),
+        Record("leaky", "control", "eager", Status.PASS),
+        wrong("leaky", "raw_jit", 0.5, "compile"),
+        wrong("sin", "raw_jit", 1.0),  # wrong in one style only: a style's problem, not the kernel's
+        Record("sin", "triton_op", "eager", Status.PASS),
+        Record("sin", "control", "eager", Status.PASS),
+    ]
+    lines = summary_lines(cells, Path("/r/matrix.md"))
+    assert (
+        "[harness]   leaky-triton_op-eager: output: max abs diff 2.25 at index (10,), 3001 / 3001 elements differ"
+        in (lines)
+    )
+    assert sum(line.startswith("[harness]   ") for line in lines) == 4  # every wrong cell's first mismatch
+    assert lines[-1] == (
+        "[harness] the kernel leaky disagrees with its reference in every style (max abs diff 2.25), while its "
+        "control passes: fix the kernel first"
+    )
+    assert not any("the kernel sin" in line for line in lines)
+    broken_path = [c.replace(status=Status.ERROR) if c.style == "control" else c for c in cells]
+    assert not any("disagrees" in line for line in summary_lines(broken_path, Path("/r/matrix.md")))
+
+
+def mismatch_of(diff: float) -> str:
+    return MISMATCH.format(diff=diff)
 
 
 def test_autotuned_stacks_benchmark_by_the_wall_clock_in_the_interpreter(monkeypatch):

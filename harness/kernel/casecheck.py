@@ -163,7 +163,13 @@ def _check_heuristics(case: Case) -> None:
             try:
                 heuristic(dict(args))
             except KeyError as error:
-                raise CaseProblem(f"{field}[{name!r}]", _one_line(error)) from None
+                hint = ""
+                if field == "heuristics" and error.args and error.args[0] in config_keys:
+                    hint = (
+                        f" ({error.args[0]!r} is set by the autotune configs: a heuristic reading it goes in "
+                        "config_heuristics; heuristics also run outermost, before a config is picked)"
+                    )
+                raise CaseProblem(f"{field}[{name!r}]", _one_line(error) + hint) from None
             except Exception:  # the stand-in values may not suit it: the kernel's own launch will tell
                 continue
     _running[0] = CHECKING

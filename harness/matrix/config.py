@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, replace
+from difflib import get_close_matches
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from harness.case import Case, load_cases
 from harness.cell.paths import PATHS
-from harness.errors import InputError, unreadable
+from harness.errors import InputError, unknown_id, unreadable
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.decorators import DECORATORS
@@ -19,13 +20,14 @@ from harness.kernel.styles import KNOWN_STYLES, cross
 from harness.kernel.wrappers import WRAPPERS
 from harness.matrix.builtin import case_ids, case_module
 from harness.matrix.docs import resolve_docs
-from harness.matrix.tomlcheck import ID_PATTERN, id_list, no_unknown, nonempty_table, number
+from harness.matrix.goals import check_goal_sets, check_goals
+from harness.matrix.tomlcheck import ID_PATTERN, environment_table, id_list, no_unknown, nonempty_table, number
 from harness.spec import CellSpec, PathSpec, Tolerance
 
 DEVICES = ("cuda", "cpu")
 TOP_KEYS = {"cases", "paths", "tolerances"}
 STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
-OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "styles", *STYLE_KEYS}
+OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "goal_sets", "styles", *STYLE_KEYS}
 DEFAULT_RERUNS = 4
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
@@ -49,6 +51,7 @@ class Matrix:
     environment: dict[str, str] = field(default_factory=dict)  # for the cell processes
     reruns: int = DEFAULT_RERUNS  # more attempts of a cell that ends wrong (or unlike its baseline)
     goals: dict[str, list[str]] = field(default_factory=dict)  # a user's goal -> the paths it needs
+    goal_sets: dict[str, list[str]] = field(default_factory=dict)  # a name -> goals a user wants together
 
     def path(self, path_id: str) -> PathSpec:
         return next(spec for spec in self.paths if spec.id == path_id)
@@ -80,7 +83,7 @@ def select(
     default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
     if cases:
         modules = [item for item in cases if item not in matrix.cases]
-        matrix = _with_modules(matrix, modules)
+        matrix = _with_modules(matrix, modules) if modules else matrix
         cases = [item for item in cases if item in matrix.cases and item not in modules] + [
             case for item in modules for case, module in matrix.modules.items() if module == case_module(item)
         ]
@@ -92,7 +95,12 @@ def select(
     if paths and not cuda and not triton_interpreted():
         needing = [spec.id for spec in matrix.paths if spec.id in paths and spec.device == "cuda"]
         if needing:
-            raise InputError("command line", "--paths", f"{', '.join(needing)} need(s) CUDA and this host has none")
+            raise InputError(
+                "command line",
+                "--paths",
+                f"{', '.join(needing)} need(s) CUDA and this host has none (add --interpret to run them in Triton's "
+                "CPU interpreter)",
+            )
     return replace(
         matrix,
         cases=chosen["cases"],
@@ -109,17 +117,23 @@ def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tu
         return known
     for item in wanted:
         if item not in known:
-            raise InputError("command line", option, f"unknown id {item!r} (in the matrix: {', '.join(known)})")
+            raise InputError("command line", option, unknown_id(item, list(known), "id"))
     return tuple(item for item in known if item in wanted)
 
 
 def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
-    """The matrix with the cases of user modules named on the command line added (validated like the file's)."""
-    if not modules:
-        return matrix
+    """The matrix with the cases of user modules named on the command line added (validated like the file's); one
+    that does not import and is close to a case id gets "did you mean"."""
     known = {case: (matrix.modules[case], matrix.dtypes[case]) for case in matrix.cases}
     entries = [(module, case_module(module)) for module in modules]
-    found = _load_cases("command line", "--cases", entries, matrix.tolerances, known)
+    try:
+        found = _load_cases("command line", "--cases", entries, matrix.tolerances, known)
+    except InputError as error:
+        close = [near for item in modules if (near := get_close_matches(item, matrix.cases, n=1))]
+        if not close or "unknown case" not in str(error):
+            raise
+        problem = f"{str(error).split(': ', 2)[2]}; did you mean {close[0][0]!r}?"
+        raise InputError("command line", "--cases", problem) from None
     return replace(
         matrix,
         cases=tuple(found),
@@ -140,7 +154,7 @@ def load_matrix(file: Path | str) -> Matrix:
         raise InputError(file, "(syntax)", str(error)) from None
     docs = data.pop("docs", None)
     no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
-    environment = _environment(file, data.get("environment", {}))
+    environment = environment_table(file, data.get("environment", {}))
     entries = id_list(file, "cases", data, None)
     style_axes = _styles(file, data)
     path_table = nonempty_table(file, "paths", data.get("paths"))
@@ -151,6 +165,7 @@ def load_matrix(file: Path | str) -> Matrix:
         for dtype, spec in nonempty_table(file, "tolerances", data.get("tolerances")).items()
     }
     found = _load_cases(file, "cases", [(entry, case_module(entry)) for entry in entries], tolerances, {})
+    goals = check_goals(file, data.get("goals", {}), path_table)
     return Matrix(
         file=file,
         cases=tuple(found),
@@ -163,33 +178,9 @@ def load_matrix(file: Path | str) -> Matrix:
         docs=None if docs is None else resolve_docs(file, docs, style_axes, list(path_table)),
         environment=environment,
         reruns=_reruns(file, data.get("run", {})),
-        goals=_goals(file, data.get("goals", {}), path_table),
+        goals=goals,
+        goal_sets=check_goal_sets(file, data.get("goal_sets", {}), goals),
     )
-
-
-def _environment(file: Path, value: Any) -> dict[str, str]:
-    """The optional [environment] table: variables set for the cell processes (strings only)."""
-    if not isinstance(value, dict):
-        raise InputError(file, "environment", 'expected a table of NAME = "value"')
-    for name, setting in value.items():
-        if not name or "=" in name or "\0" in name:
-            raise InputError(file, f"environment.{name!r}", "a variable's name must be non-empty, without '=' or NUL")
-        if not isinstance(setting, str):
-            raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
-        if "\0" in setting:
-            raise InputError(file, f"environment.{name}", "a value cannot hold a NUL character")
-    return dict(value)
-
-
-def _goals(file: Path, value: Any, declared: dict[str, Any]) -> dict[str, list[str]]:
-    """The optional [goals] table: ``"a user's goal" = ["path", ...]``, the paths (of those ``declared`` in
-    [paths]) a style must pass (on every case) to serve that goal; the chart's "Which style for which goal"
-    answers each from the results."""
-    if not isinstance(value, dict):
-        raise InputError(file, "goals", "expected a table of goal = [path ids]")
-    for goal, paths in value.items():
-        id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, declared)
-    return {goal: list(paths) for goal, paths in value.items()}
 
 
 def _reruns(file: Path, value: Any) -> int:

@@ -55,3 +55,17 @@ def number(file: Path, key: str, value: Any, minimum: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
         raise InputError(file, key, f"expected a number >= {minimum}, got {value!r}")
     return float(value)
+
+
+def environment_table(file: Path, value: Any) -> dict[str, str]:
+    """The optional [environment] table: variables set for the cell processes (strings only)."""
+    if not isinstance(value, dict):
+        raise InputError(file, "environment", 'expected a table of NAME = "value"')
+    for name, setting in value.items():
+        if not name or "=" in name or "\0" in name:
+            raise InputError(file, f"environment.{name!r}", "a variable's name must be non-empty, without '=' or NUL")
+        if not isinstance(setting, str):
+            raise InputError(file, f"environment.{name}", f"expected a string, got {setting!r}")
+        if "\0" in setting:
+            raise InputError(file, f"environment.{name}", "a value cannot hold a NUL character")
+    return dict(value)

@@ -16,6 +16,7 @@ from harness.plugin import options as opts
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.records.results import read_results
+from harness.report.mismatch import first_mismatch, wrong_kernels
 from harness.spec import Status
 
 SHOWN = 20  # wrong cells named, at most
@@ -44,17 +45,19 @@ class RunSummary:
 
 
 def summary_lines(cells: list[Record], chart: Any) -> list[str]:
-    """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named; the
-    passes whose kernel ran outside the compiled graph (``graph_break``) counted."""
+    """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named, each with
+    its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; last,
+    each kernel wrong in every style on ``eager`` while its control passes (the kernel's bug, not a style's)."""
     counts = Counter(str(cell.status) for cell in cells)
     lines = [
         f"[harness] chart: {chart}",
         f"[harness] {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.most_common()),
     ]
-    wrong = [cell.id for cell in cells if cell.status == Status.WRONG]
+    wrong = [cell for cell in cells if cell.status == Status.WRONG]
     if wrong:
         more = f" and {len(wrong) - SHOWN} more" if len(wrong) > SHOWN else ""
-        lines.append(f"[harness] silently wrong ({len(wrong)}): {', '.join(wrong[:SHOWN])}{more}")
+        lines.append(f"[harness] silently wrong ({len(wrong)}): {', '.join(c.id for c in wrong[:SHOWN])}{more}")
+        lines += [f"[harness]   {cell.id}: {first_mismatch(cell)}" for cell in wrong]
     else:
         lines.append("[harness] silently wrong: none")
     confirmed = [cell for cell in cells if cell.confirmation]
@@ -69,4 +72,10 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     if counts[Status.GRAPH_BREAK]:
         outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
+    for case, diff in wrong_kernels(cells).items():
+        size = f" (max abs diff {diff:.4g})" if diff is not None else ""
+        lines.append(
+            f"[harness] the kernel {case} disagrees with its reference in every style{size}, while its control "
+            "passes: fix the kernel first"
+        )
     return lines

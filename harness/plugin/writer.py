@@ -42,6 +42,8 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         },
         reruns=matrix.reruns,
         goals=matrix.goals or None,
+        goal_sets=matrix.goal_sets or None,
+        in_place=in_place(matrix) or None,
         cell_environment=cell_environment(matrix.environment, options.cache_dir, workers),
         cache_dir=str(options.cache_dir.resolve()),
     )
@@ -52,6 +54,15 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
     if options.shard:
         env["shard"] = "{}/{}".format(*options.shard)
     return env
+
+
+def in_place(matrix: Any) -> dict[str, list[str]]:
+    """case -> the inputs it writes into, for the cases whose op is in-place (``Case.mutates``): such an op cannot
+    train as a ``torch.library`` op, which the goals' answers say."""
+    from harness.case import load_case
+
+    cases = {case: load_case(matrix.modules[case], case) for case in matrix.cases}
+    return {case: list(spec.mutates) for case, spec in cases.items() if spec.mutates}
 
 
 def expected_ids(config: pytest.Config, to_run: set[str]) -> list[str]:

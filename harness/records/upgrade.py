@@ -70,10 +70,10 @@ def path_entries(paths: list[str]) -> dict[str, dict[str, str]]:
     }
 
 
-def matrix_goals() -> dict[str, list[str]]:
-    """The goals of the repository's matrix.toml ({} when it has none)."""
+def matrix_goals(table: str = "goals") -> dict[str, list[str]]:
+    """The goals (or ``table``: ``goal_sets``) of the repository's matrix.toml ({} when it has none)."""
     try:
-        goals = tomllib.loads((ROOT / "matrix.toml").read_text()).get("goals", {})
+        goals = tomllib.loads((ROOT / "matrix.toml").read_text()).get(table, {})
     except (OSError, tomllib.TOMLDecodeError):
         return {}
     return {str(goal): list(paths) for goal, paths in goals.items() if isinstance(paths, list)}

@@ -47,6 +47,8 @@ ENVIRONMENT = {
     "cell_environment": TABLE,
     "docs": TABLE,
     "goals": TABLE,
+    "goal_sets": TABLE,
+    "in_place": TABLE,
     "expected_cells": LIST,
     "argv": LIST,
     "hosts": LIST,
@@ -95,7 +97,7 @@ def check_environment(file: Path, env: dict[str, Any]) -> None:
             if not isinstance(entry, dict):
                 raise InputError(file, f"environment.{key}.{name}", f"expected a table, got {entry!r:.80}")
             _typed(file, f"environment.{key}.{name}.", entry, types)
-    for key, lists in (("axes", "ids"), ("goals", "path ids")):  # name -> a list of ids
+    for key, lists in (("axes", "ids"), ("goals", "path ids"), ("goal_sets", "goal names"), ("in_place", "ids")):
         for name, ids in (env.get(key) or {}).items():
             if not isinstance(ids, list):
                 raise InputError(file, f"environment.{key}.{name}", f"expected a list of {lists}, got {ids!r:.80}")

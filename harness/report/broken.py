@@ -9,30 +9,52 @@ from typing import Any
 
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.report.marks import first_sentence
+from harness.report.marks import first_sentence, wrap
 from harness.spec import Stage, Status
 
 NOT_STARTED = "CellProcessFailed"  # the error type of a cell whose cell process did not start
-INTERPRETER_BANNER = [
-    "> ⚠️ **INTERPRETER RUN: TRITON_INTERPRET=1.** Every Triton kernel ran in Triton's CPU interpreter, "
-    "not compiled for a GPU: these verdicts say nothing about GPU code generation. What they measure: "
-    "whether each wrapping style's Python side (decorators, launch, op registration, tracing) works on "
-    "each path, with the kernels' numbers checked; an autotuned stack ran every config once and kept the "
-    "one the interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning).",
-    "",
-    "What the interpreter cannot measure, so what this run does not say:",
-    "",
-    "- **the docs' claims**: they are about GPU runs; this run is **not compared with them** (no "
-    '"Contradicts the docs" section, no ≠docs mark).',
-    '- **autotuned stacks**: every one fails at its first launch ("0 active drivers": the autotuner times '
-    "configs on a device).",
-    "- **compiled or exported kernels**: without a GPU, Dynamo does not recognise user kernels "
-    "(`has_triton()` is False), so compile, export and AOTInductor paths trace no Triton kernel; a triton_op is "
-    "decomposed into its Triton body and fails.",
-    "- **GPU behaviour**: CUDA graphs, memory faults, code generation, timing; bf16 products are computed wrong by "
-    "the interpreter (a bf16 cell wrong here says nothing of a style).",
-    "",
-]
+FIRST_LAUNCH = "active drivers"  # the error an autotuned kernel raises in the interpreter: no device to time on
+
+
+def interpreter_banner(results: Results) -> list[str]:
+    """The banner of a run in Triton's interpreter: what it measured and what it cannot, as this run shows it
+    (autotuned stacks are said to fail at their first launch only where they did)."""
+    out = [
+        "> ⚠️ **INTERPRETER RUN: TRITON_INTERPRET=1.** Every Triton kernel ran in Triton's CPU interpreter, "
+        "not compiled for a GPU: these verdicts say nothing about GPU code generation. What they measure: "
+        "whether each wrapping style's Python side (decorators, launch, op registration, tracing) works on "
+        "each path, with the kernels' numbers checked.",
+        "",
+        "What the interpreter cannot measure, so what this run does not say:",
+        "",
+        "- **the docs' claims**: they are about GPU runs; this run is **not compared with them** (no \"Contradicts "
+        'the docs" section, no ≠docs mark).',
+        *_autotuned(results.cells),
+        "- **compiled or exported kernels**: without a GPU, Dynamo does not recognise user kernels "
+        "(`has_triton()` is False), so compile, export and AOTInductor paths trace no Triton kernel.",
+        "- **GPU behaviour**: CUDA graphs, memory faults, code generation, timing; bf16 products are computed wrong "
+        "by the interpreter (a bf16 cell wrong here says nothing of a style).",
+        "",
+    ]
+    return [line for text in out for line in (wrap(text, "  ") if text.startswith("- ") else wrap(text, "> "))]
+
+
+def _autotuned(cells: list[Record]) -> list[str]:
+    """The banner's line on autotuned stacks, from their cells: how many failed at their first launch."""
+    tuned = [c for c in cells if "autotune" in c.style and c.ran]
+    failed = [c for c in tuned if c.failed and FIRST_LAUNCH in (c.error or "")]
+    if not tuned:
+        return []
+    if not failed:
+        return [
+            f"- **autotuning**: the {len(tuned)} autotuned cells ran every config once and kept the one the "
+            "interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning)."
+        ]
+    return [
+        f"- **autotuned stacks**: {len(failed)} of {len(tuned)} autotuned cells failed at their first launch "
+        '("0 active drivers": the autotuner times configs on a device); the others ran every config once and kept '
+        "the fastest by the wall clock (a CPU timing, not a GPU tuning)."
+    ]
 
 
 def run_broke(results: Results) -> str | None:

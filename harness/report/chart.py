@@ -1,12 +1,14 @@
-"""The support chart: results.json drawn as markdown. Top: which style for which goal, the legend and the paths'
-definitions; then the cells that contradict the docs, the summary, one table per case, the notes.
+"""The support chart: results.json drawn as markdown, one function per section (``SECTIONS``, top to bottom):
+which style for which goal and for each goal set, the legend and the paths' definitions, the claims of the docs
+the cells contradict, the summary, one table per case, the notes; long sections collapsed (``<details>``).
 
 Styles are grouped by wrapper (rows) and paths by group (one table per group); the keys this reads are in
 harness/report/meta.py (axes, goals, docs) and harness/report/marks.py (a record's mark and note)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +18,14 @@ from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
-from harness.report.broken import INTERPRETER_BANNER, run_broke
+from harness.report import which
+from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
+from harness.report.broken import interpreter_banner, run_broke
 from harness.report.marks import (
     BROKEN_PATH,
     CONTRADICTS,
     FLAKY,
     GRAPH_BREAK,
-    LEGEND,
     MISSING,
     REUSED,
     SUBSYSTEM,
@@ -31,11 +34,11 @@ from harness.report.marks import (
     is_subsystem,
     mark,
     note_text,
-    prose,
     reused_legend,
+    wrap,
     wrong_numbers,
 )
-from harness.report.meta import WRAPPERS, Docs, by_group, by_wrapper, goals, path_info, read_docs, style_info
+from harness.report.meta import Docs, by_group, by_wrapper, goal_sets, goals, in_place, path_info, read_docs, style_info
 from harness.spec import FAILURES, CellId, Status
 
 __all__ = ["SYMBOLS", "contradictions", "escape", "render", "write_chart"]
@@ -63,76 +66,198 @@ class Notes:
         return self.numbers.setdefault(note_text(record), len(self.numbers) + 1)
 
 
-def render(results: Results) -> str:
+@dataclass
+class Chart:
+    """What every section of a chart reads: the records by id and the axes in chart order."""
+
+    results: Results
+    cells: dict[str, Record]
+    expected: list[str]
+    cases: list[str]
+    paths: list[str]
+    info: dict[str, dict[str, Any]]
+    style_groups: list[tuple[str, list[str]]]
+    paths_meta: dict[str, dict[str, str]]
+    path_groups: list[tuple[str, list[str]]]
+    docs: Docs
+    contradicting: dict[str, tuple[bool, str]]
+    note: Notes = field(default_factory=Notes)
+
+    @property
+    def env(self) -> dict[str, Any]:
+        return self.results.environment
+
+    @property
+    def candidates(self) -> list[str]:
+        """The styles that may answer a goal: all but the control."""
+        return [s for wrapper, styles in self.style_groups if wrapper != "control" for s in styles]
+
+
+def chart_of(results: Results, cases: list[str] | None = None, styles: list[str] | None = None) -> Chart:
+    """The chart's view of ``results``, narrowed to ``cases`` and ``styles`` when given."""
     env = results.environment
     cells = results.by_id()
     expected = env.get("expected_cells") or list(cells)
-    cases, styles, paths = _axes(cells.values(), expected)
-    info = style_info(env, styles)
-    style_groups = by_wrapper(styles, info)
+    all_cases, all_styles, paths = _axes(cells.values(), expected)
+    cases = [c for c in all_cases if not cases or c in cases]
+    chosen = [s for s in all_styles if not styles or s in styles]
+    cells = {k: r for k, r in cells.items() if r.case in cases and r.style in chosen}
+    info = style_info(env, chosen)
     paths_meta = path_info(env, paths)
-    derived = env.get("derived") or []  # what an older file lacked, filled in when read
-    path_groups = by_group(paths, paths_meta)
     docs = read_docs(env.get("docs"))
     # the docs' claims are about GPU runs: an interpreter run is not compared with them
     contradicting = {} if env.get("triton_interpret") else contradictions(list(cells.values()), docs)
-    note = Notes()
+    return Chart(
+        results, cells, expected, cases, paths, info, by_wrapper(chosen, info), paths_meta,
+        by_group(paths, paths_meta), docs, contradicting,
+    )  # fmt: skip
 
-    out = ["# Triton kernel wrapping styles × PyTorch paths: support chart", "", _stamp(env), ""]
+
+def render(results: Results) -> str:
+    chart = chart_of(results)
+    return "\n".join(line for section in SECTIONS for line in section(chart))
+
+
+def _head(chart: Chart) -> list[str]:
+    env = chart.env
+    out = ["# Triton kernel wrapping styles × PyTorch paths: support chart", "", *wrap(stamp(env), "> "), ""]
     if env.get("triton_interpret"):
-        out += INTERPRETER_BANNER
-    broke = run_broke(results)
+        out += interpreter_banner(chart.results)
+    broke = run_broke(chart.results)
     if broke:
         out += [f"> ❌ **THE RUN BROKE**: {escape(broke)}. These cells measured nothing of the styles.", ""]
-    missing = [cell_id for cell_id in expected if cell_id not in cells]
+    missing = [cell_id for cell_id in chart.expected if cell_id not in chart.cells]
     if missing or not env.get("complete", False):
-        out += [
-            f"**Incomplete run**: {len(cells)} of {len(expected)} cells recorded."
-            + (f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""),
-            "",
-        ]
-    out += _suspects(results.cells)
-    out += chart_goals.section(goals(env), "goals" not in derived, cells, cases, style_groups, note)
-    out += _legend(style_groups, info, path_groups, paths_meta, "paths" not in derived, reused_legend(results.cells))
-    out += _shipped(results.cells)
-    if contradicting:
-        out += _contradiction_section(contradicting, docs, cells)
-    out += [
+        shown = f" Missing: {', '.join(missing[:50])}{' …' if len(missing) > 50 else ''}" if missing else ""
+        out += [*wrap(f"**Incomplete run**: {len(chart.cells)} of {len(chart.expected)} cells recorded.{shown}"), ""]
+    return out
+
+
+def _goals(chart: Chart) -> list[str]:
+    given = "goals" not in (chart.env.get("derived") or [])  # what an older file lacked, filled in when read
+    return chart_goals.section(goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note)
+
+
+def _goal_sets(chart: Chart) -> list[str]:
+    env, cells = chart.env, chart.cells
+    sets, given = goal_sets(env), isinstance(env.get("goal_sets"), dict)
+    return which.section(sets, goals(env), cells, chart.cases, chart.candidates, in_place(env, cells.values()), given)
+
+
+def _legend_section(chart: Chart) -> list[str]:
+    given = "paths" not in (chart.env.get("derived") or [])
+    reused = reused_legend(chart.results.cells)
+    lines = legend(chart.style_groups, chart.info, chart.path_groups, chart.paths_meta, given, reused)
+    return [lines[0], "", *details("every mark, the styles by wrapper, the paths by group", lines[2:])]
+
+
+def _shipped_section(chart: Chart) -> list[str]:
+    return shipped(chart.results.cells)
+
+
+def _contradictions(chart: Chart) -> list[str]:
+    return (
+        contradiction_section(chart.contradicting, chart.docs, chart.cells, chart.info) if chart.contradicting else []
+    )
+
+
+def _summary_section(chart: Chart) -> list[str]:
+    out = [
         "## Summary",
         "",
-        f"Cases passing (every attempt) out of cases run, per style and path. {SYMBOLS['wrong'][0]}: some case "
-        f"gives wrong numbers; {SUBSYSTEM}: a subsystem ignored the kernel; {GRAPH_BREAK}: the kernel ran outside "
-        f"the compiled graph; {FLAKY}: some case is flaky.",
+        *wrap(
+            f"Cases passing (every attempt) out of cases run, per style and path. {SYMBOLS['wrong'][0]}: some case "
+            f"gives wrong numbers; {SUBSYSTEM}: a subsystem ignored the kernel; {GRAPH_BREAK}: the kernel ran outside "
+            f"the compiled graph; {FLAKY}: some case is flaky. Each case's own cells are under its heading below.",
+            "",
+        ),
         "",
     ]
-    for group, group_paths in path_groups:
-        out += [*_caption(group, path_groups), _summary(cells, cases, style_groups, group_paths), ""]
-    for case in cases:
-        broken = {p for p in paths if _at(cells, case, "control", p) in FAILURES}
-        out += [f"## {case}", ""]
-        for group, group_paths in path_groups:
-            rows = []
-            for style in _rows(style_groups):
-                row = [style]
-                for path in group_paths:
-                    record = cells.get(str(CellId(case, style, path)))
-                    text = mark(record)
-                    if record is not None and not record.reliable_pass:
-                        text += f" [{note(record)}]"
-                    if record is not None and path in broken and record.failed and style != "control":
-                        text += BROKEN_PATH
-                    if record is not None and record.id in contradicting:
-                        text += f" {CONTRADICTS}"
-                    if record is not None and record.reused_from:
-                        text += f" {REUSED}"
-                    row.append(text)
-                rows.append(row)
-            out += [*_caption(group, path_groups), _table(rows, style_groups, group_paths), ""]
-    if note.numbers:
-        out += ["## Notes", ""]
-        out += [f"{number}. {escape(text)}" for text, number in note.numbers.items()]
+    for group, group_paths in chart.path_groups:
+        out += [
+            *_caption(group, chart.path_groups),
+            _summary(chart.cells, chart.cases, chart.style_groups, group_paths),
+            "",
+        ]
+    return out
+
+
+def _per_case(chart: Chart) -> list[str]:
+    out = []
+    for case in chart.cases:
+        broken = {p for p in chart.paths if _at(chart.cells, case, "control", p) in FAILURES}
+        tables = []
+        for group, group_paths in chart.path_groups:
+            rows = [
+                [style, *(_cell(chart, case, style, p, broken) for p in group_paths)]
+                for style in _rows(chart.style_groups)
+            ]
+            tables += [*_caption(group, chart.path_groups), _table(rows, chart.style_groups, group_paths), ""]
+        records = [r for r in chart.cells.values() if r.case == case and r.ran]
+        passed = sum(r.reliable_pass for r in records)
+        out += [
+            f"## {case}",
+            "",
+            *details(f"{case}: {passed} of {len(records)} cells run pass on every attempt", tables),
+        ]
+    return out
+
+
+def _cell(chart: Chart, case: str, style: str, path: str, broken: set[str]) -> str:
+    """One cell's text in its case's table: mark, note number and flags."""
+    record = chart.cells.get(str(CellId(case, style, path)))
+    text = mark(record)
+    if record is None:
+        return text
+    if not record.reliable_pass:
+        text += f" [{chart.note(record)}]"
+    if path in broken and record.failed and style != "control":
+        text += BROKEN_PATH
+    if record.id in chart.contradicting:
+        text += f" {CONTRADICTS}"
+    if record.reused_from:
+        text += f" {REUSED}"
+    return text
+
+
+def _notes(chart: Chart) -> list[str]:
+    if not chart.note.numbers:
+        return []
+    lines = [line for text, n in chart.note.numbers.items() for line in wrap(f"{n}. {escape(text)}", "   ")]
+    return ["## Notes", "", *details(f"{len(chart.note.numbers)} notes: each failure's first sentence", lines)]
+
+
+# The chart, top to bottom: each section a function of the chart's view.
+def _suspects(chart: Chart) -> list[str]:
+    """First of all: the failures whose repro script, run outside the harness, did not show them (the harness's
+    own scaffolding may cause them: they count against no style), and how many failures were confirmed."""
+    failed = [record for record in chart.results.cells if record.confirmation]
+    suspects = [record for record in failed if is_suspect(record)]
+    if not failed:
+        return []
+    out = [f"**Confirmed outside the harness**: {len(failed) - len(suspects)} of {len(failed)} failed cells were "
+           "reproduced by their repro script (repros/), run in a fresh Python with no harness code.", ""]
+    if suspects:
+        out += [f"## ⚠ Harness suspects ({len(suspects)}): failures their repro did not show", "",
+                "| cell | recorded | repro script said |", "|---|---|---|"]
+        out += [f"| {r.id} | {escape(r.summary[:160])} | `{r.confirmation.get('script')}`: "  # type: ignore[union-attr]
+                f"{escape(str(r.confirmation.get('line', ''))[:160])} |" for r in suspects]  # type: ignore[union-attr]
         out.append("")
-    return "\n".join(out)
+    return out
+
+
+SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
+    _head,
+    _suspects,
+    _goals,
+    _goal_sets,
+    _legend_section,
+    _shipped_section,
+    _contradictions,
+    _summary_section,
+    _per_case,
+    _notes,
+)
 
 
 def _rows(style_groups: list[tuple[str, list[str]]]) -> list[str]:
@@ -148,116 +273,6 @@ def _table(rows: list[list[str]], style_groups: list[tuple[str, list[str]]], pat
 
 def _caption(group: str, path_groups: list[tuple[str, list[str]]]) -> list[str]:
     return [f"**{group}**", ""] if len(path_groups) > 1 else []
-
-
-def _legend(
-    style_groups: list[tuple[str, list[str]]],
-    info: dict[str, dict[str, Any]],
-    path_groups: list[tuple[str, list[str]]],
-    paths_meta: dict[str, dict[str, str]],
-    paths_given: bool,
-    reused: str | None = None,
-) -> list[str]:
-    out = ["## Legend", ""]
-    out += [f"- {symbol} **{name}**: {meaning}" for symbol, name, meaning in LEGEND]
-    out += [f"- {reused}"] if reused else []
-    out += ["", "Styles, by wrapper:", ""]
-    for wrapper, styles in style_groups:
-        names = ", ".join(
-            f"`{s}`" + (f" ({prose(str(info[s]['decorator']), 120)})" if info[s]["decorator"] else "") for s in styles
-        )
-        out.append(f"- **{wrapper}**" + (f" ({WRAPPERS[wrapper]})" if wrapper in WRAPPERS else "") + f": {names}")
-    source = "" if paths_given else " (from this harness's paths: this results file has no environment.paths)"
-    out += ["", f"Paths, by group{source}:", ""]
-    for group, paths in path_groups:
-        out.append(f"- **{group}**")
-        out += [f"  - `{p}`" + (f": {prose(paths_meta[p]['doc'], 300)}" if paths_meta[p]["doc"] else "") for p in paths]
-    return [*out, ""]
-
-
-def _suspects(cells: list[Record]) -> list[str]:
-    """First of all: the failures whose repro script, run outside the harness, did not show them (the harness's
-    own scaffolding may cause them: they count against no style), and how many failures were confirmed."""
-    failed = [record for record in cells if record.confirmation]
-    suspects = [record for record in failed if is_suspect(record)]
-    if not failed:
-        return []
-    out = [f"**Confirmed outside the harness**: {len(failed) - len(suspects)} of {len(failed)} failed cells were "
-           "reproduced by their repro script (repros/), run in a fresh Python with no harness code.", ""]
-    if suspects:
-        out += [f"## ⚠ Harness suspects ({len(suspects)}): failures their repro did not show", "",
-                "| cell | recorded | repro script said |", "|---|---|---|"]
-        out += [f"| {r.id} | {escape(r.summary[:160])} | `{r.confirmation.get('script')}`: "  # type: ignore[union-attr]
-                f"{escape(str(r.confirmation.get('line', ''))[:160])} |" for r in suspects]  # type: ignore[union-attr]
-        out.append("")
-    return out
-
-
-def _shipped(cells: list[Record]) -> list[str]:
-    """How each case's op as shipped is wrapped (the ``as_shipped`` rows), from its records' ``wrapped_as``."""
-    wrapped = {c.case: c.diagnostics["wrapped_as"] for c in cells if c.diagnostics.get("wrapped_as")}
-    if not wrapped:
-        return []
-    return ["`as_shipped`, per case:", "", *(f"- `{case}`: {how}" for case, how in wrapped.items()), ""]
-
-
-def contradictions(cells: list[Record], docs: Docs | dict[str, Any] | None) -> dict[str, tuple[bool, str]]:
-    """Cells whose measurement contradicts the docs' claim, either way: cell id -> (claim, source). A claimed
-    supported cell that failed (on any attempt), or a claimed unsupported one that passed every attempt. A
-    skipped cell contradicts nothing."""
-    docs = docs if isinstance(docs, Docs) else read_docs(docs)
-    found = {}
-    for cell in cells:
-        claim = docs.claims.get((cell.style, cell.path))
-        if claim is not None and ((claim[0] and cell.failed) or (not claim[0] and cell.reliable_pass)):
-            found[cell.id] = claim
-    return found
-
-
-def _contradiction_section(found: dict[str, tuple[bool, str]], docs: Docs, cells: dict[str, Record]) -> list[str]:
-    out = [f"## Contradicts the docs ({len(found)} cells)", ""]
-    if docs.sources:
-        out += ["Claims, as declared under `[docs]` in the matrix file, from:", ""]
-        out += [f"- **{escape(name, 80)}**: {prose(text, 600)}" for name, text in docs.sources.items()]
-        out.append("")
-    rows = [
-        [
-            cell,
-            "supported" if claim else "not supported",
-            escape(source, 80) or "?",
-            f"{mark(cells[cell])} {_status_word(cells[cell])}",
-        ]
-        for cell, (claim, source) in found.items()
-    ]
-    return [*out, tabulate(rows, headers=["cell", "documented", "source", "measured"], tablefmt="github"), ""]
-
-
-def _status_word(record: Record) -> str:
-    if is_subsystem(record):
-        return "subsystem blind"
-    return ("flaky " if record.flaky else "") + record.status
-
-
-def _stamp(env: dict[str, Any]) -> str:
-    machine = env.get("device") or "unknown"
-    parts = [
-        f"Measured on **{escape(machine, 80)}**" + (" (CPU run)" if machine == "cpu" else ""),
-        f"torch {env.get('torch')}",
-        f"triton {env.get('triton')}",
-        f"CUDA {env.get('cuda')}",
-        f"Python {env.get('python')}",
-        f"host {escape(str(env.get('host')), 60)}",
-        f"commit {env.get('commit')} (source digest {env.get('source_digest')})",
-        f"{env.get('timestamp')}",
-        f"{env.get('wall_seconds')} s wall with {env.get('workers')} worker(s)",
-    ]
-    if env.get("ld_preload"):
-        parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")
-    if env.get("settings"):
-        parts.append(escape(" ".join(f"{k}={v}" for k, v in env["settings"].items()), 200))
-    if env.get("triton_interpret"):
-        parts.append("**TRITON_INTERPRET=1 (Triton's CPU interpreter)**")
-    return "> " + " · ".join(parts)
 
 
 def _summary(

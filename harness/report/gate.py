@@ -1,9 +1,9 @@
-"""The upgrade gate: a baseline run and a current run compared cell by cell, known failures applied."""
+"""The upgrade gate: a baseline run and a current run compared cell by cell, known failures applied. A cell that
+passed in the baseline and gave wrong numbers on any attempt now fails it, whatever a re-run says; a cell that
+only fails sometimes (errors, crashes, timeouts) fails it unless ``--allow-flaky``."""
 
 from __future__ import annotations
 
-import argparse
-import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,19 +15,35 @@ from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
 from harness.report.history import label
+from harness.report.marks import wrong_numbers
 from harness.spec import FAILURES, Status
 
-# Each class, the heading it gets, and whether it fails the gate (always / only with --strict / never).
+# Each class, the heading it gets, and whether it fails the gate: always, unless --allow-flaky ("flaky"), only
+# with --strict, or never.
 CLASSES = {
+    "wrong": ("Wrong numbers (was pass, now wrong on some attempt: never excused by a re-run)", "always"),
     "regression": ("Regressions (was pass, now failing)", "always"),
     "missing": ("Missing cells (in the baseline, absent now)", "always"),
-    "flaky": ("Flaky (passes on some attempts only: in its run's re-runs, or the gate's)", "strict"),
+    "flaky": ("Flaky (was pass, now errs, crashes or times out on some attempts only)", "flaky"),
     "fix": ("Fixes (was not passing, now pass): refresh the baseline", "strict"),
     "stale_known": ("Stale known failures (listed, but the cell passes now)", "strict"),
     "known": ("Known failures (regressed, listed in the known-failures file)", "never"),
     "changed_failure": ("Changed failures (still failing, another way)", "never"),
     "skipped_now": ("Skipped now (was run, now skip)", "never"),
     "new": ("New cells", "never"),
+}
+# how the header counts each class: (one, several)
+NOUNS = {
+    "wrong": ("wrong cell", "wrong cells"),
+    "regression": ("regression", "regressions"),
+    "missing": ("missing cell", "missing cells"),
+    "flaky": ("flaky cell", "flaky cells"),
+    "fix": ("fix", "fixes"),
+    "stale_known": ("stale known failure", "stale known failures"),
+    "known": ("known failure", "known failures"),
+    "changed_failure": ("changed failure", "changed failures"),
+    "skipped_now": ("cell skipped now", "cells skipped now"),
+    "new": ("new cell", "new cells"),
 }
 
 
@@ -61,12 +77,15 @@ def outcome(record: Record | None) -> str:
 def classify(before: Record | None, after: Record | None) -> str | None:
     """The change class of one cell, by its measured pass rate (a cell re-run within its run has one), or
     None when nothing a user cares about changed. A cell that passed every time and now passes only
-    sometimes is flaky; one that passed at least half the time and now never passes has regressed."""
+    sometimes is flaky; one that passed at least half the time and now never passes has regressed. One that
+    passed (on some attempt) without wrong numbers and now gives wrong numbers on any attempt is ``wrong``."""
     if after is None:
         return "missing"
     if before is None:
         return "new"
     was, now = before.pass_rate, after.pass_rate
+    if was and wrong_numbers(after) and not wrong_numbers(before):
+        return "wrong"
     if now is None:
         return "skipped_now" if was is not None else None
     if was is None:
@@ -157,9 +176,22 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
     return known
 
 
-def failing(changes: list[Change], strict: bool) -> list[Change]:
-    fails = {"always", "strict"} if strict else {"always"}
+def failing(changes: list[Change], strict: bool, allow_flaky: bool = False) -> list[Change]:
+    """The changes that fail the gate: wrong numbers, regressions and missing cells always; flaky cells unless
+    ``allow_flaky`` (``--strict`` fails them even then); fixes and stale known failures with ``strict``."""
+    fails = {"always"} | ({"strict", "flaky"} if strict else set()) | (set() if allow_flaky else {"flaky"})
     return [change for change in changes if CLASSES[change.kind][1] in fails]
+
+
+def counts(changes: list[Change]) -> str:
+    """``2 regressions, 1 wrong cell``: each class present, counted, in CLASSES' order."""
+    numbers = {kind: sum(c.kind == kind for c in changes) for kind in CLASSES}
+    return ", ".join(f"{n} {NOUNS[kind][n != 1]}" for kind, n in numbers.items() if n) or "no changes"
+
+
+def commit(env: dict) -> str:
+    """`` · commit abc123``, or `` · commit unknown`` for a run without one (an installed harness has no git)."""
+    return f" · commit {env['commit']}" if env.get("commit") else " · commit unknown"
 
 
 def render(
@@ -168,21 +200,17 @@ def render(
     current: Results,
     strict: bool,
     known: dict[str, KnownFailure] | None = None,
+    allow_flaky: bool = False,
 ) -> str:
     known = known or {}
-    verdict = "FAIL" if failing(changes, strict) else "PASS"
-    counts = (
-        ", ".join(
-            f"{sum(c.kind == kind for c in changes)} {kind}" for kind in CLASSES if any(c.kind == kind for c in changes)
-        )
-        or "no changes"
-    )
+    verdict = "FAIL" if failing(changes, strict, allow_flaky) else "PASS"
+    flags = [flag for flag, on in (("strict", strict), ("--allow-flaky", allow_flaky)) if on]
     out = [
         f"# Upgrade gate: {verdict}",
         "",
-        f"- baseline: {label(baseline.environment)} · commit {baseline.environment.get('commit')}",
-        f"- current: {label(current.environment)} · commit {current.environment.get('commit')}",
-        f"- {counts}" + (" (strict)" if strict else ""),
+        f"- baseline: {label(baseline.environment)}{commit(baseline.environment)}",
+        f"- current: {label(current.environment)}{commit(current.environment)}",
+        f"- {counts(changes)}" + (f" ({', '.join(flags)})" if flags else ""),
         "",
     ]
     for kind, (heading, fails) in CLASSES.items():
@@ -195,7 +223,12 @@ def render(
             for c in rows
         ]
         headers = ["cell", "baseline", "current"] + (["reason", "link"] if any(c.id in known for c in rows) else [])
-        gate_word = {"always": "fails the gate", "strict": "fails with --strict", "never": "does not fail"}[fails]
+        gate_word = {
+            "always": "fails the gate",
+            "flaky": "fails the gate" if strict or not allow_flaky else "allowed by --allow-flaky",
+            "strict": "fails with --strict",
+            "never": "does not fail",
+        }[fails]
         out += [f"## {heading} — {gate_word}", "", tabulate(table, headers=headers, tablefmt="github"), ""]
     return "\n".join(out)
 
@@ -203,94 +236,3 @@ def render(
 def _mark(text: str) -> str:
     status = text.split(" ")[0]
     return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)
-
-
-STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
-
-
-def here_stamp(interpret: bool) -> dict[str, object]:
-    """This machine's ``STAMP``, for a re-run that passes ``--interpret`` when ``interpret`` (TRITON_INTERPRET=1
-    in this environment makes any run an interpreter run)."""
-    import os
-
-    import torch
-    import triton
-
-    from harness.cell.runner import device_name
-
-    interpreted = interpret or os.environ.get("TRITON_INTERPRET") == "1"
-    return {
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "device": device_name(),
-        "triton_interpret": interpreted,
-    }
-
-
-def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple[str, str] | None:
-    """Where ``here`` (an environment stamp) differs from ``measured`` in ``STAMP``: what each has ("triton
-    3.9.0", "triton 3.7.1"), or None when a run here measures what ``measured`` measured."""
-    differ = [key for key in STAMP if _stamped(measured, key) != _stamped(here, key)]
-    if not differ:
-        return None
-    was, now = (", ".join(f"{key} {_stamped(env, key)}" for key in differ) for env in (measured, here))
-    return was, now
-
-
-def _stamped(env: dict[str, object], key: str) -> object:
-    return bool(env.get(key)) if key == "triton_interpret" else env.get(key)
-
-
-def rerun_regressions(changes: list, regressed: list[str], current: Results, args: argparse.Namespace) -> list:
-    """Re-run regressed cells here, only where torch, triton, the device and the interpreter setting are the
-    current run's (else the regressions stand); a cell that passes in a re-run measured under that same stamp
-    is flaky, not a regression."""
-    import dataclasses
-    import subprocess
-    import tempfile
-
-    from harness.records.results import read_results
-
-    interpret = bool(current.environment.get("triton_interpret"))
-    differs = stamp_differs(current.environment, here_stamp(interpret))
-    if differs:
-        there, here = differs
-        print(
-            f"note: not re-running regressions: {args.current} was measured with {there}, this machine has {here}: "
-            "the regressions stand",
-            file=sys.stderr,
-        )
-        return changes
-    passed: dict[str, int] = {}
-    for attempt in range(1, args.rerun + 1):
-        with tempfile.TemporaryDirectory() as out:
-            subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "harness",
-                    "run",
-                    "--matrix",
-                    args.matrix,
-                    "--report-dir",
-                    out,
-                    *(f"{args.matrix}::{cell}" for cell in regressed),
-                    *(["--interpret"] if interpret else []),
-                    "-q",
-                ],
-                check=False,
-                capture_output=True,
-            )
-            results = Path(out) / "results.json"
-            rerun = read_results(results) if results.exists() else None
-            if rerun is None or stamp_differs(current.environment, rerun.environment):
-                continue  # measured nothing, or something else
-            for cell in rerun.cells:
-                if cell.status == "pass":
-                    passed.setdefault(cell.id, attempt)
-    return [
-        dataclasses.replace(c, kind="flaky", current=f"{c.current}; pass on re-run {passed[c.id]}")
-        if c.kind == "regression" and c.id in passed
-        else c
-        for c in changes
-    ]

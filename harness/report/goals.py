@@ -6,11 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tabulate import tabulate
-
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
-from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrong_numbers
+from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrap, wrong_numbers
 from harness.spec import CellId, Status
 
 
@@ -22,6 +20,9 @@ class Answer:
     near: dict[str, list[tuple[str, str]]]  # style -> its failing (case, path) cells
     control: list[tuple[str, str]]  # the control's failing cells: the path is broken there, not a style
     wrong_elsewhere: dict[str, list[tuple[str, str]]]  # answering style -> (case, path) of the matrix it gets wrong
+
+
+FROM_CHECKOUT = "this checkout's matrix.toml (this results file has no environment.goals)"
 
 
 def graph_break(record: Record | None) -> bool:
@@ -47,7 +48,7 @@ def answer(
     breaks (right numbers, the kernel outside the compiled graph) is a near miss however many there are."""
 
     def failing(style: str) -> list[tuple[str, str]]:
-        return [(c, p) for p in paths for c in cases if not _passes(cells.get(str(CellId(c, style, p))))]
+        return failing_cells(style, paths, cells, cases)
 
     passing, near = [], {}
     total = len(paths) * len(cases)
@@ -70,6 +71,11 @@ def answer(
 def suspect(record: Record | None) -> bool:
     """A failure its repro did not show: never counted against the style (a near miss at worst)."""
     return record is not None and is_suspect(record)
+
+
+def failing_cells(style: str, paths: list[str], cells: dict[str, Record], cases: list[str]) -> list[tuple[str, str]]:
+    """The (case, path) cells of ``style`` on ``paths`` that did not pass on every attempt (or are missing)."""
+    return [(c, p) for p in paths for c in cases if not _passes(cells.get(str(CellId(c, style, p))))]
 
 
 def _passes(record: Record | None) -> bool:
@@ -101,52 +107,63 @@ def section(
         else:
             answers.append(answer(goal, paths, cells, cases, candidates, controls))
     out = ["## Which style for which goal", ""]
-    if answers:
-        rows = []
-        for a in answers:
-            rows.append(
-                [
-                    a.goal,
-                    ", ".join(f"`{p}`" for p in a.paths),
-                    _styles(a.passing, group_of, a.wrong_elsewhere) or "none",
-                    _near(a, cells, note),
-                ]
+    for a in answers:
+        head = f"- **{a.goal}** ({', '.join(f'`{p}`' for p in a.paths)}): use " + (
+            _styles(a.passing, group_of, a.wrong_elsewhere) or "none"
+        )
+        out += wrap(head)
+        out += [line for entry in _near(a, cells, note) for line in wrap(f"  - {entry}", "    ")]
+    if not answers:
+        out.append("No goal's paths ran in this run.")
+    wrong = {style: where for a in answers for style, where in a.wrong_elsewhere.items()}
+    if wrong:
+        out += ["", "⚠️ gives silently wrong numbers elsewhere in the matrix (other paths than the goal's):", ""]
+        out += [line for style, where in wrong.items() for line in wrap(f"- **{style}**: {_where(where)}")]
+    out += [
+        "",
+        *wrap(
+            f"A style answers a goal (use) when it ran and passes all {len(cases)} case(s) ({', '.join(cases)}) on "
+            "every path of the goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are "
+            "listed by wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss "
+            "fails at most a third of the goal's cells, named as case (or case/path) with its mark and note; a "
+            f"style whose kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a "
+            "near miss."
+            + (
+                ""
+                if from_results
+                else " Goals: this checkout's matrix.toml (this results file has no environment.goals)."
             )
-        headers = ["goal", "path(s)", f"use: passes all {len(cases)} case(s)", "near misses: the cells they fail"]
-        out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
-    else:
-        out += ["No goal's paths ran in this run.", ""]
-    out.append(
-        f"A style answers a goal when it ran and passed every case ({', '.join(cases)}) on every path of the "
-        "goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are listed by "
-        "wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss fails at "
-        "most a third of the goal's cells, named as case (or case/path) with its mark and note; a style whose "
-        f"kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a near miss. "
-        "⚠️ after a style: it gives silently wrong numbers on the cells named, on other paths of the matrix."
-        + ("" if from_results else " Goals: this checkout's matrix.toml (this results file has no environment.goals).")
-    )
+        ),
+    ]
     if unmeasured:
         out += [
             "",
-            "Not answered, their paths did not run here: "
-            + "; ".join(f"{goal} ({', '.join(f'`{p}`' for p in missing)})" for goal, missing in unmeasured.items())
-            + ".",
+            *wrap(
+                "Not answered, their paths did not run here: "
+                + "; ".join(f"{goal} ({', '.join(f'`{p}`' for p in missing)})" for goal, missing in unmeasured.items())
+                + "."
+            ),
         ]
     return [*out, ""]
 
 
 def _styles(styles: list[str], group_of: dict[str, str], wrong: dict[str, list[tuple[str, str]]]) -> str:
+    """``**raw_jit**, **autotune** ⚠️ · **triton_op**``: by wrapper; ⚠️ where the style is wrong elsewhere."""
     groups: dict[str, list[str]] = {}
     for style in styles:
-        by_case: dict[str, list[str]] = {}
-        for case, path in wrong.get(style, []):
-            by_case.setdefault(case, []).append(path)
-        cells = "; ".join(f"{case} on {', '.join(f'`{p}`' for p in paths)}" for case, paths in by_case.items())
-        groups.setdefault(group_of[style], []).append(f"**{style}**" + (f" (⚠️ wrong: {cells})" if cells else ""))
+        groups.setdefault(group_of[style], []).append(f"**{style}**" + (" ⚠️" if wrong.get(style) else ""))
     return " · ".join(", ".join(names) for names in groups.values())
 
 
-def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) -> str:
+def _where(cells: list[tuple[str, str]]) -> str:
+    """``add_inplace on `compile`, `fullgraph`; sin on `eager```: the cells, by case."""
+    by_case: dict[str, list[str]] = {}
+    for case, path in cells:
+        by_case.setdefault(case, []).append(path)
+    return "; ".join(f"{case} on {', '.join(f'`{p}`' for p in paths)}" for case, paths in by_case.items())
+
+
+def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) -> list[str]:
     """Styles failing the same cells the same way share an entry: ``raw_jit, autotune: add_inplace ❌ [13]``."""
 
     def label(style: str, cell: tuple[str, str]) -> str:
@@ -158,8 +175,8 @@ def _near(a: Answer, cells: dict[str, Record], note: Callable[[Record], int]) ->
     entries: dict[str, list[str]] = {}
     for style, bad in a.near.items():
         entries.setdefault(", ".join(label(style, cell) for cell in bad), []).append(style)
-    parts = [f"{', '.join(styles)}: {failures}" for failures, styles in entries.items()]
+    parts = [f"near miss: {', '.join(styles)}: {failures}" for failures, styles in entries.items()]
     if a.control:
         control = ", ".join(f"{c}/{p}" for c, p in a.control)
         parts.append(f"{BROKEN_PATH} `control` (pure PyTorch) fails too on {control}: the path is broken here")
-    return "<br>".join(parts) or "—"
+    return parts

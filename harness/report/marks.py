@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 
 from harness.records.record import Record
@@ -96,14 +95,43 @@ def reused_legend(records: list[Record]) -> str | None:
 
 
 def escape(text: str, limit: int = MAX_NOTE) -> str:
-    """One line of text that cannot break a markdown table or inject HTML; longer than ``limit``, it is cut
-    at the last word boundary before it."""
+    """One line of text that cannot break a markdown table or inject HTML (``<`` and an entity's ``&`` are
+    backslash-escaped: GitHub shows them as typed, with no ``&lt;`` in the file); longer than ``limit``, it is
+    cut at the last word boundary before it (never inside a URL)."""
     flat = " ".join(text.split())
     if len(flat) > limit:
         cut = flat[: limit - 1]
         space = cut.rfind(" ")
         flat = (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
-    return html.escape(flat, quote=False).replace("|", "\\|").replace("`", "'").replace("*", "\\*")
+    flat = _ENTITY.sub(r"\\&", flat.replace("\\", "\\\\")).replace("<", "\\<")
+    return flat.replace("|", "\\|").replace("`", "'").replace("*", "\\*")
+
+
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+_BLOCK_START = re.compile(
+    r"(?:[-+*]|#{1,6}|=+|-+|\d{1,9}[.)])$|>"
+)  # a line starting so could open a list, quote or heading
+WIDTH = 200  # a chart line (outside tables) is wrapped at a space before this
+
+
+def wrap(line: str, indent: str = "  ", width: int = WIDTH) -> list[str]:
+    """A markdown line (a list item, a paragraph) as several lines no wider than ``width`` where it has spaces
+    outside code spans to break at: markdown joins them back. A word or code span is never split."""
+    words, start, code = [], 0, False
+    for index, char in enumerate(line):
+        code ^= char == "`"
+        if char == " " and not code:
+            words.append(line[start:index])
+            start = index + 1
+    words.append(line[start:])
+    out, current = [], words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) > width and current.strip() and not _BLOCK_START.match(word):
+            out.append(current)
+            current = indent + word
+        else:
+            current = f"{current} {word}"
+    return [*out, current]
 
 
 def prose(text: str, limit: int = MAX_NOTE) -> str:

@@ -4,8 +4,13 @@ harness/records/upgrade.py)."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from harness.records.record import Record
+from harness.records.upgrade import matrix_goals
 
 # Row groups in this order; what each wrapper is.
 WRAPPERS = {
@@ -58,6 +63,30 @@ def goals(env: dict[str, Any]) -> dict[str, list[str]]:
     """goal -> its paths, from environment.goals."""
     given = env.get("goals") if isinstance(env.get("goals"), dict) else {}
     return {str(goal): [str(p) for p in paths] for goal, paths in given.items() if isinstance(paths, list)}
+
+
+def goal_sets(env: dict[str, Any]) -> dict[str, list[str]]:
+    """name -> the goals a user wants together, from environment.goal_sets, or for a file without them (older
+    than goal sets) this checkout's matrix.toml; only sets of goals the run declares."""
+    given = env.get("goal_sets") if isinstance(env.get("goal_sets"), dict) else matrix_goals("goal_sets")
+    declared = goals(env)
+    return {
+        str(name): [str(g) for g in members]
+        for name, members in given.items()
+        if isinstance(members, list) and members and all(g in declared for g in members)
+    }
+
+
+CANNOT_TRAIN = re.compile(r"writes into .*cannot train it")  # harness/kernel/wrappers.py's build error
+
+
+def in_place(env: dict[str, Any], cells: Iterable[Record]) -> list[str]:
+    """The cases whose op writes into its inputs: environment.in_place, or (an older file) a record whose
+    library style could not register autograd for it."""
+    given = env.get("in_place") if isinstance(env.get("in_place"), dict) else {}
+    found = dict.fromkeys(str(case) for case in given)
+    found.update(dict.fromkeys(c.case for c in cells if c.error and CANNOT_TRAIN.search(c.error)))
+    return list(found)
 
 
 @dataclass

@@ -1,0 +1,178 @@
+"""The commands that read results files (``report``, ``which``, ``repro``, ``gate``, ``history``, ``merge``): what
+each does once harness/__main__.py has parsed its arguments."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.errors import EXIT_RUN_BROKE, InputError, unknown_id
+from harness.records.results import Results
+from harness.spec import CellId
+
+
+def keyword(expression: str | None) -> Callable[[str], bool]:
+    """Whether a cell id matches a pytest ``-k`` expression (each name in it a substring of the id)."""
+    if not expression:
+        return lambda _: True
+    from _pytest.mark.expression import Expression
+
+    try:
+        compiled = Expression.compile(expression)
+    except SyntaxError as error:  # pytest's ParseError before 8.4
+        raise InputError("command line", "-k", str(error)) from None
+    return lambda cell_id: compiled.evaluate(lambda name, **_: name in cell_id)
+
+
+def narrowed(results: Results, args: argparse.Namespace) -> Results:
+    """``results`` with only the cells ``--cases``, ``--styles``, ``--paths`` and ``-k`` select."""
+    chosen = selection(args, results, ("cases", "styles", "paths"))
+    matches = keyword(args.keyword)
+
+    def kept(cell_id: str) -> bool:
+        case, style, path = CellId.parse(cell_id)
+        picked = zip(("cases", "styles", "paths"), (case, style, path), strict=True)
+        return all(not chosen[axis] or value in chosen[axis] for axis, value in picked) and matches(cell_id)
+
+    if not any(chosen.values()) and not args.keyword:
+        return results
+    cells = [cell for cell in results.cells if kept(cell.id)]
+    if not cells:
+        raise InputError(args.results, "cells", "no cell matches the selection")
+    expected = [cell for cell in results.environment.get("expected_cells") or [] if kept(cell)]
+    return Results({**results.environment, "expected_cells": expected}, cells, results.from_log)
+
+
+def report(args: argparse.Namespace, _: list[str]) -> int:
+    """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
+    it), results.json is derived first."""
+    from harness.records.results import read_results, write_results
+    from harness.report.chart import render
+
+    file = Path(args.results)
+    results = read_results(file)
+    if results.from_log:
+        derived = file.with_name("results.json")
+        try:  # as in a run whose results.json cannot be written: one line, exit 6 (records.jsonl is kept)
+            write_results(derived, results)
+        except OSError as error:
+            print(f"error: {derived}: (write): {error.strerror or error}: not derived from {file}", file=sys.stderr)
+            return EXIT_RUN_BROKE
+        print(f"results: {derived}")
+    out = Path(args.out) if args.out else file.with_name("matrix.md")
+    write_text(out, render(narrowed(results, args)))
+    print(f"chart: {out}")
+    return 0
+
+
+def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.matrix.config import load_matrix
+    from harness.records.results import read_results
+    from harness.report.repro import write_repros
+
+    results = Path(args.results)
+    out = Path(args.out) if args.out else results.parent / "repros"
+    loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
+    try:
+        written = write_repros(loaded, tolerances, out, args.cells)
+    except OSError as error:  # --out names a file, or a folder that cannot be written
+        raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
+    print(f"{len(written)} repro script(s) in {out}/")
+    return 0
+
+
+def gate(args: argparse.Namespace, _: list[str]) -> int:
+    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
+    fails on some attempts only; with --strict also on fixes and stale known failures."""
+    from harness.records.results import read_results
+    from harness.report import gate as gating
+    from harness.report.rerun import rerun_regressions
+
+    baseline, current = read_results(args.baseline), read_results(args.current)
+    gating.check_comparable(baseline, current, args.baseline, args.current)
+    ids = set(baseline.by_id()) | set(current.by_id())
+    known = gating.load_known(args.known, ids) if args.known else {}
+    changes = rerun_regressions(gating.diff(baseline, current, known), current, args)
+    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky)
+    write_text(Path(args.out), text)
+    print(text)
+    return 1 if gating.failing(changes, args.strict, args.allow_flaky) else 0
+
+
+def write_text(file: Path, text: str) -> None:
+    """Write an output file named on the command line; one that cannot be written is bad input (``--out``)."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text(text)
+    except OSError as error:
+        raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
+
+
+def draw_history(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.records.results import read_results
+    from harness.report.history import render
+
+    runs = [read_results(file) for file in args.results]
+    write_text(Path(args.out), render(runs))
+    print(f"history: {args.out}")
+    return 0
+
+
+def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
+    from harness.records.results import merge, read_results, write_results
+    from harness.report.chart import write_chart
+
+    merged = merge([(file, read_results(file)) for file in args.results])
+    out = Path(args.out)
+    try:
+        write_results(out, merged)
+    except OSError as error:
+        raise InputError(out, "--out", f"cannot write it: {error.strerror or error}") from None
+    try:
+        write_chart(out, out.with_name("matrix.md"))
+    except OSError as error:
+        raise InputError(out.with_name("matrix.md"), "--out", f"cannot write it: {error.strerror or error}") from None
+    print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
+    return 0
+
+
+def which(args: argparse.Namespace, _: list[str]) -> int:
+    """The styles meeting every goal of ``--goals`` in a results file (and the near misses), printed."""
+    from harness.records.results import read_results
+    from harness.report import which as query
+    from harness.report.chart import chart_of
+    from harness.report.meta import goals, in_place
+
+    results = read_results(args.results)
+    declared = goals(results.environment)
+    wanted = ids(args.goals)
+    for goal in wanted:
+        if goal not in declared:
+            raise InputError("command line", "--goals", unknown_id(goal, list(declared), "goal"))
+    chart = chart_of(results, **selection(args, results))
+    cells, cases = chart.cells, chart.cases
+    answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
+    print("\n".join(query.report(answer, declared, cells)))
+    return 0
+
+
+def ids(given: list[str] | None) -> list[str]:
+    """Comma-separated ids given once or more (``--cases a,b --cases c``), in order."""
+    return [item.strip() for text in given or [] for item in text.split(",") if item.strip()]
+
+
+def selection(args: argparse.Namespace, results: Results, axes: tuple[str, ...] = ("cases", "styles")) -> Any:
+    """``--cases`` and ``--styles`` (and ``axes``) of ``args`` checked against the ids of ``results`` (an unknown
+    one: one line, with the nearest id); an axis not given is None."""
+    known = {axis: [getattr(c, axis[:-1]) for c in results.cells] for axis in axes}
+    chosen: dict[str, list[str] | None] = {}
+    for axis, names in known.items():
+        wanted = ids(getattr(args, axis, None))
+        for item in wanted:
+            if item not in names:
+                raise InputError(args.results, f"--{axis}", unknown_id(item, list(dict.fromkeys(names)), axis[:-1]))
+        chosen[axis] = wanted or None
+    return chosen

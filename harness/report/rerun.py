@@ -1,0 +1,113 @@
+"""The gate's re-runs: regressed cells run again on this machine (when it is the one that measured them), and
+what the re-runs saw applied to the diff. A re-run that passes makes a regression flaky; one that gives wrong
+numbers makes it wrong, which no re-run excuses."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.records.results import Results, read_results
+from harness.report.gate import Change
+from harness.spec import Status
+
+STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
+
+
+def here_stamp(interpret: bool) -> dict[str, object]:
+    """This machine's ``STAMP``, for a re-run that passes ``--interpret`` when ``interpret`` (TRITON_INTERPRET=1
+    in this environment makes any run an interpreter run)."""
+    import os
+
+    import torch
+    import triton
+
+    from harness.cell.runner import device_name
+
+    interpreted = interpret or os.environ.get("TRITON_INTERPRET") == "1"
+    return {
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "device": device_name(),
+        "triton_interpret": interpreted,
+    }
+
+
+def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple[str, str] | None:
+    """Where ``here`` (an environment stamp) differs from ``measured`` in ``STAMP``: what each has ("triton
+    3.9.0", "triton 3.7.1"), or None when a run here measures what ``measured`` measured."""
+    differ = [key for key in STAMP if _stamped(measured, key) != _stamped(here, key)]
+    if not differ:
+        return None
+    was, now = (", ".join(f"{key} {_stamped(env, key)}" for key in differ) for env in (measured, here))
+    return was, now
+
+
+def _stamped(env: dict[str, object], key: str) -> object:
+    return bool(env.get(key)) if key == "triton_interpret" else env.get(key)
+
+
+def rerun_regressions(changes: list[Change], current: Results, args: argparse.Namespace) -> list[Change]:
+    """The diff with each regression re-run ``args.rerun`` times here (not re-run, with a note, when
+    ``current`` was measured on another machine)."""
+    regressed = [change.id for change in changes if change.kind == "regression"]
+    if not regressed or args.rerun <= 0:
+        return changes
+    differs = stamp_differs(current.environment, here_stamp(bool(current.environment.get("triton_interpret"))))
+    if differs:
+        there, here = differs
+        print(
+            f"note: not re-running regressions: {args.current} was measured with {there}, this machine has {here}: "
+            "the regressions stand",
+            file=sys.stderr,
+        )
+        return changes
+    seen: dict[str, list[Status]] = {}
+    for _ in range(args.rerun):
+        for cell, status in _run_once(regressed, current, args).items():
+            seen.setdefault(cell, []).append(status)
+    return apply_reruns(changes, seen)
+
+
+def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[Change]:
+    """Each regression judged again by what its re-runs saw (``seen``: cell id -> each re-run's status, in
+    order): wrong numbers on any re-run make it ``wrong``; else a pass on any makes it ``flaky``."""
+    out = []
+    for change in changes:
+        statuses = seen.get(change.id, [])
+        if change.kind == "regression" and Status.WRONG in statuses:
+            n = statuses.index(Status.WRONG) + 1
+            change = dataclasses.replace(change, kind="wrong", current=f"{change.current}; wrong on re-run {n}")
+        elif change.kind == "regression" and Status.PASS in statuses:
+            n = statuses.index(Status.PASS) + 1
+            change = dataclasses.replace(change, kind="flaky", current=f"{change.current}; pass on re-run {n}")
+        out.append(change)
+    return out
+
+
+def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> dict[str, Status]:
+    """One ``python -m harness run`` of ``cells``: each one's status."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "run",
+                "--matrix",
+                args.matrix,
+                "--report-dir",
+                out,
+                *(f"{args.matrix}::{cell}" for cell in cells),
+                *(["--interpret"] if current.environment.get("triton_interpret") else []),
+                "-q",
+            ],
+            check=False,
+            capture_output=True,
+        )
+        results = Path(out) / "results.json"
+        return {cell.id: cell.status for cell in read_results(results).cells} if results.exists() else {}

@@ -1,0 +1,136 @@
+"""Which style meets all of a user's goals: the styles passing every case on every path of every goal, the near
+misses (the styles missing one goal, with the cells they fail), and, when an in-place case makes a goal
+unreachable for every style, the answer for the functional cases too. ``python -m harness which`` prints it;
+the chart answers the goal sets matrix.toml names (``[goal_sets]``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from harness.records.record import Record
+from harness.report.goals import failing_cells
+from harness.report.marks import mark, wrap
+from harness.spec import CellId
+
+SHOWN = 4  # failing cells named per near miss, at most
+
+
+@dataclass
+class SetAnswer:
+    goals: list[str]
+    cases: list[str]
+    passing: list[str]  # styles meeting every goal on every case
+    near: dict[str, tuple[str, list[tuple[str, str]]]]  # style -> (the one goal it misses, its failing cells)
+    blocked: dict[str, list[str]] = field(default_factory=dict)  # goal -> in-place cases no style meets it on
+    functional: SetAnswer | None = None  # the answer without the in-place cases, when they block a goal
+
+
+def answer_set(
+    goal_names: list[str],
+    goals: dict[str, list[str]],
+    cells: dict[str, Record],
+    cases: list[str],
+    candidates: list[str],
+    in_place: list[str] | tuple[str, ...] = (),
+) -> SetAnswer:
+    """The styles of ``candidates`` meeting every goal of ``goal_names`` on ``cases``; near misses miss one."""
+    missed = {s: {g: failing_cells(s, goals[g], cells, cases) for g in goal_names} for s in candidates}
+    missed = {s: {g: bad for g, bad in by_goal.items() if bad} for s, by_goal in missed.items()}
+    passing = [s for s in candidates if not missed[s]]
+    near = {s: next(iter(by_goal.items())) for s, by_goal in missed.items() if len(by_goal) == 1}
+    answer = SetAnswer(goal_names, cases, passing, near)
+    functional = [c for c in cases if c not in in_place]
+    if functional == cases or not functional:
+        return answer
+    for goal in goal_names:
+        unmet = [s for s in candidates if missed[s].get(goal)]
+        if len(unmet) == len(candidates) and any(
+            all(case in in_place for case, _ in missed[s][goal]) for s in candidates
+        ):
+            answer.blocked[goal] = [c for c in in_place if c in cases]
+    if answer.blocked:
+        answer.functional = answer_set(goal_names, goals, cells, functional, candidates)
+    return answer
+
+
+def near_text(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
+    """One entry per near miss: ``autotune misses train with compile: add_inplace ❌, sin ❌ (+3 more)``."""
+    out = []
+    for style, (goal, bad) in answer.near.items():
+        several = len(goals[goal]) > 1
+        named = [f"{case}/{path}" if several else case for case, path in bad[:SHOWN]]  # the cell's name within the goal
+        marks = [
+            f"{name} {mark(cells.get(str(CellId(c, style, p))))}" for name, (c, p) in zip(named, bad, strict=False)
+        ]
+        more = f" (+{len(bad) - SHOWN} more)" if len(bad) > SHOWN else ""
+        out.append(f"`{style}` misses {goal}: {', '.join(marks)}{more}")
+    return out
+
+
+def blocked_text(answer: SetAnswer) -> str:
+    """Why no style meets a goal: its in-place case(s)."""
+    return "; ".join(
+        f"no style meets {goal} on the in-place case(s) {', '.join(cases)}"
+        + (
+            " (an op that writes into its inputs registers no autograd as a torch.library op)"
+            if "train" in goal
+            else ""
+        )
+        for goal, cases in answer.blocked.items()
+    )
+
+
+def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
+    """The answer as plain lines, for the terminal."""
+    out = [
+        "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
+        f"cases: {', '.join(answer.cases)}",
+        "use: "
+        + (", ".join(answer.passing) or "none")
+        + " (passed every case on every path of every goal, on every attempt)",
+    ]
+    near = near_text(answer, goals, cells)
+    out += ["near misses (meet every goal but one):", *(f"  {line}" for line in near)] if near else []
+    if answer.functional is not None:
+        functional = answer.functional
+        out += [
+            f"in-place: {blocked_text(answer)}.",
+            f"for the functional cases ({', '.join(functional.cases)}): use: "
+            + (", ".join(functional.passing) or "none"),
+            *(f"  near miss: {line}" for line in near_text(functional, goals, cells)),
+        ]
+    return [line.replace("`", "") for line in out]
+
+
+def section(
+    sets: dict[str, list[str]],
+    goals: dict[str, list[str]],
+    cells: dict[str, Record],
+    cases: list[str],
+    candidates: list[str],
+    in_place: list[str],
+    from_results: bool = True,
+) -> list[str]:
+    """``## Which style for a set of goals``: one item per goal set of the matrix whose paths all ran."""
+    ran = {r.path for r in cells.values() if r.ran}
+    answerable = {name: members for name, members in sets.items() if all(set(goals[g]) <= ran for g in members)}
+    if not answerable:
+        return []
+    out = ["## Which style for a set of goals", ""]
+    for name, members in answerable.items():
+        answer = answer_set(members, goals, cells, cases, candidates, in_place)
+        out += wrap(f"- **{name}** ({' + '.join(members)}): use " + _names(answer.passing))
+        out += [line for entry in near_text(answer, goals, cells) for line in wrap(f"  - near miss: {entry}", "    ")]
+        if answer.functional is not None:
+            functional = answer.functional
+            text = f"  - in-place: {blocked_text(answer)}; for the functional cases: use {_names(functional.passing)}"
+            out += wrap(text, "    ")
+    note = (
+        "A style answers a set when it passes every case on every path of every goal of the set, on every attempt; "
+        'a near miss meets every goal but one. `python -m harness which --goals "GOAL,GOAL"` answers any set.'
+    )
+    return [*out, "", *wrap(note, ""), ""]
+
+
+def _names(styles: list[str]) -> str:
+    return ", ".join(f"**{s}**" for s in styles) or "none"
