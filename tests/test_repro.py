@@ -1,7 +1,10 @@
-"""Reproducers: a generated script of a failing CPU cell fails the same way on its own (harness not importable)."""
+"""Reproducers: a generated script of a failing CPU cell fails the same way on its own (harness not importable), and
+every script of any style and path is complete: each name it uses is defined or imported."""
 
-import ast
+import builtins
+import itertools
 import subprocess
+import symtable
 import sys
 from pathlib import Path
 
@@ -11,7 +14,8 @@ from harness.cell.paths import PATHS
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
 from harness.records.results import read_results
-from harness.report.repro import failure_signature, repro_source
+from harness.report.repro import failure_signature
+from harness.report.script import script_source
 from tests.conftest import REPO, harness_main, make_record, run_harness, typed
 
 MATRIX = load_matrix(REPO / "matrix.toml")
@@ -28,8 +32,10 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
     )
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q")
-    assert done.returncode == 0, done.stdout[-2000:]
+    assert done.returncode == 0, done.stdout[-2000:]  # every failure reproduced by its script: no suspect
     failing = {cell.id: cell for cell in read_results(out / "results.json").cells if cell.status != "pass"}
+    assert {cell.confirmation["reproduced"] for cell in failing.values()} == {True}
+    assert f"failures reproduced by their repro script: {len(failing)} of {len(failing)}" in done.stdout
     signatures = {failure_signature(cell) for cell in failing.values()}
     scripts = sorted((out / "repros").glob("*.py"))
     assert len(failing) >= 3 and len(scripts) == len(signatures) < len(failing)
@@ -37,7 +43,8 @@ def test_failing_cpu_cells_reproduce_on_their_own(write_matrix, tmp_path: Path):
     for script in scripts:
         text = script.read_text()
         assert "import harness" not in text and "from harness" not in text
-        cell = failing[text.split("Reproducer for ", 1)[1].split(",")[0]]
+        cell = failing[text.split('"""', 1)[1].split(":")[0]]
+        assert cell.confirmation["script"] == f"repros/{script.name}"
         listed += [cell.id, *(c for c in failing if c != cell.id and c in text)]
         ran = subprocess.run(
             [sys.executable, "-c", NO_HARNESS, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300
@@ -71,15 +78,33 @@ def test_failures_differing_only_in_names_and_numbers_share_a_signature():
     assert failure_signature(failed("add", "raw_jit", "boom")) != failure_signature(failed("add", "raw_jit", "bang"))
 
 
+def undefined(source: str) -> set[str]:
+    """The global names the script's code reads that it neither defines nor imports (nor are builtins)."""
+    table = symtable.symtable(source, "script", "exec")
+    defined = {symbol.get_name() for symbol in table.get_symbols() if symbol.is_assigned() or symbol.is_imported()}
+    used: set[str] = set()
+    todo = [table]
+    while todo:
+        scope = todo.pop()
+        todo += scope.get_children()
+        used |= {s.get_name() for s in scope.get_symbols() if s.is_referenced() and (s.is_global() or scope is table)}
+    return used - defined - set(dir(builtins))
+
+
+SHIPPED = ["mul_add_autograd", "mul_add_function", "mul_add_library_op", "mul_add_module"]
+
+
 @pytest.mark.parametrize("style", list(KNOWN_STYLES))
 def test_every_style_and_path_has_a_complete_script(style: str):
-    """The script of any cell parses and defines what its main() calls (no name left undefined): the style's
-    decorator stack and wrapper, the op as shipped, or the control."""
-    env = {"device": "d", "torch": "t", "triton": "x", "commit": "c"}
-    decorator, wrapper = KNOWN_STYLES[style]
-    functions = {wrapper} if decorator is None else {decorator, wrapper}  # control(CASE) or as_shipped(CASE)
-    for path in PATHS:
-        record = make_record("add", style, path, module="cases.add", status="error", error_type="E", error="e")
-        tree = ast.parse(repro_source(typed(record), env, MATRIX.tolerances))
-        defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef | ast.ClassDef)}
-        assert {*functions, path, "Cell", "Case", "main"} <= defined
+    """The script of any cell (any status) compiles, leaves no name undefined and holds no harness code."""
+    env = {"device": "d", "torch": "t", "triton": "x"}
+    cases = [("add", "cases.add"), ("rmsnorm", "cases.rmsnorm"), ("sin_triton_backward", "cases.sin_triton_backward"),
+             ("add_inplace", "cases.add_inplace"), ("silu", "cases.silu")]
+    if style == "as_shipped":
+        cases = [(case, "examples.shipped") for case in SHIPPED]
+    for (case, module), path, status in itertools.product(cases, PATHS, ("error", "graph_break", "wrong")):
+        record = make_record(case, style, path, module=module, status=status, error_type="E", error="e")
+        source = script_source(typed(record), env, MATRIX.tolerances)
+        compile(source, "script", "exec")
+        assert not undefined(source), (case, style, path, undefined(source))
+        assert "import harness" not in source and "from harness" not in source
