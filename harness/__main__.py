@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, InputError
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, EXIT_SUSPECTS, InputError
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.matrix.builtin import matrix_file
 from harness.plugin.options import DEFAULT_REPORT_DIR
@@ -176,7 +176,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         print("error: no cell matches the selection", file=sys.stderr)
         return EXIT_BAD_INPUT
-    if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+    if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, EXIT_SUSPECTS):
         from harness.report.broken import run_broke
 
         broke = run_broke(read_results(results)) if results.exists() else None
@@ -184,7 +184,7 @@ def run_matrix(args: argparse.Namespace, pytest_args: list[str]) -> int:
             print(f"error: {results}: the run broke: {broke}", file=sys.stderr)
             return EXIT_RUN_BROKE
         if _complete(results):
-            return 0
+            return EXIT_SUSPECTS if code == EXIT_SUSPECTS else 0
         print(f"error: {results}: the run did not record every selected cell", file=sys.stderr)
         return 1
     return int(code)

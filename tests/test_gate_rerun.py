@@ -9,7 +9,7 @@ import pytest
 import torch
 import triton
 
-from harness.report import gate
+from harness.report import rerun
 from tests.conftest import harness_main, make_record
 from tests.test_gate import results_file
 
@@ -35,13 +35,13 @@ def reruns(monkeypatch) -> list[dict]:
     return started
 
 
-def run_gate(tmp_path: Path, **stamp) -> subprocess.CompletedProcess:
+def run_gate(tmp_path: Path, *options: str, **stamp) -> subprocess.CompletedProcess:
     passed = make_record("good", "triton_op", "cpu_fallback", status="pass")
     failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
     old = results_file(tmp_path / "old.json", [passed], **HERE)
     new = results_file(tmp_path / "new.json", [failed], **{**HERE, **stamp})
     args = ["--baseline", str(old), "--current", str(new), "--rerun", "1", "--out", str(tmp_path / "gate.md")]
-    return harness_main("gate", *args)
+    return harness_main("gate", *args, *options)
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def test_an_interpreter_setting_unlike_the_current_runs_is_not_re_run(tmp_path, 
 
 def test_a_re_run_under_the_current_runs_stamp_can_find_a_flake(tmp_path, reruns, monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
-    done = run_gate(tmp_path)
+    done = run_gate(tmp_path, "--allow-flaky")  # a flaky error passes the gate only when allowed
     assert done.returncode == 0, done.stderr
     assert "--interpret" not in reruns[1]["command"]
     assert "pass on re-run 1" in (tmp_path / "gate.md").read_text()
@@ -85,5 +85,5 @@ def test_a_re_run_that_measured_something_else_does_not_count(tmp_path, reruns, 
 
 
 def test_stamps_compare_the_interpreter_setting_as_a_flag():
-    assert gate.stamp_differs({**HERE, "triton_interpret": None}, {**HERE, "triton_interpret": False}) is None
-    assert gate.stamp_differs(HERE, {**HERE, "triton": "9"}) == (f"triton {triton.__version__}", "triton 9")
+    assert rerun.stamp_differs({**HERE, "triton_interpret": None}, {**HERE, "triton_interpret": False}) is None
+    assert rerun.stamp_differs(HERE, {**HERE, "triton": "9"}) == (f"triton {triton.__version__}", "triton 9")

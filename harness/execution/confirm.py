@@ -29,13 +29,23 @@ class ScriptRun:
 
     @property
     def last_line(self) -> str:
-        """The script's last line of output: a traceback's ``Type: message``, or "no failure: ..."."""
+        """What the script ended with: its last traceback's ``Type: message`` line, else its last line ("no
+        failure: ..."), or how it was stopped."""
         if self.returncode is None:
             return f"still running after {self.seconds:.0f} s (killed)"
-        lines = [line.strip() for line in self.output.strip().splitlines() if line.strip()]
+        lines = [line.rstrip() for line in self.output.strip().splitlines() if line.strip()]
         if self.returncode < 0:
-            return f"died of signal {-self.returncode}" + (f": {lines[-1]}" if lines else "")
-        return lines[-1] if lines else f"exit {self.returncode}, no output"
+            return f"died of signal {-self.returncode}" + (f": {lines[-1].strip()}" if lines else "")
+        raised = _raised(lines)
+        return raised or (lines[-1].strip() if lines else f"exit {self.returncode}, no output")
+
+
+def _raised(lines: list[str]) -> str | None:
+    """The exception line of the last traceback in ``lines``: the first line after its frames at column 0."""
+    starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    if not starts:
+        return None
+    return next((line for line in lines[starts[-1] + 1 :] if not line.startswith(" ")), None)
 
 
 def run_script(script: Path, timeout: float) -> ScriptRun:

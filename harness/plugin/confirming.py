@@ -13,13 +13,14 @@ from harness.plugin import options as opts
 from harness.records.confirmation import confirmation
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.broken import run_broke
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
 
 
 def confirm(config: pytest.Config, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
     """The records of ``scripts``' cells with their confirmation (none with ``--no-confirm``)."""
-    if config.getoption("no_confirm") or not scripts:
+    if config.getoption("no_confirm") or not scripts or run_broke(results):  # a broken run measured nothing
         return []
     records = results.by_id()
     limits = {path.id: path.timeout for path in opts.matrix(config).paths}

@@ -14,7 +14,6 @@ from typing import Any
 
 from tabulate import tabulate
 
-from harness.records.confirmation import is_suspect
 from harness.records.record import Record
 from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
@@ -39,6 +38,7 @@ from harness.report.marks import (
     wrong_numbers,
 )
 from harness.report.meta import Docs, by_group, by_wrapper, goal_sets, goals, in_place, path_info, read_docs, style_info
+from harness.report.suspects import confirmed_section
 from harness.spec import FAILURES, CellId, Status
 
 __all__ = ["SYMBOLS", "contradictions", "escape", "render", "write_chart"]
@@ -229,21 +229,7 @@ def _notes(chart: Chart) -> list[str]:
 
 # The chart, top to bottom: each section a function of the chart's view.
 def _suspects(chart: Chart) -> list[str]:
-    """First of all: the failures whose repro script, run outside the harness, did not show them (the harness's
-    own scaffolding may cause them: they count against no style), and how many failures were confirmed."""
-    failed = [record for record in chart.results.cells if record.confirmation]
-    suspects = [record for record in failed if is_suspect(record)]
-    if not failed:
-        return []
-    out = [f"**Confirmed outside the harness**: {len(failed) - len(suspects)} of {len(failed)} failed cells were "
-           "reproduced by their repro script (repros/), run in a fresh Python with no harness code.", ""]
-    if suspects:
-        out += [f"## ⚠ Harness suspects ({len(suspects)}): failures their repro did not show", "",
-                "| cell | recorded | repro script said |", "|---|---|---|"]
-        out += [f"| {r.id} | {escape(r.summary[:160])} | `{r.confirmation.get('script')}`: "  # type: ignore[union-attr]
-                f"{escape(str(r.confirmation.get('line', ''))[:160])} |" for r in suspects]  # type: ignore[union-attr]
-        out.append("")
-    return out
+    return confirmed_section(chart.results.cells)
 
 
 SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (

@@ -169,6 +169,9 @@ def mark(record: Record | None) -> str:
     return rates + (f" {FLAKY}" if record.flaky else "")
 
 
+CONFIRMATION_LINE = 100  # characters of a repro script's error line a note shows
+
+
 def note_text(record: Record) -> str:
     """A footnote: status, stage, error type and the error's whole first sentence (for an error without a
     message, where the traceback says it was raised); a skip's reason; then whether its repro confirmed it."""
@@ -182,8 +185,13 @@ def confirmed_text(record: Record) -> str:
     if not found:
         return ""
     if found.get("reproduced"):
-        return f" — reproduced by `{found.get('script')}`: {found.get('line', '')}"
-    return f" — NOT reproduced by `{found.get('script')}` ({found.get('line', '')}): harness suspect"
+        return f" — reproduced by `{found.get('script')}`: {shortened(found.get('line', ''))}"
+    return f" — NOT reproduced by `{found.get('script')}` ({shortened(found.get('line', ''))}): harness suspect"
+
+
+def shortened(line: str, most: int = CONFIRMATION_LINE) -> str:
+    """A script's error line cut at ``most`` characters, on a word."""
+    return line if len(line) <= most else line[:most].rsplit(" ", 1)[0] + " …"
 
 
 def _verdict_text(record: Record) -> str:

@@ -90,7 +90,8 @@ def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[C
 
 
 def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> dict[str, Status]:
-    """One ``python -m harness run`` of ``cells``: each one's status."""
+    """One ``python -m harness run`` of ``cells``: each one's status (none where the re-run's own stamp is not the
+    current run's)."""
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(
             [
@@ -109,5 +110,8 @@ def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> d
             check=False,
             capture_output=True,
         )
-        results = Path(out) / "results.json"
-        return {cell.id: cell.status for cell in read_results(results).cells} if results.exists() else {}
+        file = Path(out) / "results.json"
+        rerun = read_results(file) if file.exists() else None
+        if rerun is None or stamp_differs(current.environment, rerun.environment):
+            return {}  # measured nothing, or something else than the current run measured
+        return {cell.id: cell.status for cell in rerun.cells}
