@@ -303,8 +303,7 @@ def test_the_committed_reference_renders_with_its_answers():
     # each note also says whether its repro confirmed it
     assert len(lines) < 1250 and max(map(len, lines)) <= 300 and "&lt;" not in chart
     summary = table(chart, "Summary")
-    assert all("❗" not in cell for cell in summary["raw_jit"])  # its flop_counter cells are subsystem blind
-    assert any("🔇" in cell for cell in summary["raw_jit"])
+    assert "0/9 🔇" in summary["raw_jit"]  # its flop_counter cells are subsystem blind, not wrong
 
 
 def test_the_interpreter_banner_describes_the_run_it_heads():
