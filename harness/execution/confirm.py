@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,10 +51,24 @@ def _raised(lines: list[str]) -> str | None:
 
 
 def run_script(script: Path, timeout: float) -> ScriptRun:
-    """``python script`` in a fresh process, where the run's case modules import (the working directory leads
-    ``PYTHONPATH``), stdin closed."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")]))}
+    """``python script`` in a fresh process, as a user runs it the first time: where the run's case modules import
+    (the working directory leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a folder of its own),
+    stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when it passes)."""
+    caches = tempfile.mkdtemp(prefix="harness-confirm-")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
+        "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
+        "TRITON_CACHE_DIR": f"{caches}/triton",
+    }
     start = time.perf_counter()
+    try:
+        return _run(script, timeout, env, start)
+    finally:
+        shutil.rmtree(caches, ignore_errors=True)
+
+
+def _run(script: Path, timeout: float, env: dict[str, str], start: float) -> ScriptRun:
     try:
         done = subprocess.run(
             [sys.executable, str(script)],
@@ -64,10 +80,13 @@ def run_script(script: Path, timeout: float) -> ScriptRun:
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as expired:
-        output = (expired.stdout or "") + (expired.stderr or "")
-        output = output.decode(errors="replace") if isinstance(output, bytes) else output
+        output = "".join(_text(part) for part in (expired.stderr, expired.stdout))
         return ScriptRun(None, output[-TAIL:], round(time.perf_counter() - start, 1))
-    return ScriptRun(done.returncode, (done.stdout + done.stderr)[-TAIL:], round(time.perf_counter() - start, 1))
+    return ScriptRun(done.returncode, (done.stderr + done.stdout)[-TAIL:], round(time.perf_counter() - start, 1))
+
+
+def _text(output: str | bytes | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def run_scripts(timeouts: dict[Path, float], jobs: int) -> dict[Path, ScriptRun]:

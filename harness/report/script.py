@@ -10,6 +10,7 @@ import torch
 
 from harness.case import Case, load_case
 from harness.kernel.compare import dtype_name
+from harness.kernel.launches import user_kernels
 from harness.kernel.model import library_name, model_source, parameters
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 from harness.records.record import Record
@@ -128,15 +129,17 @@ def _body(record: Record, case: Case, op: str, graph_break: bool) -> tuple[list[
         shipped = case.shipped if record.style == AS_SHIPPED else None
         own = (library_name(shipped) or "").replace("::", ".") if shipped is not None else ""
         extra += script_path.GRAPHS.replace("OWN_OPS", repr((own or f"{LIBRARY}.",)))
-        body += [
-            "reasons = [r.reason for r in torch._dynamo.explain(build(Model))(*inputs_of()).break_reasons]",
-            f"if not holds_kernel({'forward' if trained else 'dynamo'!r}):",
-            "    raise AssertionError(f'graph break: the kernel ran outside the compiled graph ({len(reasons)} graph "
-            "break(s): {reasons[:3]})')",
-        ]
-        if trained and case.backward_kernel is not None:
-            body += ["if not holds_kernel('backward'):",
-                     "    raise AssertionError('graph break: the backward kernel ran outside the compiled graph')"]
+        kinds = "'forward', 'backward'" if trained else "'dynamo'"
+        body += ["reasons = [r.reason for r in torch._dynamo.explain(build(Model))(*inputs_of()).break_reasons]"]
+        launched = user_kernels(record.diagnostics.get("kernels_launched", [])) if record.style == AS_SHIPPED else []
+        if launched and not own:  # each kernel the op as shipped launches must be in a graph
+            body += [f"missing = sorted(set({sorted(launched)!r}) - kernels_held({kinds}))", "if missing:",
+                     "    raise AssertionError(f'graph break: kernel(s) {missing} ran outside the compiled graph "
+                     "({len(reasons)} graph break(s): {reasons[:3]})')"]
+        else:
+            body += [f"if not holds_kernel({'forward' if trained else 'dynamo'!r}):",
+                     "    raise AssertionError(f'graph break: the kernel ran outside the compiled graph "
+                     "({len(reasons)} graph break(s): {reasons[:3]})')"]
     options = f", {options}" if options else ""
     return [line.replace("{options}", options) for line in body], extra
 

@@ -52,10 +52,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 '''
 TRAIN = '''
@@ -69,6 +75,7 @@ def forward_backward(model, inputs):  # backward of each output times a seeded r
     grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
     pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
     torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    synchronize()
     leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
     detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
     return detached, [leaf.grad for leaf in leaves]
@@ -93,11 +100,27 @@ def keep(kind):  # a backend that keeps each graph Dynamo (or AOTAutograd) hands
     return compiler
 
 
-def holds_kernel(kind):  # a Triton kernel (or the style's op) among the nodes of a kept graph or its subgraphs
-    nodes = [node for gm in GRAPHS[kind] for sub in gm.modules() if isinstance(sub, torch.fx.GraphModule)
-             for node in sub.graph.nodes if node.op == "call_function"]
-    names = [str(node.target) for node in nodes]
+def nodes(kinds):  # the calls of the kept graphs of these kinds, their subgraphs' (a Function's bodies) included
+    return [node for kind in kinds for gm in GRAPHS[kind] for sub in gm.modules()
+            if isinstance(sub, torch.fx.GraphModule) for node in sub.graph.nodes if node.op == "call_function"]
+
+
+def holds_kernel(*kinds):  # a Triton kernel (or the style's op) among the calls of the kept graphs
+    names = [str(node.target) for node in nodes(kinds)]
     return any("triton_kernel_wrapper" in n or "auto_functionalized" in n or n.startswith(OWN_OPS) for n in names)
+
+
+def kernels_held(*kinds):  # the names of the Triton kernels the kept graphs launch
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    held = set()
+    for node in nodes(kinds):
+        if "triton_kernel_wrapper" in str(node.target) and "kernel_idx" in node.kwargs:
+            kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
+            while not hasattr(kernel, "__code__") and (getattr(kernel, "fn", None) or getattr(kernel, "kernel", None)):
+                kernel = getattr(kernel, "fn", None) or getattr(kernel, "kernel")
+            held.add(getattr(kernel, "__name__", type(kernel).__name__))
+    return held
 '''
 
 
@@ -189,6 +212,7 @@ def other(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
             "both = tuple(TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a"
             " for a, b in zip(first, second))",
             f"out = {model}(*both)",
+            "synchronize()",
             "outs = tuple(out) if isinstance(out, tuple | list) else (out,)",
             "for index, one in enumerate(outs):",
             "    if not isinstance(one, TwoTensor):",
@@ -205,6 +229,7 @@ def other(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
             "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",
             "with torch.no_grad():",
             "    out = torch.vmap(build(Model), in_dims=in_dims)(*batched)",
+            "synchronize()",
             "for k, inputs in enumerate(items):",
             "    item = tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k]",
             "    compare(f'output of item {k}', item, expected(inputs))",
