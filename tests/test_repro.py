@@ -108,3 +108,12 @@ def test_every_style_and_path_has_a_complete_script(style: str):
         compile(source, "script", "exec")
         assert not undefined(source), (case, style, path, undefined(source))
         assert "import harness" not in source and "from harness" not in source
+
+
+def test_graph_breaks_of_different_kernels_are_different_failures():
+    def broke(case: str, reason: str):
+        return typed(make_record(case, "as_shipped", "train_compile", status="graph_break", reason=reason))
+
+    element = "kernel(s) element_mul_kernel ran outside the compiled graph (6 graph break(s): Tensor.item())"
+    kl_div = "kernel(s) _kldiv_kernel_backward ran outside the compiled graph (2 graph break(s): aten.equal)"
+    assert failure_signature(broke("liger_cross_entropy", element)) != failure_signature(broke("liger_kl_div", kl_div))

@@ -29,8 +29,9 @@ MAX_NAME = 80
 
 def failure_signature(record: Record) -> str:
     """How a cell failed, with what is specific to its case set aside: status, stage, error type and the
-    message's first line with op names, addresses, numbers and the cell's own ids replaced."""
-    lines = (record.error or "").strip().splitlines()
+    message's (a graph break's reason's) first line with op names, addresses, numbers and the cell's own ids
+    replaced."""
+    lines = (record.error or record.reason or "").strip().splitlines()  # a graph break has its reason, no error
     message = lines[0] if lines else ""
     for name in (record.case, record.style, record.path):
         message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
