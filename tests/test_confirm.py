@@ -76,6 +76,7 @@ def test_a_failure_the_harness_made_up_is_a_suspect(write_matrix, tmp_path: Path
 def test_no_confirm_runs_no_script(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
     monkeypatch.setattr("harness.plugin.confirming.run_scripts", pytest.fail)
+    monkeypatch.setattr("harness.plugin.confirming.run_script", pytest.fail)
     matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 120)})
     out = tmp_path / "out"
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-confirm")

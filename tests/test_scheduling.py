@@ -11,6 +11,7 @@ import torch
 from harness.__main__ import main
 from harness.execution.cellprocess import CellProcess
 from harness.matrix.config import load_matrix
+from harness.plugin.confirming import Confirmer
 from harness.plugin.processes import CellProcesses, CellRunner, assigned_gpu
 from harness.records.record import Record
 from harness.records.reuse import cell_keys
@@ -25,7 +26,8 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> FakeCells:
     """Every cell process this test makes is a fake (a matrix run through ``main`` included)."""
     cells = FakeCells()
     monkeypatch.setattr(CellProcesses, "make_process", cells)
-    monkeypatch.setattr("harness.plugin.confirming.run_scripts", lambda scripts, jobs: {})  # no script is run
+    monkeypatch.setattr(Confirmer, "submit", lambda self, record, env: None)  # no repro script is run
+    monkeypatch.setattr(Confirmer, "confirm", lambda self, results, scripts: [])
     return cells
 
 

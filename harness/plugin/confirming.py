@@ -1,40 +1,89 @@
-"""At the end of a run: every distinct failure's repro script (harness/report/repro.py) run in a fresh process
-(harness/execution/confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script
-(with its error line), or not, a harness suspect. Records kept from an earlier run keep theirs."""
+"""Every distinct failure's repro script (harness/report/repro.py) run in a fresh process (harness/execution/
+confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
+line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on,
+a few at a time beside the cells; the end of the run writes the final scripts (for those same cells), waits for
+those runs and runs the rest. Records kept from an earlier run keep theirs; a run that broke confirms nothing."""
 
 from __future__ import annotations
 
+import shutil
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from harness.execution.confirm import run_scripts
+from harness.execution.confirm import ScriptRun, run_script, run_scripts
 from harness.plugin import options as opts
 from harness.records.confirmation import confirmation
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.broken import run_broke
+from harness.report.repro import failure_signature, safe_source
+from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
+EARLY_SHARE = 4  # while cells run, one script at a time per this many workers
 
 
-def confirm(config: pytest.Config, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
-    """The records of ``scripts``' cells with their confirmation (none with ``--no-confirm``)."""
-    if config.getoption("no_confirm") or not scripts or run_broke(results):  # a broken run measured nothing
-        return []
-    records = results.by_id()
-    limits = {path.id: path.timeout for path in opts.matrix(config).paths}
-    to_run = {
-        script: max(limits.get(records[cell].path, DEFAULT_LIMIT) for cell in cells)
-        for script, cells in scripts.items()
-        if any(records[cell].confirmation is None for cell in cells)
-    }
-    runs = run_scripts(to_run, opts.workers(config))
-    confirmed = []
-    for script, run in runs.items():
-        name = f"{script.parent.name}/{script.name}"
-        for cell in scripts[script]:
-            record = records[cell]
-            found = confirmation(record, name, run.returncode, run.output, run.last_line)
-            confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds}))
-    return confirmed
+class Confirmer:
+    """Runs the repro scripts of a run's failures: early, as the first of each kind arrives, and at the end."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.enabled = not config.getoption("no_confirm")
+        self.limits = {path.id: path.timeout for path in opts.matrix(config).paths}
+        self.folder = config.stash[opts.options_key].report_dir / ".confirming"
+        self.pool: ThreadPoolExecutor | None = None
+        self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
+
+    def submit(self, record: Record, env: dict[str, Any]) -> None:
+        """During the run: the script of ``record``, the first failure of its kind, starts running."""
+        if not self.enabled or record.status in (Status.PASS, Status.SKIP) or not record.module:
+            return
+        if record.confirmation is not None or failure_signature(record) in self.early:
+            return
+        self.folder.mkdir(parents=True, exist_ok=True)
+        script = self.folder / f"{len(self.early)}.py"
+        script.write_text(safe_source(record, env, opts.matrix(self.config).tolerances))
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=max(1, opts.workers(self.config) // EARLY_SHARE))
+        future = self.pool.submit(run_script, script, self.limits.get(record.path, DEFAULT_LIMIT))
+        self.early[failure_signature(record)] = (record.id, future)
+
+    def leaders(self) -> dict[str, str]:
+        """Failure signature -> the cell whose script already runs (the final script is written for it)."""
+        return {signature: cell for signature, (cell, _) in self.early.items()}
+
+    def confirm(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
+        """The records of ``scripts``' cells with their confirmation (none with ``--no-confirm``, or where the run
+        broke: it measured nothing)."""
+        try:
+            if not self.enabled or not scripts or run_broke(results):
+                return []
+            return self._confirmed(results, scripts)
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(cancel_futures=True)
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
+        records = results.by_id()
+        early = {cell: future for cell, future in self.early.values()}
+        to_run = {
+            script: max(self.limits.get(records[cell].path, DEFAULT_LIMIT) for cell in cells)
+            for script, cells in scripts.items()
+            if cells[0] not in early and any(records[cell].confirmation is None for cell in cells)
+        }
+        runs = run_scripts(to_run, opts.workers(self.config))
+        runs.update({script: early[cells[0]].result() for script, cells in scripts.items() if cells[0] in early})
+        confirmed = []
+        for script, run in runs.items():
+            name = f"{script.parent.name}/{script.name}"
+            for cell in scripts[script]:
+                record = records[cell]
+                if record.confirmation is not None:  # kept from an earlier run, with its own
+                    continue
+                found = confirmation(record, name, run.returncode, run.output, run.last_line)
+                confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds}))
+        return confirmed

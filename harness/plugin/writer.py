@@ -16,7 +16,7 @@ from harness.errors import EXIT_RUN_BROKE, EXIT_SUSPECTS
 from harness.plugin import options as opts
 from harness.plugin import reportdir
 from harness.plugin.collect import CellItem, device_of, record_of
-from harness.plugin.confirming import confirm
+from harness.plugin.confirming import Confirmer
 from harness.plugin.processes import cell_environment
 from harness.records.confirmation import is_suspect
 from harness.records.environment import environment
@@ -109,6 +109,7 @@ class RecordsWriter:
         self.finished = False
         self.rescued: str | None = None  # the line of a write that failed at the end of the run
         self.suspects: list[str] = []  # failures their repro scripts did not show
+        self.confirmer = Confirmer(config)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         to_run = {item.name for item in session.items if isinstance(item, CellItem)}
@@ -130,6 +131,7 @@ class RecordsWriter:
             self._open(device_of(report))
             self.records[record.id] = record
             self._write(lambda: self.log.append(record))
+            self.confirmer.submit(record, self.env)
 
     def _open(self, device: str | None) -> None:
         """The log's first lines, once: the environment, then the records this run keeps."""
@@ -176,9 +178,9 @@ class RecordsWriter:
                 self.log.start(self.env, list(self.records.values()))
             results = read_log(file)
             file = self.options.report_dir / "repros"
-            scripts = write_repros(results, opts.matrix(self.config).tolerances, file)
+            scripts = write_repros(results, opts.matrix(self.config).tolerances, file, leaders=self.confirmer.leaders())
             file = self.log.file
-            for record in confirm(self.config, results, scripts):  # confirmed records replace the first ones
+            for record in self.confirmer.confirm(results, scripts):  # confirmed records replace the first ones
                 self.log.append(record)
             self.log.end({"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True})
             results = read_log(file)

@@ -41,11 +41,16 @@ def failure_signature(record: Record) -> str:
 
 
 def write_repros(
-    results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str] | None = None
+    results: Results,
+    tolerances: dict[str, Any],
+    out_dir: Path,
+    cells: list[str] | None = None,
+    leaders: dict[str, str] | None = None,
 ) -> dict[Path, list[str]]:
     """Into ``out_dir`` (emptied of older scripts first): for the ``cells`` named, one script each; else one
     script per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
-    every cell it stands for. Returns each script with the cells it stands for."""
+    every cell it stands for, written for its first cell, or for the cell ``leaders`` names for its signature (the
+    one whose script already ran). Returns each script with the cells it stands for, the one written for first."""
     records = results.by_id()
     unknown = [cell for cell in cells or [] if cell not in records or not records[cell].module]
     if unknown:
@@ -57,6 +62,9 @@ def write_repros(
         for record in results.cells:
             if record.status not in (Status.PASS, Status.SKIP) and record.module:
                 groups.setdefault(failure_signature(record), []).append(record)
+        for key, group in groups.items():
+            lead = (leaders or {}).get(key)
+            group.sort(key=lambda record: record.id != lead)  # stable: the leader first, the rest in order
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.py"):
         old.unlink()
@@ -68,9 +76,19 @@ def write_repros(
             if target not in written:
                 break
             target = out_dir / f"{name}-{n}.py"
-        target.write_text(script_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
+        target.write_text(safe_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
         written[target] = [record.id for record in group]
     return written
+
+
+def safe_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None) -> str:
+    """The record's script; where the harness cannot write one, a script that says so and raises ``ReproNotWritten``
+    (no cell records that error: the failure is then a suspect, unconfirmed)."""
+    try:
+        return script_source(record, env, tolerances, also)
+    except Exception as error:  # a case module the renderer cannot inline, say: the run goes on
+        message = f"the harness could not write the repro of {record.id}: {type(error).__name__}: {error}"
+        return f"class ReproNotWritten(Exception):\n    pass\n\n\nraise ReproNotWritten({message!r})\n"
 
 
 def _file_name(signature: str) -> str:

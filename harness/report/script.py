@@ -36,7 +36,9 @@ def script_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any
     tolerance = tolerances[dtype_name(case.dtype)]
     example = record.diagnostics.get("example") or {"size": case.sizes[0], "seed": 0}
     interpreted = bool(env.get("triton_interpret"))
-    device = "cpu" if record.path.startswith("cpu_") or interpreted else "cuda"
+    entry = (env.get("paths") or {}).get(record.path)  # the device the run's matrix gave the path
+    declared = entry.get("device") if isinstance(entry, dict) else None
+    device = "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
     definitions, expression, op = style_code(case, str(record.module), record.style, record.path, interpreted)
     graph_break = record.status == Status.GRAPH_BREAK
     body, extra = _body(record, case, op, graph_break)
