@@ -127,6 +127,11 @@ def test_only_a_stable_verdict_with_the_same_key_is_reusable():
         assert not reusable(record(status=status), "k")
     assert not reusable(record(status="pass", outcomes=["pass", "wrong"]), "k")  # flaky
     assert not reusable(record(status="error", cuda_fault=True), "k")
+    reproduced = {"script": "repros/x.py", "reproduced": True, "line": "CUDA error: an illegal memory access"}
+    faulted = typed(record(status="error", cuda_fault=True))
+    assert reuse.reusable(faulted.replace(confirmation=reproduced), "k")  # the fault was shown outside the harness
+    suspect = typed(record(status="error", error_type="RuntimeError")).replace(confirmation={"reproduced": False})
+    assert not reuse.reusable(suspect, "k")
     assert not reusable(record(status="error", error_type="CellProcessFailed"), "k")  # not a verdict
 
 

@@ -82,13 +82,18 @@ def cell_keys(matrix: Matrix, device: str) -> dict[str, str]:
 
 
 def reusable(record: Record, key: str | None) -> bool:
-    """Whether ``record`` may stand for a cell whose key now is ``key``: same key, and a stable verdict."""
+    """Whether ``record`` may stand for a cell whose key now is ``key``: same key, and a stable verdict. A GPU fault
+    is re-measured unless its repro script reproduced it outside the harness; a harness suspect (a failure its
+    script did not show) always is."""
+    confirmed = bool(record.confirmation and record.confirmation.get("reproduced"))
+    suspect = record.confirmation is not None and not confirmed
     return (
         key is not None
         and record.key == key
         and record.status in REUSABLE
         and not record.flaky
-        and not record.cuda_fault
+        and not suspect
+        and (confirmed or not record.cuda_fault)
         and record.error_type not in NOT_A_VERDICT
     )
 
