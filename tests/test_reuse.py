@@ -68,33 +68,35 @@ def test_a_changed_case_module_reruns_its_cells_only(write_matrix, tmp_path: Pat
     second = run(matrix, tmp_path / "second", package, "-n", "2", "--reuse", str(first_file))
     again = by_id(second)
     reused = {cell for cell, record in again.items() if "reused_from" in record}
-    assert reused == {"k1-triton_op-cpu_fallback", "k1-control-cpu_fallback", "wrong-control-cpu_fallback"}
+    # the wrong cell too: wrong on every attempt and reproduced by its script outside the harness
+    assert reused == {"k1-triton_op-cpu_fallback", "k1-control-cpu_fallback", "wrong-control-cpu_fallback"} | {
+        "wrong-triton_op-cpu_fallback"
+    }
+    assert cells["wrong-triton_op-cpu_fallback"]["confirmation"]["reproduced"] is True
     for cell in reused:  # copied as they were, marked with the run they come from
         assert again[cell] == {**cells[cell], "reused_from": source(first, first_file)}
     for cell in ("k2-triton_op-cpu_fallback", "k2-control-cpu_fallback"):  # its module changed: run again
         assert again[cell]["key"] != cells[cell]["key"] and again[cell]["status"] == "pass"
         assert again[cell]["diagnostics"]["started"] > cells[cell]["diagnostics"]["ended"]
-    wrong = again["wrong-triton_op-cpu_fallback"]  # key unchanged, but a wrong verdict is never reused
-    assert wrong["key"] == cells[wrong["id"]]["key"] and wrong["outcomes"] == ["wrong", "wrong"]
-    assert wrong["diagnostics"]["started"] > cells[wrong["id"]]["diagnostics"]["ended"]
+    assert again["wrong-triton_op-cpu_fallback"]["outcomes"] == ["wrong", "wrong"]
     env = second["environment"]
-    assert env["complete"] is True and env["reused_cells"] == 3 and len(env["expected_cells"]) == 6
+    assert env["complete"] is True and env["reused_cells"] == 4 and len(env["expected_cells"]) == 6
     chart = (tmp_path / "second" / "matrix.md").read_text()
     tables = {case: chart.split(f"## {case}\n", 1)[1].split("\n## ", 1)[0] for case in ("k1", "k2", "wrong")}
     assert tables["k1"].count(f"✅ {REUSED}") == 2
     assert tables["k2"].count("✅") == 2 and REUSED not in tables["k2"]
     rows = {line.split("|")[2].strip(): line for line in tables["wrong"].splitlines() if line.startswith("|")}
-    assert REUSED in rows["control"] and REUSED not in rows["triton_op"]
+    assert REUSED in rows["control"] and REUSED in rows["triton_op"]
     assert f"copied from the run of {first['environment']['timestamp']}, commit {first['environment']['commit']}" in (
         chart
     )
     unchanged = "its key (torch, triton, CUDA, GPU, harness and case sources, matrix entry) is unchanged"
     assert unchanged in " ".join(chart.split())  # the legend's lines are wrapped
 
-    # nothing changed: every cell is reused but the wrong one; a record reused again names the run that measured it
+    # nothing changed: every cell is reused; a record reused again names the run that measured it
     second_file = tmp_path / "second" / "results.json"
     third = by_id(run(matrix, tmp_path / "third", package, "-n", "0", "--reuse", str(second_file)))
-    assert {cell for cell, record in third.items() if "reused_from" not in record} == {"wrong-triton_op-cpu_fallback"}
+    assert all("reused_from" in record for record in third.values())
     assert third["k1-control-cpu_fallback"]["reused_from"] == source(first, first_file)
     assert third["k2-control-cpu_fallback"]["reused_from"] == source(second, second_file)
 
@@ -130,6 +132,10 @@ def test_only_a_stable_verdict_with_the_same_key_is_reusable():
     reproduced = {"script": "repros/x.py", "reproduced": True, "line": "CUDA error: an illegal memory access"}
     faulted = typed(record(status="error", cuda_fault=True))
     assert reuse.reusable(faulted.replace(confirmation=reproduced), "k")  # the fault was shown outside the harness
+    wrong = typed(record(status="wrong", outcomes=["wrong"] * 5))
+    assert reuse.reusable(wrong.replace(confirmation=reproduced), "k") and not reuse.reusable(wrong, "k")
+    flaky = typed(record(status="wrong", outcomes=["wrong", "pass"])).replace(confirmation=reproduced)
+    assert not reuse.reusable(flaky, "k")  # its rate is re-measured
     suspect = typed(record(status="error", error_type="RuntimeError")).replace(confirmation={"reproduced": False})
     assert not reuse.reusable(suspect, "k")
     assert not reusable(record(status="error", error_type="CellProcessFailed"), "k")  # not a verdict

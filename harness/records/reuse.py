@@ -83,14 +83,16 @@ def cell_keys(matrix: Matrix, device: str) -> dict[str, str]:
 
 def reusable(record: Record, key: str | None) -> bool:
     """Whether ``record`` may stand for a cell whose key now is ``key``: same key, and a stable verdict. A GPU fault
-    is re-measured unless its repro script reproduced it outside the harness; a harness suspect (a failure its
-    script did not show) always is."""
+    is re-measured unless its repro script reproduced it outside the harness, and so is a wrong cell unless it was
+    wrong on every attempt and its script reproduced it; a harness suspect (a failure its script did not show)
+    always is."""
     confirmed = bool(record.confirmation and record.confirmation.get("reproduced"))
     suspect = record.confirmation is not None and not confirmed
+    always_wrong = record.status == Status.WRONG and confirmed  # every attempt wrong (not flaky), shown outside
     return (
         key is not None
         and record.key == key
-        and record.status in REUSABLE
+        and (record.status in REUSABLE or always_wrong)
         and not record.flaky
         and not suspect
         and (confirmed or not record.cuda_fault)
