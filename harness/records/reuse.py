@@ -26,8 +26,7 @@ from harness.spec import CellSpec, Status
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
-# never wrong, crash or timeout: those are re-measured every run. blind and graph_break are deterministic verdicts
-REUSABLE = (Status.PASS, Status.GRAPH_BREAK, Status.BLIND, Status.ERROR, Status.SKIP)
+REUSABLE = tuple(status for status in Status if status.rule.reusable)  # deterministic verdicts (harness/spec.py)
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
 
 
