@@ -5,6 +5,7 @@ the outcome its cell process sends back, with the status and stage vocabularies.
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -75,6 +76,15 @@ class Stage(enum.StrEnum):
     COMPILE = "compile"
     RUN = "run"
     COMPARE = "compare"
+
+
+INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
+
+
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
+    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
 
 
 STATUSES = tuple(Status)

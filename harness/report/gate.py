@@ -11,6 +11,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from harness.errors import InputError, unreadable
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
@@ -139,7 +140,7 @@ def check_comparable(baseline: Results, current: Results, baseline_file: str, cu
             f"another case set ({', '.join(sorted(cases_before))}) "
             f"than the current run's ({', '.join(sorted(cases_now))})",
         )
-    was, now = (bool(run.environment.get("triton_interpret")) for run in (baseline, current))
+    was, now = (interpreted(run.environment) for run in (baseline, current))
     if was != now:
         raise InputError(
             current_file,
