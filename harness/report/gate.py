@@ -68,7 +68,7 @@ def outcome(record: Record | None) -> str:
     compare)`` for a cell that failed on 2 of its 5 attempts."""
     if record is None:
         return "—"
-    status = record.status + (f" {record.rate()}" if len(record.attempts) > 1 else "")
+    status = record.status_text
     if record.status in FAILURES:
         detail = " at ".join(part for part in (record.error_type, record.stage) if part)
         return f"{status} ({detail})" if detail else status

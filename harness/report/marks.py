@@ -185,7 +185,7 @@ def shortened(line: str, most: int = CONFIRMATION_LINE) -> str:
 
 def _verdict_text(record: Record) -> str:
     if record.status == Status.SKIP and not record.flaky:
-        return f"skip: {record.reason or ''}"
+        return record.summary
     runs = f" (attempts: {', '.join(record.attempts)})" if record.flaky else ""
     if record.status == Status.PASS:  # a flaky cell whose first attempt passed: its record holds no error
         return f"flaky{runs}"
