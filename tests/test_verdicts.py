@@ -294,27 +294,3 @@ def test_a_compiled_module_loaded_by_an_earlier_cell_is_loaded_anew(tmp_path: Pa
     fresh_autotune()
     again = PyCodeCache.load_by_key_path("compiled_graph", str(source))
     assert again is not first and again.TUNED == []
-
-
-def test_one_status_table_gives_every_view_of_the_statuses():
-    """Failures, --reuse, the order of a flaky cell's attempts, pytest's letters, the chart's marks and the
-    re-run rule all read harness/spec.py's STATUS_TABLE, and say what they said before it."""
-    from harness.plugin.collect import STATUS_LETTERS
-    from harness.records.reuse import REUSABLE
-    from harness.report.marks import SYMBOLS
-    from harness.spec import FAILURES, SEVERITY, STATUS_TABLE, Status
-
-    assert list(STATUS_TABLE) == list(Status)
-    assert FAILURES == ("wrong", "blind", "error", "crash", "timeout")
-    assert REUSABLE == ("pass", "graph_break", "blind", "error", "skip")
-    assert SEVERITY == ("wrong", "blind", "crash", "timeout", "error", "graph_break", "skip")
-    letters = {"graph_break": "G", "wrong": "W", "blind": "B", "error": "E", "crash": "C", "timeout": "T"}
-    assert STATUS_LETTERS == letters
-    assert SYMBOLS == {
-        **{"pass": "✅", "graph_break": "✂️", "wrong": "❗WRONG", "blind": "🔇"},
-        **{"error": "❌", "crash": "💥", "timeout": "⏱️", "skip": "➖"},
-    }
-    rerun = {status: [suspect(status, expected) for expected in (None, "pass", status)] for status in Status}
-    assert rerun == {
-        status: [status == "wrong", status not in ("pass", "skip"), status == "wrong"] for status in Status
-    }
