@@ -5,12 +5,13 @@ the outcome its cell process sends back, with the status and stage vocabularies.
 from __future__ import annotations
 
 import enum
+import os
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 
 class Status(enum.StrEnum):
-    """A cell's verdict (a plain string in JSON); a new one is one line here, plus its mark in report/marks.py."""
+    """A cell's verdict (a plain string in JSON); a new one is one line here and one row of ``STATUS_TABLE``."""
 
     PASS = "pass"  # ran, and every output (and gradient) matched the reference
     # right numbers, but on a compile-type path the style's kernel ran outside the compiled graph (Dynamo broke
@@ -25,6 +26,47 @@ class Status(enum.StrEnum):
     TIMEOUT = "timeout"  # no result within the path's timeout
     SKIP = "skip"  # cannot run on this machine
 
+    @property
+    def rule(self) -> StatusRule:
+        """What the harness does with a cell that got this status (its row of ``STATUS_TABLE``)."""
+        return STATUS_TABLE[self]
+
+
+class Rerun(enum.StrEnum):
+    """When a cell is run again within its run (matrix.toml [run] reruns) for the status it ended with."""
+
+    ALWAYS = "always"  # its attempts may differ whatever the baseline says
+    UNEXPECTED = "unexpected"  # only when the baseline expected another status
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class StatusRule:
+    """One status's row: its chart mark, how severe it is, and how the run, --reuse and the chart's goals treat
+    it."""
+
+    symbol: str  # its mark in the chart
+    severity: int  # a flaky cell's attempts are listed most severe first; 0: none to list (a pass)
+    failure: bool  # the cell failed (a graph break and a skip are neither a pass nor a failure)
+    rerun: Rerun
+    reusable: bool  # a deterministic verdict: --reuse keeps it while the cell's key is unchanged
+    against_style: bool  # a goal's style is not even a near miss for it (a graph break is a near miss at worst)
+    letter: str | None  # pytest's short letter for it; None: pytest's own (pass, skip)
+
+
+# never reused: wrong, crash and timeout are re-measured every run; blind and graph_break are deterministic verdicts
+STATUS_TABLE: dict[Status, StatusRule] = {
+    # status: StatusRule(symbol, severity, failure, rerun, reusable, against_style, letter)
+    Status.PASS: StatusRule("✅", 0, False, Rerun.UNEXPECTED, True, False, None),
+    Status.GRAPH_BREAK: StatusRule("✂️", 2, False, Rerun.UNEXPECTED, True, False, "G"),
+    Status.WRONG: StatusRule("❗WRONG", 7, True, Rerun.ALWAYS, False, True, "W"),
+    Status.BLIND: StatusRule("🔇", 6, True, Rerun.UNEXPECTED, True, True, "B"),
+    Status.ERROR: StatusRule("❌", 3, True, Rerun.UNEXPECTED, True, True, "E"),
+    Status.CRASH: StatusRule("💥", 5, True, Rerun.UNEXPECTED, False, True, "C"),
+    Status.TIMEOUT: StatusRule("⏱️", 4, True, Rerun.UNEXPECTED, False, True, "T"),
+    Status.SKIP: StatusRule("➖", 1, False, Rerun.NEVER, True, True, None),
+}
+
 
 class Stage(enum.StrEnum):
     """Where in a path a cell failed (``Cell.stage`` when the exception was raised)."""
@@ -36,8 +78,19 @@ class Stage(enum.StrEnum):
     COMPARE = "compare"
 
 
+INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
+
+
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
+    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
+
+
 STATUSES = tuple(Status)
-FAILURES = (Status.WRONG, Status.BLIND, Status.ERROR, Status.CRASH, Status.TIMEOUT)
+FAILURES = tuple(status for status in Status if status.rule.failure)
+# a flaky cell's failing attempts, most severe first (a pass is not listed)
+SEVERITY = tuple(sorted((status for status in Status if status.rule.severity), key=lambda s: -s.rule.severity))
 
 
 class CellId(NamedTuple):
@@ -105,7 +158,7 @@ class Outcome:
     ``outcomes`` holds the status of every attempt when the cell was run more than once (the first is
     ``status``)."""
 
-    status: str = "pass"
+    status: str = Status.PASS
     error_type: str | None = None
     error: str | None = None
     stage: str | None = None

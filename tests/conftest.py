@@ -52,6 +52,16 @@ def matrix_text(cases: list[str], styles: list[str], paths: dict[str, tuple[str,
 
 
 @pytest.fixture
+def checkout_goals(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A results file without goals or goal sets (an older one, or a test's ``typed`` data) gets them from
+    tests/fixtures/checkout_goals.toml, not from the repository's matrix.toml: a chart test does not change
+    when matrix.toml does."""
+    from harness.records import upgrade
+
+    monkeypatch.setattr(upgrade, "CHECKOUT_MATRIX", Path(__file__).parent / "fixtures" / "checkout_goals.toml")
+
+
+@pytest.fixture
 def write_matrix(tmp_path: Path) -> Callable[..., Path]:
     """Write a matrix file in tmp_path and return its path."""
 

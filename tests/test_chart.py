@@ -3,11 +3,15 @@ docs sources, grouping of styles by wrapper and of paths by group, and the commi
 
 import re
 
+import pytest
+
 from harness.report import history
 from harness.report.chart import render as chart_of
 from harness.report.marks import first_sentence, raised_at
 from tests.conftest import REPO, make_record, typed
 from tests.test_records_report import render, results, rows, section, table, tables, unwrap
+
+pytestmark = pytest.mark.usefixtures("checkout_goals")  # goals of their own, not matrix.toml's
 
 
 def render_history(runs: list[dict]) -> str:

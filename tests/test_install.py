@@ -40,6 +40,7 @@ def test_a_bare_name_is_a_built_in_case_or_else_a_module():
     assert {"sin", "rmsnorm", "layernorm"} <= builtin.case_ids()
 
 
+@pytest.mark.process
 def test_the_standalone_server_imports_torch_only():
     """Importing the server's module loads no other harness module, no case and no Triton (torch itself is
     imported by ``serve``); its source is what a ``python -c`` start and a repro script run."""

@@ -14,6 +14,8 @@ from harness.records.results import SCHEMA, Results, read_results
 from harness.spec import CellId, Stage, Status
 from tests.conftest import make_record, typed
 
+pytestmark = pytest.mark.usefixtures("checkout_goals")  # goals of their own, not matrix.toml's
+
 NAME = st.from_regex(r"[A-Za-z0-9_]+", fullmatch=True)
 
 

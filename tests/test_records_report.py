@@ -12,6 +12,8 @@ from harness.report import chart
 from harness.report.chart import escape
 from tests.conftest import harness_main, make_record, typed
 
+pytestmark = pytest.mark.usefixtures("checkout_goals")  # goals of their own, not matrix.toml's
+
 
 def render(data: dict) -> str:
     return chart.render(typed(data))

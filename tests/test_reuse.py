@@ -12,7 +12,7 @@ import pytest
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
 from harness.records import reuse
-from harness.records.reuse import cell_keys
+from harness.records.reuse import cell_keys, run_ingredients
 from tests.conftest import REPO, harness_main, make_record, run_harness, typed
 from tests.test_records_report import render, results, section, table
 
@@ -168,6 +168,10 @@ def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_pat
     }
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     assert changed(cell_keys(matrix, "cpu")) == everything
+    # the flag as keys have always spelled it, so that older results files keep their reusable records
+    assert run_ingredients(matrix, "cpu")["triton_interpret"] == "1"
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert run_ingredients(matrix, "cpu")["triton_interpret"] == ""
 
 
 def test_a_reused_record_is_marked_and_the_legend_names_its_run():

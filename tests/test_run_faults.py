@@ -53,13 +53,24 @@ def test_the_kept_line_names_only_what_was_kept(reused, resumed, line):
     assert kept_line(0, 0, None) is None
 
 
+def unused_pid() -> int:
+    """A pid no process has now (the highest free one): a run that ended, without starting a process."""
+    pid = int(Path("/proc/sys/kernel/pid_max").read_text()) - 1
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:  # another user's process
+            pass
+        pid -= 1
+
+
 def test_dead_runs_temp_folders_are_removed_and_live_ones_kept(tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
     live = tempdirs.make("harness-zygote-")
-    gone = subprocess.Popen(["true"])
-    gone.wait()
     dead = tempdirs.make("harness-cells-")
-    (dead / tempdirs.OWNER).write_text(f"{gone.pid} 1")
+    (dead / tempdirs.OWNER).write_text(f"{unused_pid()} 1")
     reused_pid = tempdirs.make("harness-zygote-")  # a live pid, but not the process that made the folder
     (reused_pid / tempdirs.OWNER).write_text(f"{os.getpid()} 1")
     unowned = tmp_path / "harness-zygote-old"
@@ -153,6 +164,7 @@ def test_a_failed_write_is_said_once(when, matrix, tmp_path, capsys, monkeypatch
     rescued.unlink()
 
 
+@pytest.mark.process
 @pytest.mark.slow
 @pytest.mark.parametrize(("signals", "workers"), [(1, "0"), (2, "2")])
 def test_sigterm_cleans_up_as_ctrl_c_and_exits_130(signals, workers, tmp_path):
@@ -203,6 +215,7 @@ def _owned_by(pid: int) -> list[str]:
     return found
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("args", "words"),
     [

@@ -145,6 +145,7 @@ def test_liger_suite_lists_and_its_references_load():
     assert labels["liger_cross_entropy"] == "autograd.Function LigerCrossEntropyFunction.apply"
 
 
+@pytest.mark.process
 def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
     """Under --interpret: both kernels of row_normalize launch (and are recorded), the launcher trains the in-place
     scale_inplace through its backward kernel, the ops as shipped (autograd.Function, function, module) run their

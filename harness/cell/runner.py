@@ -18,7 +18,7 @@ from harness.kernel.compare import Mismatch, SubsystemMismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches, user_kernels
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CellSpec, Outcome
+from harness.spec import CellSpec, Outcome, Status
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
@@ -73,7 +73,7 @@ def run_cell(
                 if launched:
                     cell.diagnostics["kernels_launched"] = sorted(launched)
     except (CellSkip, NotApplicable) as skip:
-        outcome = Outcome(status="skip", reason=str(skip))
+        outcome = Outcome(status=Status.SKIP, reason=str(skip))
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
     cell.diagnostics.update(memory(device), cpu_seconds=round(cpu_seconds() - cpu_start, 3))
@@ -82,9 +82,10 @@ def run_cell(
         cell.diagnostics["graph_breaks"] = sum(breaks.values())
         reasons = [" ".join(str(reason).split())[:300] for reason, _ in breaks.most_common(MAX_BREAK_REASONS)]
         cell.diagnostics["graph_break_reasons"] = reasons
-    outside = kernel_outside(cell) if outcome.status in ("pass", "wrong") else None  # cells that ran to the end
-    if outcome.status == "pass" and outside:
-        outcome = Outcome(status="graph_break", reason=outside)
+    ran_to_end = outcome.status in (Status.PASS, Status.WRONG)
+    outside = kernel_outside(cell) if ran_to_end else None
+    if outcome.status == Status.PASS and outside:
+        outcome = Outcome(status=Status.GRAPH_BREAK, reason=outside)
     outcome.diagnostics = cell.diagnostics
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
@@ -181,20 +182,20 @@ def classify(error: BaseException, stage: str) -> Outcome:
     of numbers, ``crash`` for a dead process, else ``error``."""
     message = str(error).strip() or repr(error)
     if isinstance(error, SubsystemMismatch):
-        status = "blind"
+        status = Status.BLIND
     elif isinstance(error, Mismatch):
-        status = "wrong"
+        status = Status.WRONG
     elif isinstance(error, CellCrash):
-        status = "crash"
+        status = Status.CRASH
     else:
-        status = "error"
+        status = Status.ERROR
         stage = _refine_stage(error, stage)
     return Outcome(
         status=status,
         error_type=type(error).__name__,
         error=message,
         stage=stage,
-        traceback="".join(traceback.format_exception(error)[-6:]) if status == "error" else None,
+        traceback="".join(traceback.format_exception(error)[-6:]) if status == Status.ERROR else None,
         cuda_fault=any(marker in message for marker in CUDA_FAULT_MARKERS)
         or isinstance(error, torch.cuda.OutOfMemoryError),
     )

@@ -13,7 +13,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 from harness.execution import tempdirs, zygote
-from harness.spec import CellSpec, Outcome
+from harness.spec import CellSpec, Outcome, Status
 
 START_TIMEOUT = 300.0
 STDERR_TAIL_LINES = 8
@@ -60,7 +60,7 @@ class CellProcess:
         try:
             self._start()
         except (ChildFailed, zygote.ZygoteFailed, OSError) as failure:
-            return Outcome(status="error", error_type="CellProcessFailed", error=str(failure), stage="build")
+            return Outcome(status=Status.ERROR, error_type="CellProcessFailed", error=str(failure), stage="build")
         assert self.conn is not None
         log_offset = self.log_file.stat().st_size
         start = time.perf_counter()
@@ -69,7 +69,7 @@ class CellProcess:
         if not self.conn.poll(timeout):
             self.stop()
             return Outcome(
-                status="timeout",
+                status=Status.TIMEOUT,
                 error_type="Timeout",
                 seconds=round(time.perf_counter() - start, 3),
                 error=f"no result after {timeout:g} s (the path's timeout in matrix.toml)",
@@ -83,7 +83,7 @@ class CellProcess:
             died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
             self.stop()
             return Outcome(
-                status="crash",
+                status=Status.CRASH,
                 error_type=died.split()[-1],
                 seconds=round(time.perf_counter() - start, 3),
                 error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import torch
 
 from harness.spec import Tolerance
@@ -93,7 +91,3 @@ def within_reference_error(
 
 def dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
-
-
-def tolerance_for(dtype: torch.dtype, tolerances: Mapping[str, Tolerance]) -> Tolerance:
-    return tolerances[dtype_name(dtype)]

@@ -7,18 +7,14 @@ self-check flags the dtypes the interpreter computes wrong."""
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable, Sequence
 
-INTERPRET_ENV = "TRITON_INTERPRET"
+from harness.spec import INTERPRET_ENV as INTERPRET_ENV
+from harness.spec import triton_interpreted as triton_interpreted
+
 SELF_CHECK_SIZE = 8
 SELF_CHECK_RTOL = 2**-6  # a few bfloat16 ulps: the check is for gross errors, not rounding
-
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
 
 
 def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:

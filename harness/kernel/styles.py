@@ -73,7 +73,7 @@ def op_name(case: Case, style: str) -> str:
 
 def build_style(style: str, case: Case) -> Wrapped:
     """Build style ``style`` (an id of ``KNOWN_STYLES``) around the case's kernel. A library op registers once
-    per process: build each (case, style) once (``harness.cell.context.build`` caches them)."""
+    per process: build each (case, style) once (``harness.cell.runner.build`` caches them)."""
     decorator, wrapper = KNOWN_STYLES[style]
     if wrapper == AS_SHIPPED:
         return as_shipped(case)

@@ -19,7 +19,8 @@ from harness.spec import CellSpec, Outcome, Status
 
 RECORD_PROPERTY = "harness_record"
 DEVICE_PROPERTY = "harness_device"
-STATUS_LETTERS = {"graph_break": "G", "wrong": "W", "blind": "B", "error": "E", "crash": "C", "timeout": "T"}
+# pytest's short letter of each status that is not pytest's own (pass, skip)
+STATUS_LETTERS = {str(status): status.rule.letter for status in Status if status.rule.letter}
 
 
 class CellFailed(Exception):
@@ -100,7 +101,7 @@ def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: Any
     plan = opts.plan(sched.config)
     spec = next((spec for spec in plan.cells if spec.id == crashitem.partition("::")[2]), None)
     if spec is not None:
-        lost = Outcome(status="crash", error_type="WorkerLost", error=str(report.longrepr)[-2000:])
+        lost = Outcome(status=Status.CRASH, error_type="WorkerLost", error=str(report.longrepr)[-2000:])
         report.user_properties.append((RECORD_PROPERTY, Record.of(spec, lost, plan.keys[spec.id]).to_dict()))
 
 

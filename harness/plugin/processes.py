@@ -17,7 +17,7 @@ import pytest
 
 from harness.execution.cellprocess import CellProcess
 from harness.plugin import options as opts
-from harness.spec import CellSpec, Outcome
+from harness.spec import CellSpec, Outcome, Rerun, Status
 
 processes_key = pytest.StashKey["CellProcesses"]()
 
@@ -149,9 +149,11 @@ class CellProcesses:
 
 
 def suspect(status: str, expected: str | None) -> bool:
-    """Whether a cell's attempts may differ, so that it is re-run: it ended ``wrong``, or unlike its baseline's
-    ``expected`` status. A deterministic verdict (``blind``, ``graph_break``, an error) is not re-run."""
-    return status == "wrong" or (expected is not None and status not in (expected, "skip"))
+    """Whether a cell's attempts may differ, so that it is re-run (its status's ``rerun`` in harness/spec.py):
+    it ended ``wrong``, or (not a skip) unlike its baseline's ``expected`` status. A deterministic verdict
+    (``blind``, ``graph_break``, an error) is not re-run for itself."""
+    rerun = Status(status).rule.rerun
+    return rerun is Rerun.ALWAYS or (rerun is Rerun.UNEXPECTED and expected is not None and status != expected)
 
 
 def cores_per_worker(workers: int) -> int:

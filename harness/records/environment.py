@@ -9,8 +9,11 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from harness.spec import triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
@@ -18,13 +21,8 @@ SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES
 
 def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
     """What was measured: versions, machine, the harness's commit, how the run was made."""
-    import torch
-    import triton
-
     return {
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "cuda": torch.version.cuda,
+        **versions(),
         "device": device,
         "python": platform.python_version(),
         "host": platform.node(),
@@ -35,10 +33,24 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
         "workers": workers,
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
         "settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith(SETTING_PREFIXES)},
-        "triton_interpret": os.environ.get("TRITON_INTERPRET") == "1",
+        "triton_interpret": triton_interpreted(),
         "matrix": matrix_file,
         "argv": sys.argv[1:],
     }
+
+
+def versions() -> dict[str, str | None]:
+    """The versions a verdict depends on: torch, triton, and the CUDA torch was built with (None without): in a
+    run's environment and in every cell's key."""
+    import torch
+    import triton
+
+    return {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda}
+
+
+def interpreted(env: Mapping[str, Any]) -> bool:
+    """Whether the run of environment ``env`` ran in Triton's CPU interpreter (an older file without the key: no)."""
+    return bool(env.get("triton_interpret"))
 
 
 HARNESS_SOURCES = ("harness/**/*.py",)

@@ -137,11 +137,17 @@ class Record:
         return f"{self.attempts.count(status or self.status)}/{len(self.attempts)}"
 
     @property
+    def status_text(self) -> str:
+        """Its status, with its rate when it was re-run: ``wrong 2/5``."""
+        return f"{self.status} {self.rate()}" if len(self.attempts) > 1 else str(self.status)
+
+    @property
     def summary(self) -> str:
-        """One line: status (with its rate when re-run), stage and the error's first line; a skip's reason."""
+        """One line: status (with its rate when re-run), stage and the error's first line; a skip's reason. The
+        chart's note (harness/report/marks.py ``note_text``) and the gate's column (``gate.outcome``) are other
+        views of these parts."""
         if self.status == Status.SKIP:
             return f"skip: {self.reason or ''}"
         first = (self.error or "").strip().splitlines()
-        rate = f" {self.rate()}" if len(self.attempts) > 1 else ""
         stage = f" at {self.stage}" if self.stage else ""
-        return f"{self.status}{rate}{stage}: {self.error_type or ''}: {first[0] if first else ''}"
+        return f"{self.status_text}{stage}: {self.error_type or ''}: {first[0] if first else ''}"

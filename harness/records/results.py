@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.errors import InputError, unreadable
 from harness.records import validate
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.upgrade import upgrade
 from harness.spec import STATUSES, CellId, Stage
@@ -150,11 +151,11 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
                 raise InputError(
                     file, f"environment.{key}", f"{other.get(key)!r}, but {first_file} has {env.get(key)!r}"
                 )
-        if bool(other.get("triton_interpret")) != bool(env.get("triton_interpret")):
+        if interpreted(other) != interpreted(env):
             raise InputError(
                 file,
                 "environment.triton_interpret",
-                f"{bool(other.get('triton_interpret'))}, but {first_file} has {bool(env.get('triton_interpret'))}: "
+                f"{interpreted(other)}, but {first_file} has {interpreted(env)}: "
                 "a run in Triton's interpreter (--interpret) and one on the device do not merge",
             )
         for index, cell in enumerate(results.cells):

@@ -14,20 +14,18 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.records.environment import harness_digest
+from harness.records.environment import harness_digest, versions
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellSpec, Status
+from harness.spec import CellSpec, Status, triton_interpreted
 
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
 
-# never wrong, crash or timeout: those are re-measured every run. blind and graph_break are deterministic verdicts
-REUSABLE = (Status.PASS, Status.GRAPH_BREAK, Status.BLIND, Status.ERROR, Status.SKIP)
+REUSABLE = tuple(status for status in Status if status.rule.reusable)  # deterministic verdicts (harness/spec.py)
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
 
 
@@ -42,16 +40,11 @@ def module_digest(module: str) -> str:
 
 def run_ingredients(matrix: Matrix, device: str) -> dict[str, Any]:
     """What every cell's key shares: versions, device, harness source, the matrix's run-wide settings."""
-    import torch
-    import triton
-
     return {
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "cuda": torch.version.cuda,
+        **versions(),
         "device": device,
         "harness": harness_digest(),
-        "triton_interpret": os.environ.get("TRITON_INTERPRET", ""),
+        "triton_interpret": "1" if triton_interpreted() else "",  # as keys have always spelled it
         "reruns": matrix.reruns,
         "environment": matrix.environment,
     }

@@ -14,6 +14,7 @@ from harness.spec import CellId
 # the subsystem check's message before error_type "SubsystemMismatch" existed
 OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
 OLD_DOCS_SOURCE = "docs"  # the one unnamed source of the older docs shape
+CHECKOUT_MATRIX = ROOT / "matrix.toml"  # where a file without goals (or goal sets) gets them
 
 
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
@@ -73,7 +74,7 @@ def path_entries(paths: list[str]) -> dict[str, dict[str, str]]:
 def matrix_goals(table: str = "goals") -> dict[str, list[str]]:
     """The goals (or ``table``: ``goal_sets``) of the repository's matrix.toml ({} when it has none)."""
     try:
-        goals = tomllib.loads((ROOT / "matrix.toml").read_text()).get(table, {})
+        goals = tomllib.loads(CHECKOUT_MATRIX.read_text()).get(table, {})
     except (OSError, tomllib.TOMLDecodeError):
         return {}
     return {str(goal): list(paths) for goal, paths in goals.items() if isinstance(paths, list)}

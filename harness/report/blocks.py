@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.report.marks import LEGEND, escape, is_subsystem, mark, prose, wrap
 from harness.report.meta import WRAPPERS, Docs, read_docs
@@ -128,6 +129,6 @@ def stamp(env: dict[str, Any]) -> str:
         parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")
     if env.get("settings"):
         parts.append(escape(" ".join(f"{k}={v}" for k, v in env["settings"].items()), 200))
-    if env.get("triton_interpret"):
+    if interpreted(env):
         parts.append("**TRITON_INTERPRET=1 (Triton's CPU interpreter)**")
     return "> " + " · ".join(parts)

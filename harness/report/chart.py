@@ -14,6 +14,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
@@ -106,7 +107,7 @@ def chart_of(results: Results, cases: list[str] | None = None, styles: list[str]
     paths_meta = path_info(env, paths)
     docs = read_docs(env.get("docs"))
     # the docs' claims are about GPU runs: an interpreter run is not compared with them
-    contradicting = {} if env.get("triton_interpret") else contradictions(list(cells.values()), docs)
+    contradicting = {} if interpreted(env) else contradictions(list(cells.values()), docs)
     return Chart(
         results, cells, expected, cases, paths, info, by_wrapper(chosen, info), paths_meta,
         by_group(paths, paths_meta), docs, contradicting,
@@ -121,7 +122,7 @@ def render(results: Results) -> str:
 def _head(chart: Chart) -> list[str]:
     env = chart.env
     out = ["# Triton kernel wrapping styles × PyTorch paths: support chart", "", *wrap(stamp(env), "> "), ""]
-    if env.get("triton_interpret"):
+    if interpreted(env):
         out += interpreter_banner(chart.results)
     broke = run_broke(chart.results)
     if broke:

@@ -11,6 +11,7 @@ from pathlib import Path
 from tabulate import tabulate
 
 from harness.errors import InputError, unreadable
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
@@ -67,7 +68,7 @@ def outcome(record: Record | None) -> str:
     compare)`` for a cell that failed on 2 of its 5 attempts."""
     if record is None:
         return "—"
-    status = record.status + (f" {record.rate()}" if len(record.attempts) > 1 else "")
+    status = record.status_text
     if record.status in FAILURES:
         detail = " at ".join(part for part in (record.error_type, record.stage) if part)
         return f"{status} ({detail})" if detail else status
@@ -139,7 +140,7 @@ def check_comparable(baseline: Results, current: Results, baseline_file: str, cu
             f"another case set ({', '.join(sorted(cases_before))}) "
             f"than the current run's ({', '.join(sorted(cases_now))})",
         )
-    was, now = (bool(run.environment.get("triton_interpret")) for run in (baseline, current))
+    was, now = (interpreted(run.environment) for run in (baseline, current))
     if was != now:
         raise InputError(
             current_file,

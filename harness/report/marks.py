@@ -5,28 +5,17 @@ from __future__ import annotations
 import re
 
 from harness.records.record import Record
-from harness.spec import Status
+from harness.spec import SEVERITY, Status
 
-SUBSYSTEM = "🔇"  # status blind: only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
-GRAPH_BREAK = "✂️"  # status graph_break: right numbers, but the kernel ran outside the compiled graph
-SYMBOLS = {
-    "pass": "✅",
-    "graph_break": GRAPH_BREAK,
-    "wrong": "❗WRONG",
-    "blind": SUBSYSTEM,
-    "error": "❌",
-    "crash": "💥",
-    "timeout": "⏱️",
-    "skip": "➖",
-}
+SYMBOLS = {str(status): status.rule.symbol for status in Status}  # each status's mark (harness/spec.py's table)
+SUBSYSTEM = SYMBOLS["blind"]  # status blind: only a PyTorch subsystem missed the kernel (FlopCounterMode counted 0)
+GRAPH_BREAK = SYMBOLS["graph_break"]  # status graph_break: right numbers, but the kernel ran outside the compiled graph
 FLAKY = "🎲"
 BROKEN_PATH = "†"
 CONTRADICTS = "≠docs"
 MISSING = "·"
 REUSED = "♻"  # not run: the record was copied from an earlier run (--reuse) whose key for the cell is the same
 MAX_NOTE = 1000  # a first sentence longer than this (a tensor dump) is cut at a word
-# most severe first: the order a flaky cell's failing attempts are listed in
-SEVERITY = ("wrong", "blind", "crash", "timeout", "error", "graph_break", "skip")
 LEGEND = [
     (SYMBOLS["pass"], "pass", "ran, and every output (and gradient) matched the PyTorch reference"),
     (
@@ -196,7 +185,7 @@ def shortened(line: str, most: int = CONFIRMATION_LINE) -> str:
 
 def _verdict_text(record: Record) -> str:
     if record.status == Status.SKIP and not record.flaky:
-        return f"skip: {record.reason or ''}"
+        return record.summary
     runs = f" (attempts: {', '.join(record.attempts)})" if record.flaky else ""
     if record.status == Status.PASS:  # a flaky cell whose first attempt passed: its record holds no error
         return f"flaky{runs}"

@@ -11,9 +11,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from harness.records.environment import interpreted, versions
 from harness.records.results import Results, read_results
 from harness.report.gate import Change
-from harness.spec import Status
+from harness.spec import Status, triton_interpreted
 
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
 
@@ -21,20 +22,10 @@ STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must 
 def here_stamp(interpret: bool) -> dict[str, object]:
     """This machine's ``STAMP``, for a re-run that passes ``--interpret`` when ``interpret`` (TRITON_INTERPRET=1
     in this environment makes any run an interpreter run)."""
-    import os
-
-    import torch
-    import triton
-
     from harness.cell.runner import device_name
 
-    interpreted = interpret or os.environ.get("TRITON_INTERPRET") == "1"
-    return {
-        "torch": torch.__version__,
-        "triton": triton.__version__,
-        "device": device_name(),
-        "triton_interpret": interpreted,
-    }
+    here = {**versions(), "device": device_name(), "triton_interpret": interpret or triton_interpreted()}
+    return {key: here[key] for key in STAMP}
 
 
 def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple[str, str] | None:
@@ -48,7 +39,7 @@ def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple
 
 
 def _stamped(env: dict[str, object], key: str) -> object:
-    return bool(env.get(key)) if key == "triton_interpret" else env.get(key)
+    return interpreted(env) if key == "triton_interpret" else env.get(key)
 
 
 def rerun_regressions(changes: list[Change], current: Results, args: argparse.Namespace) -> list[Change]:
@@ -57,7 +48,7 @@ def rerun_regressions(changes: list[Change], current: Results, args: argparse.Na
     regressed = [change.id for change in changes if change.kind == "regression"]
     if not regressed or args.rerun <= 0:
         return changes
-    differs = stamp_differs(current.environment, here_stamp(bool(current.environment.get("triton_interpret"))))
+    differs = stamp_differs(current.environment, here_stamp(interpreted(current.environment)))
     if differs:
         there, here = differs
         print(
@@ -104,7 +95,7 @@ def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> d
                 "--report-dir",
                 out,
                 *(f"{args.matrix}::{cell}" for cell in cells),
-                *(["--interpret"] if current.environment.get("triton_interpret") else []),
+                *(["--interpret"] if interpreted(current.environment) else []),
                 "-q",
             ],
             check=False,
