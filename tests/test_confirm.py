@@ -82,3 +82,14 @@ def test_no_confirm_runs_no_script(write_matrix, tmp_path: Path, monkeypatch: py
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-confirm")
     assert done.returncode == 0, done.stdout[-2000:]
     assert "confirmation" not in json.loads((out / "results.json").read_text())["cells"][0]
+
+
+def test_a_scripts_error_line_is_its_exception_even_when_the_traceback_header_was_cut():
+    from harness.execution.confirm import ScriptRun
+
+    tail = "    check()\ntorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: in-place\n\n"
+    tail += "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    assert ScriptRun(1, tail, 1.0).last_line == "RuntimeError: in-place"
+    whole = "Traceback (most recent call last):\n  File 'x.py', line 3\n" + tail
+    assert ScriptRun(1, whole, 1.0).last_line == "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:"
+    assert ScriptRun(0, "warning: x\nno failure: c passes here", 1.0).last_line == "no failure: c passes here"

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,7 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-TAIL = 4000  # characters of a script's output kept
+TAIL = 8000  # characters of a script's output kept
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(:\s|:$)")  # ``torch._dynamo.exc.Unsupported: ...``
 
 
 @dataclass(frozen=True)
@@ -38,16 +40,17 @@ class ScriptRun:
         lines = [line.rstrip() for line in self.output.strip().splitlines() if line.strip()]
         if self.returncode < 0:
             return f"died of signal {-self.returncode}" + (f": {lines[-1].strip()}" if lines else "")
-        raised = _raised(lines)
+        raised = _raised(lines) if self.returncode else None
         return raised or (lines[-1].strip() if lines else f"exit {self.returncode}, no output")
 
 
 def _raised(lines: list[str]) -> str | None:
     """The exception line of the last traceback in ``lines``: the first line after its frames at column 0."""
     starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    if not starts:
-        return None
-    return next((line for line in lines[starts[-1] + 1 :] if not line.startswith(" ")), None)
+    if not starts:  # the header fell outside the kept tail: the last line shaped like an exception's
+        return next((line for line in reversed(lines) if EXCEPTION_LINE.match(line)), None)
+    after = [line for line in lines[starts[-1] + 1 :] if not line.startswith(" ")]
+    return next((line for line in after if EXCEPTION_LINE.match(line)), after[0] if after else None)
 
 
 def run_script(script: Path, timeout: float) -> ScriptRun:

@@ -1,8 +1,8 @@
-"""add_inplace-custom_op_autotune-train_eager: a reproducer written by triton-torch-matrix.
+"""add_inplace-custom_op_autotune-train_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at build: RuntimeError: harness::add_inplace_custom_op_autotune writes into x: custom_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_custom_op_autotune)> with schema harness::add_inplace_custom_op_autotune(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 5 more cell(s): add_inplace-custom_op_autotune-train_compile, add_inplace-custom_op_heuristics_autotune-train_eager, add_inplace-custom_op_heuristics_autotune-train_compile, add_inplace-custom_op_autotune_heuristics-train_eager, add_inplace-custom_op_autotune_heuristics-train_compile.
+The same failure in 5 more cell(s): add_inplace-custom_op_autotune-train_eager, add_inplace-custom_op_heuristics_autotune-train_eager, add_inplace-custom_op_heuristics_autotune-train_compile, add_inplace-custom_op_autotune_heuristics-train_eager, add_inplace-custom_op_autotune_heuristics-train_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -156,7 +156,7 @@ class Reference(torch.nn.Module):
         return x
 
 
-# ---- the path: train_eager ----
+# ---- the path: train_compile ----
 
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
@@ -196,10 +196,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -212,6 +218,7 @@ def forward_backward(model, inputs):  # backward of each output times a seeded r
     grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
     pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
     torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    synchronize()
     leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
     detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
     return detached, [leaf.grad for leaf in leaves]
@@ -226,11 +233,11 @@ def train(model):
 
 
 def check():
-    train(build(Model))
+    train(torch.compile(build(Model)))
 
 
 if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add_inplace-custom_op_autotune-train_eager passes here")
+    print("no failure: add_inplace-custom_op_autotune-train_compile passes here")

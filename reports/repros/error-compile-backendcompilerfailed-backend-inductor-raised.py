@@ -1,8 +1,8 @@
-"""add-raw_jit-subclass_compile: a reproducer written by triton-torch-matrix.
+"""add-heuristics_autotune-subclass_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: BackendCompilerFailed: backend='inductor' raised:
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-autotune-subclass_compile, add-heuristics_autotune-subclass_compile, add-autotune_heuristics-subclass_compile, sin-raw_jit-subclass_compile, sin-autotune-subclass_compile, sin-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune-subclass_compile, silu-heuristics_autotune-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-raw_jit-subclass_compile, softmax-autotune-subclass_compile, softmax-heuristics_autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-autotune-subclass_compile, matmul-heuristics_autotune-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-heuristics_autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-autotune-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-raw_jit-subclass_compile, layernorm-autotune-subclass_compile, layernorm-heuristics_autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
+The same failure in 35 more cell(s): add-raw_jit-subclass_compile, add-autotune-subclass_compile, add-autotune_heuristics-subclass_compile, sin-raw_jit-subclass_compile, sin-autotune-subclass_compile, sin-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune-subclass_compile, silu-heuristics_autotune-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-raw_jit-subclass_compile, softmax-autotune-subclass_compile, softmax-heuristics_autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-autotune-subclass_compile, matmul-heuristics_autotune-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-heuristics_autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-autotune-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-raw_jit-subclass_compile, layernorm-autotune-subclass_compile, layernorm-heuristics_autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -78,19 +78,19 @@ CASE = Case(
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a launcher) ----
 
-kernel = CASE.kernel
-META = {'BLOCK_SIZE': 256, 'EVEN': False}
+kernel = triton.heuristics(CASE.heuristics)(triton.autotune(configs=CASE.configs, key=['n_elements'])(CASE.kernel))
+META = {}
 
 
-def add_raw_jit(x, y):
+def add_heuristics_autotune(x, y):
     return CASE.launch(kernel, x, y, **META)
 
 
 class Model(torch.nn.Module):
     def forward(self, x, y):
-        return add_raw_jit(x, y)
+        return add_heuristics_autotune(x, y)
 
 
 class Reference(torch.nn.Module):
@@ -138,10 +138,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -150,6 +156,7 @@ def check():
     second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(first, second))
     both = tuple(TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a for a, b in zip(first, second))
     out = torch.compile(build(Model))(*both)
+    synchronize()
     outs = tuple(out) if isinstance(out, tuple | list) else (out,)
     for index, one in enumerate(outs):
         if not isinstance(one, TwoTensor):
@@ -163,4 +170,4 @@ if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add-raw_jit-subclass_compile passes here")
+    print("no failure: add-heuristics_autotune-subclass_compile passes here")

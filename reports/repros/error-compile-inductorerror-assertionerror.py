@@ -144,10 +144,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 

@@ -1,8 +1,8 @@
-"""add_inplace-triton_op-vmap: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op; the fallback path doesn't work on out= or view ops.
+The harness recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op_heuristics_autotune; the fallback path doesn't work on out= or view ops.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): add_inplace-triton_op_autotune-vmap, add_inplace-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_autotune-vmap, add_inplace-custom_op_heuristics_autotune-vmap, add_inplace-custom_op_autotune_heuristics-vmap.
+The same failure in 7 more cell(s): add_inplace-triton_op-vmap, add_inplace-triton_op_autotune-vmap, add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_autotune-vmap, add_inplace-custom_op_heuristics_autotune-vmap, add_inplace-custom_op_autotune_heuristics-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -80,24 +80,24 @@ CASE = Case(
 )
 
 
-# ---- the style: triton_op (@triton.jit kernel in a triton_op) ----
+# ---- the style: triton_op_heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a triton_op) ----
 
-kernel = CASE.kernel
-META = {'BLOCK_SIZE': 256, 'EVEN': False}
+kernel = triton.heuristics(CASE.heuristics)(triton.autotune(configs=CASE.configs, key=['n_elements'], **CASE.autotune_options)(CASE.kernel))
+META = {}
 
 
-@torch.library.triton_op('mylib::add_inplace_triton_op', mutates_args=('x',))
-def add_inplace_triton_op(x: torch.Tensor, y: torch.Tensor) -> None:
+@torch.library.triton_op('mylib::add_inplace_triton_op_heuristics_autotune', mutates_args=('x',))
+def add_inplace_triton_op_heuristics_autotune(x: torch.Tensor, y: torch.Tensor) -> None:
     CASE.launch(torch.library.wrap_triton(kernel), x, y, **META)
 
 
-add_inplace_triton_op.register_kernel('cpu')(CASE.reference)
+add_inplace_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
 
 
 from torch.utils.flop_counter import register_flop_formula  # noqa: E402
 
 
-register_flop_formula(torch.ops.mylib.add_inplace_triton_op)(
+register_flop_formula(torch.ops.mylib.add_inplace_triton_op_heuristics_autotune)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
@@ -105,7 +105,7 @@ register_flop_formula(torch.ops.mylib.add_inplace_triton_op)(
 class Model(torch.nn.Module):
     def forward(self, x, y):
         x = x.clone()
-        torch.ops.mylib.add_inplace_triton_op(x, y)
+        torch.ops.mylib.add_inplace_triton_op_heuristics_autotune(x, y)
         return x
 
 
@@ -156,10 +156,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -170,6 +176,7 @@ def check():
     in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)
     with torch.no_grad():
         out = torch.vmap(build(Model), in_dims=in_dims)(*batched)
+    synchronize()
     for k, inputs in enumerate(items):
         item = tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k]
         compare(f'output of item {k}', item, expected(inputs))
@@ -179,4 +186,4 @@ if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add_inplace-triton_op-vmap passes here")
+    print("no failure: add_inplace-triton_op_heuristics_autotune-vmap passes here")

@@ -1,8 +1,8 @@
-"""add-heuristics_autotune-export_dynamic_strict: a reproducer written by triton-torch-matrix.
+"""sin_triton_backward-heuristics_autotune-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: UserError: Constraints violated (size)! For more information, run with TORCH_LOGS="+dynamic".
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 9 more cell(s): add-heuristics_autotune-aoti_dynamic, sin-heuristics_autotune-export_dynamic_strict, sin-heuristics_autotune-aoti_dynamic, silu-heuristics_autotune-export_dynamic_strict, silu-heuristics_autotune-aoti_dynamic, add_inplace-heuristics_autotune-export_dynamic_strict, add_inplace-heuristics_autotune-aoti_dynamic, sin_triton_backward-heuristics_autotune-export_dynamic_strict, sin_triton_backward-heuristics_autotune-aoti_dynamic.
+The same failure in 9 more cell(s): add-heuristics_autotune-export_dynamic_strict, add-heuristics_autotune-aoti_dynamic, sin-heuristics_autotune-export_dynamic_strict, sin-heuristics_autotune-aoti_dynamic, silu-heuristics_autotune-export_dynamic_strict, silu-heuristics_autotune-aoti_dynamic, add_inplace-heuristics_autotune-export_dynamic_strict, add_inplace-heuristics_autotune-aoti_dynamic, sin_triton_backward-heuristics_autotune-export_dynamic_strict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -17,13 +17,15 @@ import time
 import torch
 import triton
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
 
 import types
 
 Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
+backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
+directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
 
 import math
 
@@ -32,45 +34,62 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+@triton.jit
+def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
+
+
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
+
+
+def launch_backward(kernel, inputs, out, grad):
+    (x,) = inputs
+    grad_x = torch.empty_like(x)
+    n_elements = x.numel()
+    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
+    return (grad_x,)
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="sin_triton_backward",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    arg_names=("x", "y"),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    backward_kernel=cos_backward_kernel,
+    launch_backward=launch_backward,
+    flops=lambda x: math.prod(x),
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -83,28 +102,28 @@ kernel = triton.heuristics(CASE.heuristics)(triton.autotune(configs=CASE.configs
 META = {}
 
 
-def add_heuristics_autotune(x, y):
-    return CASE.launch(kernel, x, y, **META)
+def sin_triton_backward_heuristics_autotune(x):
+    return CASE.launch(kernel, x, **META)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return add_heuristics_autotune(x, y)
+    def forward(self, x):
+        return sin_triton_backward_heuristics_autotune(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return CASE.reference(x, y)
+    def forward(self, x):
+        return CASE.reference(x)
 
 
-# ---- the path: export_dynamic_strict ----
+# ---- the path: aoti_dynamic ----
 
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
-TAKES_GRAD = (True, True)  # which arguments are differentiated
+TAKES_GRAD = (True,)  # which arguments are differentiated
 SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
 size = torch.export.Dim("size", min=1, max=10006)
-DYNAMIC = ({0: size}, {0: size},)
+DYNAMIC = ({0: size},)
 
 
 def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
@@ -139,23 +158,31 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
 def check():
     inputs = inputs_of()
     program = torch.export.export(build(Model).eval(), copy(inputs), dynamic_shapes=DYNAMIC, strict=True)
-    infer(f'output at traced size {SIZE}', program.module(), inputs)
+    package = torch._inductor.aoti_compile_and_package(program, package_path=tempfile.mktemp(".pt2"))
+    runner = torch._inductor.aoti_load_package(package)
+    infer(f'output at traced size {SIZE}', runner, inputs)
     for size in OTHER_SIZES:
-        infer(f'output at size {size}', program.module(), inputs_of(size))
+        infer(f'output at size {size}', runner, inputs_of(size))
 
 
 if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add-heuristics_autotune-export_dynamic_strict passes here")
+    print("no failure: sin_triton_backward-heuristics_autotune-aoti_dynamic passes here")

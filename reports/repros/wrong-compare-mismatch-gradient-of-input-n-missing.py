@@ -1,8 +1,8 @@
-"""add_inplace-raw_jit-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-heuristics_autotune-train_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: wrong 5/5 at compare: Mismatch: gradient of input 1: missing
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 2 more cell(s): add_inplace-autotune-train_compile, add_inplace-heuristics_autotune-train_compile.
+The same failure in 2 more cell(s): add_inplace-raw_jit-train_compile, add_inplace-autotune-train_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -80,13 +80,13 @@ CASE = Case(
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a launcher) ----
 
-kernel = CASE.kernel
-META = {'BLOCK_SIZE': 256, 'EVEN': False}
+kernel = triton.heuristics(CASE.heuristics)(triton.autotune(configs=CASE.configs, key=['n_elements'], **CASE.autotune_options)(CASE.kernel))
+META = {}
 
 
-def add_inplace_raw_jit(x, y):
+def add_inplace_heuristics_autotune(x, y):
     return CASE.launch(kernel, x, y, **META)
 
 
@@ -116,10 +116,10 @@ def saved(ctx, grads):  # (inputs, output, grad) as the case's backward takes th
 BACKWARD = CASE.backward
 
 
-class add_inplace_raw_jit_function(torch.autograd.Function):
+class add_inplace_heuristics_autotune_function(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, y):
-        out = add_inplace_raw_jit(x, y)
+        out = add_inplace_heuristics_autotune(x, y)
         save(ctx, (x, y,), out)
         ctx.mark_dirty(x)
         return x
@@ -132,7 +132,7 @@ class add_inplace_raw_jit_function(torch.autograd.Function):
 class Model(torch.nn.Module):
     def forward(self, x, y):
         x = x.clone()
-        add_inplace_raw_jit_function.apply(x, y)
+        add_inplace_heuristics_autotune_function.apply(x, y)
         return x
 
 
@@ -183,10 +183,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -199,6 +205,7 @@ def forward_backward(model, inputs):  # backward of each output times a seeded r
     grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
     pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
     torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+    synchronize()
     leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
     detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
     return detached, [leaf.grad for leaf in leaves]
@@ -220,4 +227,4 @@ if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add_inplace-raw_jit-train_compile passes here")
+    print("no failure: add_inplace-heuristics_autotune-train_compile passes here")

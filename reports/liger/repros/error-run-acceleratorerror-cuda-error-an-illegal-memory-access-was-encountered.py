@@ -122,10 +122,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -134,6 +140,7 @@ def check():
     second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(first, second))
     both = tuple(TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a for a, b in zip(first, second))
     out = build(Model)(*both)
+    synchronize()
     outs = tuple(out) if isinstance(out, tuple | list) else (out,)
     for index, one in enumerate(outs):
         if not isinstance(one, TwoTensor):

@@ -121,10 +121,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -135,6 +141,7 @@ def check():
     in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)
     with torch.no_grad():
         out = torch.vmap(build(Model), in_dims=in_dims)(*batched)
+    synchronize()
     for k, inputs in enumerate(items):
         item = tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k]
         compare(f'output of item {k}', item, expected(inputs))

@@ -1,8 +1,8 @@
-"""add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+"""sin-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: graph_break: : 
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 8 more cell(s): sin-autotune_heuristics-dynamic, silu-autotune_heuristics-dynamic, softmax-autotune_heuristics-dynamic, matmul-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, rmsnorm-autotune_heuristics-dynamic, layernorm-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
+The same failure in 4 more cell(s): silu-autotune_heuristics-dynamic, softmax-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -19,13 +19,13 @@ import triton
 from functorch.compile import make_boxed_func
 from torch._dynamo.backends.common import aot_autograd
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
 
 import types
 
 Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""The PyTorch recipe's sin kernel, with its cos backward."""
 
 import math
 
@@ -34,45 +34,43 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="sin",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    arg_names=("x", "y"),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    flops=lambda x: math.prod(x),
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -85,25 +83,25 @@ kernel = triton.autotune(configs=CASE.configs, key=['n_elements'])(triton.heuris
 META = {}
 
 
-def add_autotune_heuristics(x, y):
-    return CASE.launch(kernel, x, y, **META)
+def sin_autotune_heuristics(x):
+    return CASE.launch(kernel, x, **META)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return add_autotune_heuristics(x, y)
+    def forward(self, x):
+        return sin_autotune_heuristics(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return CASE.reference(x, y)
+    def forward(self, x):
+        return CASE.reference(x)
 
 
 # ---- the path: dynamic ----
 
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
-TAKES_GRAD = (True, True)  # which arguments are differentiated
+TAKES_GRAD = (True,)  # which arguments are differentiated
 SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
 
 
@@ -139,10 +137,16 @@ def compare(what, actual, expected):
         raise AssertionError(f"wrong numbers: {what}: {error}") from None
 
 
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
 def infer(what, run, inputs):  # every call compared: the same inputs twice
     for call in (1, 2):
         with torch.no_grad():
             out = run(*copy(inputs))
+        synchronize()
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
@@ -156,11 +160,27 @@ def keep(kind):  # a backend that keeps each graph Dynamo (or AOTAutograd) hands
     return compiler
 
 
-def holds_kernel(kind):  # a Triton kernel (or the style's op) among the nodes of a kept graph or its subgraphs
-    nodes = [node for gm in GRAPHS[kind] for sub in gm.modules() if isinstance(sub, torch.fx.GraphModule)
-             for node in sub.graph.nodes if node.op == "call_function"]
-    names = [str(node.target) for node in nodes]
+def nodes(kinds):  # the calls of the kept graphs of these kinds, their subgraphs' (a Function's bodies) included
+    return [node for kind in kinds for gm in GRAPHS[kind] for sub in gm.modules()
+            if isinstance(sub, torch.fx.GraphModule) for node in sub.graph.nodes if node.op == "call_function"]
+
+
+def holds_kernel(*kinds):  # a Triton kernel (or the style's op) among the calls of the kept graphs
+    names = [str(node.target) for node in nodes(kinds)]
     return any("triton_kernel_wrapper" in n or "auto_functionalized" in n or n.startswith(('mylib.',)) for n in names)
+
+
+def kernels_held(*kinds):  # the names of the Triton kernels the kept graphs launch
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    held = set()
+    for node in nodes(kinds):
+        if "triton_kernel_wrapper" in str(node.target) and "kernel_idx" in node.kwargs:
+            kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
+            while not hasattr(kernel, "__code__") and (getattr(kernel, "fn", None) or getattr(kernel, "kernel", None)):
+                kernel = getattr(kernel, "fn", None) or getattr(kernel, "kernel")
+            held.add(getattr(kernel, "__name__", type(kernel).__name__))
+    return held
 
 
 def check():
@@ -176,4 +196,4 @@ if __name__ == "__main__":
     for attempt in range(1):  # the cell's attempts differed: run it again, afresh
         torch._dynamo.reset()
         check()
-    print("no failure: add-autotune_heuristics-dynamic passes here")
+    print("no failure: sin-autotune_heuristics-dynamic passes here")

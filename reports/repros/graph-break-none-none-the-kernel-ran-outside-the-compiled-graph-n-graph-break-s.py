@@ -1,0 +1,199 @@
+"""add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+
+The harness recorded: graph_break: : 
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
+It needs torch, triton and the case's own imports; no code of the harness is in it.
+"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import triton
+from functorch.compile import make_boxed_func
+from torch._dynamo.backends.common import aot_autograd
+
+# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+
+import types
+
+Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
+
+"""The PyTorch recipe's vector add: two inputs, one output."""
+
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def launch(kernel, x, y, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+
+
+CASE = Case(
+    id="add",
+    kernel=add_kernel,
+    launch=launch,
+    reference=torch.add,
+    make_inputs=make_inputs,
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    arg_names=("x", "y"),
+    sizes=(3001, 1000, 5003),
+    meta={"BLOCK_SIZE": 256, "EVEN": False},
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    key=["n_elements"],
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+)
+
+
+# ---- the style: autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a launcher) ----
+
+kernel = triton.autotune(configs=CASE.configs, key=['n_elements'])(triton.heuristics({**CASE.heuristics, **CASE.config_heuristics})(CASE.kernel))
+META = {}
+
+
+def add_autotune_heuristics(x, y):
+    return CASE.launch(kernel, x, y, **META)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return add_autotune_heuristics(x, y)
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        return CASE.reference(x, y)
+
+
+# ---- the path: dynamic ----
+
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+TAKES_GRAD = (True, True)  # which arguments are differentiated
+SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
+
+
+def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
+    t = t.detach()
+    if 0 in t.stride() or t.is_contiguous():
+        return t.clone()
+    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def copy(inputs):
+    return tuple(copy_tensor(v) if isinstance(v, torch.Tensor) else v for v in inputs)
+
+
+def build(make):  # seeded: the model and its reference get the same parameters
+    torch.manual_seed(0)
+    return make().to(DEVICE)
+
+
+def inputs_of(size=SIZE, seed=SEED):
+    return CASE.make_inputs(size, DEVICE, seed)
+
+
+def expected(inputs):
+    with torch.no_grad():
+        return build(Reference)(*copy(inputs))
+
+
+def compare(what, actual, expected):
+    try:
+        torch.testing.assert_close(actual, expected, atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {error}") from None
+
+
+def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def infer(what, run, inputs):  # every call compared: the same inputs twice
+    for call in (1, 2):
+        with torch.no_grad():
+            out = run(*copy(inputs))
+        synchronize()
+        compare(f"{what}, call {call}", out, expected(inputs))
+
+
+GRAPHS = {"dynamo": [], "forward": [], "backward": []}
+
+
+def keep(kind):  # a backend that keeps each graph Dynamo (or AOTAutograd) hands it, then runs it as it is
+    def compiler(gm, example_inputs):
+        GRAPHS[kind].append(gm)
+        return gm.forward if kind == "dynamo" else make_boxed_func(gm.forward)
+    return compiler
+
+
+def nodes(kinds):  # the calls of the kept graphs of these kinds, their subgraphs' (a Function's bodies) included
+    return [node for kind in kinds for gm in GRAPHS[kind] for sub in gm.modules()
+            if isinstance(sub, torch.fx.GraphModule) for node in sub.graph.nodes if node.op == "call_function"]
+
+
+def holds_kernel(*kinds):  # a Triton kernel (or the style's op) among the calls of the kept graphs
+    names = [str(node.target) for node in nodes(kinds)]
+    return any("triton_kernel_wrapper" in n or "auto_functionalized" in n or n.startswith(('mylib.',)) for n in names)
+
+
+def kernels_held(*kinds):  # the names of the Triton kernels the kept graphs launch
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    held = set()
+    for node in nodes(kinds):
+        if "triton_kernel_wrapper" in str(node.target) and "kernel_idx" in node.kwargs:
+            kernel = kernel_side_table.get_kernel(node.kwargs["kernel_idx"])
+            while not hasattr(kernel, "__code__") and (getattr(kernel, "fn", None) or getattr(kernel, "kernel", None)):
+                kernel = getattr(kernel, "fn", None) or getattr(kernel, "kernel")
+            held.add(getattr(kernel, "__name__", type(kernel).__name__))
+    return held
+
+
+def check():
+    compiled = torch.compile(build(Model), dynamic=True, backend=keep('dynamo'))
+    for size in SIZES:
+        infer(f'output at size {size}', compiled, inputs_of(size))
+    reasons = [r.reason for r in torch._dynamo.explain(build(Model))(*inputs_of()).break_reasons]
+    if not holds_kernel('dynamo'):
+        raise AssertionError(f'graph break: the kernel ran outside the compiled graph ({len(reasons)} graph break(s): {reasons[:3]})')
+
+
+if __name__ == "__main__":
+    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
+        torch._dynamo.reset()
+        check()
+    print("no failure: add-autotune_heuristics-dynamic passes here")
