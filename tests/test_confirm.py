@@ -87,7 +87,8 @@ def test_no_confirm_runs_no_script(write_matrix, tmp_path: Path, monkeypatch: py
 def test_a_scripts_error_line_is_its_exception_even_when_the_traceback_header_was_cut():
     from harness.execution.confirm import ScriptRun
 
-    tail = "    check()\ntorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: in-place\n\n"
+    tail = "    check()\ntorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    tail += "RuntimeError: in-place\n\n"
     tail += "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
     assert ScriptRun(1, tail, 1.0).last_line == "RuntimeError: in-place"
     whole = "Traceback (most recent call last):\n  File 'x.py', line 3\n" + tail
