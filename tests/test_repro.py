@@ -110,6 +110,15 @@ def test_every_style_and_path_has_a_complete_script(style: str):
         assert "import harness" not in source and "from harness" not in source
 
 
+def test_an_interpreted_script_sets_the_interpreter_before_it_imports_triton():
+    env = {"device": "cpu", "torch": "t", "triton": "x", "triton_interpret": True}
+    record = make_record("sin", "autotune", "eager", module="cases.sin", status="error", error_type="E", error="e")
+    lines = script_source(typed(record), env, MATRIX.tolerances).splitlines()
+    setting = next(i for i, line in enumerate(lines) if line.startswith('os.environ["TRITON_INTERPRET"] = "1"'))
+    assert lines.index("import os") < setting < lines.index("import triton")
+    assert "do_bench=wall_clock" in "\n".join(lines)
+
+
 def test_graph_breaks_of_different_kernels_are_different_failures():
     def broke(case: str, reason: str):
         return typed(make_record(case, "as_shipped", "train_compile", status="graph_break", reason=reason))

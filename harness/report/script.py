@@ -19,7 +19,7 @@ from harness.report.script_style import LIBRARY, case_code, model_code, style_co
 from harness.spec import Status
 
 REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())
-IMPORTS = "import os\nimport subprocess\nimport sys\nimport tempfile\nimport time\n\nimport torch\nimport triton\n"
+IMPORTS = "import subprocess\nimport sys\nimport tempfile\nimport time\n\nimport torch\nimport triton\n"
 PATH_IMPORTS = {
     "flop_counter": "from torch.utils.flop_counter import FlopCounterMode\n",
     "subclass_eager": "from torch.testing._internal.two_tensor import TwoTensor\n",
@@ -53,7 +53,7 @@ def script_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any
     repeat = REPEAT_FLAKY if record.flaky else 1
     parts = [
         _docstring(record, env, also),
-        INTERPRETER if interpreted else "",
+        "import os\n" + (INTERPRETER if interpreted else ""),  # before torch and triton are imported
         IMPORTS + PATH_IMPORTS.get(record.path, "") + (GRAPH_IMPORTS if graph_break else ""),
         f"# ---- the case: {record.module} (its kernel, launch and PyTorch reference) ----\n",
         case_code(str(record.module), record.case),
