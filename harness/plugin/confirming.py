@@ -32,7 +32,6 @@ class Confirmer:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.enabled = not config.getoption("no_confirm")
-        self.limits = {path.id: path.timeout for path in opts.matrix(config).paths}
         self.folder = config.stash[opts.options_key].report_dir / ".confirming"
         self.pool: ThreadPoolExecutor | None = None
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
@@ -48,8 +47,13 @@ class Confirmer:
         script.write_text(safe_source(record, env, opts.matrix(self.config).tolerances))
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=max(1, opts.workers(self.config) // EARLY_SHARE))
-        future = self.pool.submit(run_script, script, self.limits.get(record.path, DEFAULT_LIMIT))
+        future = self.pool.submit(run_script, script, self.limit(record.path))
         self.early[failure_signature(record)] = (record.id, future)
+
+    def limit(self, path: str) -> float:
+        """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""
+        limits = {spec.id: spec.timeout for spec in opts.matrix(self.config).paths}
+        return limits.get(path, DEFAULT_LIMIT)
 
     def leaders(self) -> dict[str, str]:
         """Failure signature -> the cell whose script already runs (the final script is written for it)."""
@@ -71,7 +75,7 @@ class Confirmer:
         records = results.by_id()
         early = {cell: future for cell, future in self.early.values()}
         to_run = {
-            script: max(self.limits.get(records[cell].path, DEFAULT_LIMIT) for cell in cells)
+            script: max(self.limit(records[cell].path) for cell in cells)
             for script, cells in scripts.items()
             if cells[0] not in early and any(records[cell].confirmation is None for cell in cells)
         }
