@@ -11,11 +11,21 @@ import torch
 from harness.case import Case, load_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.launches import user_kernels
-from harness.kernel.model import library_name, model_source, parameters
-from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
+from harness.kernel.model import identifier, library_name, model_source, parameters
+from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES
 from harness.records.record import Record
 from harness.report import script_path
-from harness.report.script_style import LIBRARY, case_code, model_code, style_code
+from harness.report.script_style import (
+    LIBRARY,
+    TRAIN_PATHS,
+    case_code,
+    decorated_kernel,
+    kernels_argument,
+    model_code,
+    module_global,
+    shipped_code,
+)
+from harness.report.script_train import function_code, library_code
 from harness.spec import Status
 
 REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())
@@ -75,6 +85,28 @@ if __name__ == "__main__":
 """,
     ]
     return "\n".join(part for part in parts if part).replace("\n\n\n\n", "\n\n\n")
+
+
+def style_code(case: Case, module_name: str, style: str, path: str, interpreted: bool) -> tuple[str, str, str]:
+    """(the style's definitions, the expression ``forward`` calls, the op a ``torch.library`` check takes)."""
+    decorator, wrapper = KNOWN_STYLES[style]
+    params = parameters(case)
+    args = ", ".join(params)
+    name = identifier(f"{case.id}_{style}", "op")
+    if wrapper == CONTROL:
+        own = module_global(case, module_name, case.reference)
+        return "", own or "CASE.reference", ""
+    if wrapper == AS_SHIPPED:
+        return shipped_code(case, module_name)
+    lines = decorated_kernel(case, str(decorator), interpreted)
+    training = path in TRAIN_PATHS
+    if wrapper == "launcher":
+        lines += ["", "", f"def {name}({args}):"]
+        lines += [f"    return CASE.launch(kernel, {args}{kernels_argument(case, '')}, **META)"]
+        if not training:
+            return "\n".join(lines), name, ""
+        return "\n".join([*lines, "", "", function_code(case, name)]), f"{name}_function.apply", ""
+    return library_code(case, name, wrapper, training, interpreted, lines)
 
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:

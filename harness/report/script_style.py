@@ -15,8 +15,8 @@ import torch
 
 from harness.case import OPTIONAL_TENSOR, Case
 from harness.kernel.decorators import DECORATORS
-from harness.kernel.model import identifier, library_name, literal, model_source, op_function_source, parameters
-from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES
+from harness.kernel.model import library_name, literal, model_source, op_function_source, parameters
+from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 
 LIBRARY = "mylib"  # the namespace a repro registers its op under, as the recipe's examples do
 TRAIN_PATHS = ("train_eager", "train_compile")
@@ -106,32 +106,6 @@ def signature(case: Case) -> str:
     params = parameters(case)
     typed = [f"{param}: {annotation(case.arg_type(name))}" for param, name in zip(params, case.arg_names, strict=True)]
     return f"({', '.join(typed)}) -> {returns(case)}"
-
-
-def style_code(case: Case, module_name: str, style: str, path: str, interpreted: bool) -> tuple[str, str, str]:
-    """(the style's definitions, the expression ``forward`` calls, the op a ``torch.library`` check takes)."""
-    decorator, wrapper = KNOWN_STYLES[style]
-    params = parameters(case)
-    args = ", ".join(params)
-    name = identifier(f"{case.id}_{style}", "op")
-    if wrapper == CONTROL:
-        own = module_global(case, module_name, case.reference)
-        return "", own or "CASE.reference", ""
-    if wrapper == AS_SHIPPED:
-        return shipped_code(case, module_name)
-    lines = decorated_kernel(case, str(decorator), interpreted)
-    training = path in TRAIN_PATHS
-    if wrapper == "launcher":
-        lines += ["", "", f"def {name}({args}):"]
-        lines += [f"    return CASE.launch(kernel, {args}{kernels_argument(case, '')}, **META)"]
-        if not training:
-            return "\n".join(lines), name, ""
-        from harness.report.script_train import function_code
-
-        return "\n".join([*lines, "", "", function_code(case, name)]), f"{name}_function.apply", ""
-    from harness.report.script_train import library_code
-
-    return library_code(case, name, wrapper, training, interpreted, lines)
 
 
 def shipped_code(case: Case, module_name: str) -> tuple[str, str, str]:
