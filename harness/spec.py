@@ -93,6 +93,11 @@ FAILURES = tuple(status for status in Status if status.rule.failure)
 SEVERITY = tuple(sorted((status for status in Status if status.rule.severity), key=lambda s: -s.rule.severity))
 
 
+# what a CUDA fault's message holds (a kernel's bad access, an assert on the device): the cell's record says so, and a
+# repro script that shows one reproduces a faulting cell
+CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
+
+
 class CellId(NamedTuple):
     """A cell's id, ``case-style-path``: formatted and parsed here only. Case, style and path ids hold letters,
     digits and ``_`` (matrix.toml is checked for it), never ``-``."""

@@ -82,11 +82,13 @@ def parameters(case: Case) -> list[str]:
     return names if len(set(names)) == len(names) else [f"arg{index}" for index in range(len(names))]
 
 
-def model_source(expression: str, params: Sequence[str], mutated: Sequence[int], extra: Sequence[str] = ()) -> str:
-    """The model's source: ``forward`` calls ``expression`` on its arguments (then ``extra``, the library's own
-    argument choices, as source); an op that writes into its inputs gets copies of those and returns the first."""
+def model_source(
+    expression: str, params: Sequence[str], mutated: Sequence[int], extra: Sequence[str] = (), name: str = MODEL_CLASS
+) -> str:
+    """The source of class ``name``: ``forward`` calls ``expression`` on its arguments (then ``extra``, the library's
+    own argument choices, as source); an op that writes into its inputs gets copies of those and returns the first."""
     args = ", ".join([*params, *extra])
-    lines = [f"class {MODEL_CLASS}(torch.nn.Module):", f"    def forward(self, {', '.join(params)}):"]
+    lines = [f"class {name}(torch.nn.Module):", f"    def forward(self, {', '.join(params)}):"]
     if not mutated:
         return "\n".join([*lines, f"        return {expression}({args})", ""])
     lines += [f"        {params[index]} = {params[index]}.clone()" for index in mutated]

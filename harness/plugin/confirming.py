@@ -40,7 +40,8 @@ class Confirmer:
         """During the run: the script of ``record``, the first failure of its kind, starts running."""
         if not self.enabled or record.status in (Status.PASS, Status.SKIP) or not record.module:
             return
-        if record.confirmation is not None or failure_signature(record) in self.early:
+        signature = failure_signature(record)
+        if record.confirmation is not None or signature in self.early:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
@@ -48,7 +49,7 @@ class Confirmer:
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=max(1, opts.workers(self.config) // EARLY_SHARE))
         future = self.pool.submit(run_script, script, self.limit(record.path))
-        self.early[failure_signature(record)] = (record.id, future)
+        self.early[signature] = (record.id, future)
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""

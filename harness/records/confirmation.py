@@ -10,14 +10,13 @@ import re
 from typing import Any
 
 from harness.records.record import Record
-from harness.spec import Status
+from harness.spec import CUDA_FAULT_MARKERS, Status
 
 MARKERS = {
     Status.WRONG: "wrong numbers:",
     Status.GRAPH_BREAK: "graph break:",
     Status.BLIND: "FlopCounterMode counted",
 }
-CUDA_FAULT = re.compile(r"illegal memory access|device-side assert|unspecified launch failure|CUDA error")
 
 
 def reproduced(record: Record, returncode: int | None, output: str) -> bool:
@@ -30,7 +29,7 @@ def reproduced(record: Record, returncode: int | None, output: str) -> bool:
     if returncode is None:
         return False
     if record.cuda_fault or record.status == Status.CRASH:
-        return returncode < 0 or bool(CUDA_FAULT.search(output))
+        return returncode < 0 or any(marker in output for marker in CUDA_FAULT_MARKERS)
     marker = MARKERS.get(record.status)
     if marker is not None:
         return marker in output

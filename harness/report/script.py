@@ -29,17 +29,24 @@ from harness.report.script_train import function_code, library_code
 from harness.spec import Status
 
 REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())
-IMPORTS = "import subprocess\nimport sys\nimport tempfile\nimport time\n\nimport torch\nimport triton\n"
+IMPORTS = (
+    "import subprocess\nimport sys\nimport tempfile\nimport time\n\n"
+    "import torch\nimport torch.utils.flop_counter\nimport triton\n"
+)
 PATH_IMPORTS = {
     "flop_counter": "from torch.utils.flop_counter import FlopCounterMode\n",
     "subclass_eager": "from torch.testing._internal.two_tensor import TwoTensor\n",
     "subclass_compile": "from torch.testing._internal.two_tensor import TwoTensor\n",
 }
-GRAPH_IMPORTS = "from functorch.compile import make_boxed_func\nfrom torch._dynamo.backends.common import aot_autograd\n"  # noqa: E501
+GRAPH_IMPORTS = (
+    "from functorch.compile import make_boxed_func\nfrom torch._dynamo.backends.common import aot_autograd\n"
+)
 INTERPRETER = 'os.environ["TRITON_INTERPRET"] = "1"  # measured in Triton\'s CPU interpreter: set before any kernel\n'
 
 
-def script_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None) -> str:  # noqa: E501
+def script_source(
+    record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
+) -> str:
     """The script for one record (``record.module`` names the case's module); ``also``: the other cells that failed
     the same way, listed in its docstring."""
     case = load_case(str(record.module), record.case)
@@ -60,7 +67,6 @@ def script_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any
     ]
     if record.path in ("export_dynamic_strict", "export_dynamic_nonstrict", "aoti_dynamic"):
         constants += [_dynamic(case)]
-    repeat = REPEAT_FLAKY if record.flaky else 1
     parts = [
         _docstring(record, env, also),
         "import os\n" + (INTERPRETER if interpreted else ""),  # before torch and triton are imported
@@ -75,14 +81,7 @@ def script_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any
         script_path.HELPERS + extra,
         _spy(case, record) if record.path == "flop_counter" else "",
         "\n\ndef check():\n" + "\n".join(f"    {line}" for line in body) + "\n",
-        f"""
-
-if __name__ == "__main__":
-    for attempt in range({repeat}):  # the cell's attempts differed: run it again, afresh
-        torch._dynamo.reset()
-        check()
-    print("no failure: {record.id} passes here")
-""",
+        _main(record),
     ]
     return "\n".join(part for part in parts if part).replace("\n\n\n\n", "\n\n\n")
 
@@ -94,7 +93,7 @@ def style_code(case: Case, module_name: str, style: str, path: str, interpreted:
     args = ", ".join(params)
     name = identifier(f"{case.id}_{style}", "op")
     if wrapper == CONTROL:
-        own = module_global(case, module_name, case.reference)
+        own = module_global(module_name, case.reference)
         return "", own or "CASE.reference", ""
     if wrapper == AS_SHIPPED:
         return shipped_code(case, module_name)
@@ -107,6 +106,16 @@ def style_code(case: Case, module_name: str, style: str, path: str, interpreted:
             return "\n".join(lines), name, ""
         return "\n".join([*lines, "", "", function_code(case, name)]), f"{name}_function.apply", ""
     return library_code(case, name, wrapper, training, interpreted, lines)
+
+
+def _main(record: Record) -> str:
+    """Run ``check()`` once, or ``REPEAT_FLAKY`` times, each afresh, for a cell whose attempts differed."""
+    if not record.flaky:
+        run = "    check()"
+    else:
+        run = f"    for attempt in range({REPEAT_FLAKY}):  # the cell's attempts differed: run it again, afresh"
+        run += "\n        torch._dynamo.reset()\n        check()"
+    return f'\n\nif __name__ == "__main__":\n{run}\n    print("no failure: {record.id} passes here")\n'
 
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:
@@ -151,14 +160,15 @@ def _body(record: Record, case: Case, op: str, graph_break: bool) -> tuple[list[
     path = record.path
     options = script_path.COMPILE.get(path, "")
     extra = script_path.STANDALONE if path == "aoti_standalone" else ""
-    if path in ("train_eager", "train_compile", "flop_counter", "subclass_eager", "subclass_compile", "vmap", "opcheck"):  # noqa: E501
+    if path in script_path.OTHER_PATHS:
         body, more = script_path.other(path, case, record.style, op)
         extra += more
     else:
         body = script_path.inference(path)
     if graph_break:
         trained = path == "train_compile"
-        backend = "aot_autograd(fw_compiler=keep('forward'), bw_compiler=keep('backward'))" if trained else "keep('dynamo')"  # noqa: E501
+        aot = "aot_autograd(fw_compiler=keep('forward'), bw_compiler=keep('backward'))"
+        backend = aot if trained else "keep('dynamo')"
         options = ", ".join(option for option in (options, f"backend={backend}") if option and "mode=" not in option)
         shipped = case.shipped if record.style == AS_SHIPPED else None
         own = (library_name(shipped) or "").replace("::", ".") if shipped is not None else ""
@@ -187,4 +197,4 @@ def _spy(case: Case, record: Record) -> str:
     )
     if case.module is not None:
         return source + "def Spy():\n    return CASE.module(spy)\n"
-    return source + model_source("spy", parameters(case), case.mutates_index).replace("class Model(", "class Spy(")
+    return source + model_source("spy", parameters(case), case.mutates_index, name="Spy")

@@ -9,6 +9,7 @@ from harness.case import Case
 from harness.kernel.styles import AS_SHIPPED, CONTROL
 from harness.report.script_style import LIBRARY
 
+OTHER_PATHS = ("train_eager", "train_compile", "flop_counter", "subclass_eager", "subclass_compile", "vmap", "opcheck")
 COMPILE = {
     "compile": "",
     "fullgraph": "fullgraph=True",
@@ -128,7 +129,7 @@ def inference(path: str) -> list[str]:
     """``check()``'s body for a path that runs the model without grad."""
     export = "program = torch.export.export(build(Model).eval(), copy(inputs), {}strict={})"
     package = 'package = torch._inductor.aoti_compile_and_package(program, package_path=tempfile.mktemp(".pt2"))'
-    strict = (path.endswith("strict") and not path.endswith("nonstrict")) or path in ("aoti_standalone", "aoti_dynamic")
+    strict = "nonstrict" not in path
     if path in ("eager", "cpu_fallback"):
         return ["infer('output', build(Model), inputs_of())"]
     if path in ("compile", "fullgraph", "cpu_compile"):
@@ -224,7 +225,8 @@ def other(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
     if path == "vmap":
         return [
             "items = [inputs_of(seed=SEED + k) for k in range(3)]",
-            "items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item)) for item in items]",  # noqa: E501
+            "items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item))",
+            "         for item in items]",
             "batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))",
             "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",
             "with torch.no_grad():",
@@ -238,8 +240,8 @@ def other(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
         grad = not case.mutates
         extra = " + CASE.shipped_args" if style == AS_SHIPPED and case.shipped_args else ""
         return [
-            "inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and " + repr(grad) + ") if isinstance(v, torch.Tensor)"  # noqa: E501
-            " else v for i, v in enumerate(inputs_of()))",
+            f"inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and {grad!r}) if isinstance(v, torch.Tensor)",
+            "               else v for i, v in enumerate(inputs_of()))",
             f"torch.library.opcheck({op or 'None'}, tuple(inputs){extra})",
         ], ""
     raise KeyError(path)

@@ -50,14 +50,16 @@ def value(case: Case, name: str, fallback: str) -> str:
     return f"CASE.{name}" if given(case, name) else fallback
 
 
-def module_global(case: Case, module_name: str, obj: Any) -> str | None:
+def module_global(module_name: str, obj: Any) -> str | None:
     """The case module's own name for ``obj`` (a name its code binds), if it has one."""
     module = importlib.import_module(module_name)
     return next((name for name, bound in vars(module).items() if bound is obj and name.isidentifier()), None)
 
 
 def annotation(kind: Any) -> str:
-    return "torch.Tensor | None" if kind == OPTIONAL_TENSOR else ("torch.Tensor" if kind is torch.Tensor else kind.__name__)  # noqa: E501
+    if kind == OPTIONAL_TENSOR:
+        return "torch.Tensor | None"
+    return "torch.Tensor" if kind is torch.Tensor else kind.__name__
 
 
 def returns(case: Case) -> str:
@@ -120,11 +122,11 @@ def shipped_code(case: Case, module_name: str) -> tuple[str, str, str]:
         return "", op, op
     owner = getattr(shipped, "__self__", None)
     if inspect.isclass(owner) and issubclass(owner, torch.autograd.Function):
-        own = module_global(case, module_name, owner)
+        own = module_global(module_name, owner)
         if own:
             return "", f"{own}.apply", ""
         return f"{owner.__name__} = CASE.shipped.__self__", f"{owner.__name__}.apply", ""
-    own = module_global(case, module_name, shipped)
+    own = module_global(module_name, shipped)
     return ("", own, "") if own else ("shipped = CASE.shipped", "shipped", "")
 
 
@@ -145,5 +147,5 @@ def model_code(case: Case, style: str, expression: str) -> str:
     if case.module is not None:
         reference = "def Reference():\n    return CASE.module(CASE.reference)\n"
     else:
-        reference = model_source("CASE.reference", params, case.mutates_index).replace("class Model(", "class Reference(")  # noqa: E501
+        reference = model_source("CASE.reference", params, case.mutates_index, name="Reference")
     return model + "\n\n" + reference

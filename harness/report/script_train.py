@@ -104,8 +104,7 @@ def library_code(
     if not interpreted:  # in Triton's interpreter, CPU tensors reach the kernel itself
         lines += ["", "", f"{name}.register_kernel('cpu')({value(case, 'cpu_kernel', 'CASE.reference')})"]
     if case.flops is not None:
-        lines += ["", "", "from torch.utils.flop_counter import register_flop_formula  # noqa: E402", "", ""]
-        lines += [f"register_flop_formula({op})("]
+        lines += ["", "", f"torch.utils.flop_counter.register_flop_formula({op})("]
         lines += ["    lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)", ")"]
     if training:
         lines += [constants(case) + SAVE, *autograd_lines(case, name, wrapper, interpreted)]
@@ -123,7 +122,8 @@ def autograd_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> li
         params = [f"{p}: torch.Tensor" if i in case.tensor_args else p for i, p in enumerate(parameters(case))]
         count = len(tensor_args)
         result = "torch.Tensor" if count == 1 else f"tuple[{', '.join(['torch.Tensor'] * count)}]"
-        kernel = "torch.library.wrap_triton(CASE.backward_kernel)" if wrapper == "triton_op" else "CASE.backward_kernel"
+        wrap = "torch.library.wrap_triton" if wrapper == "triton_op" else ""
+        kernel = f"{wrap}(CASE.backward_kernel)" if wrap else "CASE.backward_kernel"
         out_names = ", ".join(f"output_{i}" for i in range(case.outputs))
         grad_names = ", ".join(f"grad_{i}" for i in range(case.outputs))
 
@@ -137,7 +137,7 @@ def autograd_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> li
             f"@torch.library.{wrapper}({f'{LIBRARY}::{name}_backward'!r}, mutates_args=())",
             f"def {name}_backward({', '.join([*params, *outs, *grads])}) -> {result}:",
             f"    grads = CASE.launch_backward({kernel}, ({', '.join(parameters(case))},), {one(out_names)}, "
-            f"{one(grad_names)}{kernels_argument(case, 'torch.library.wrap_triton' if wrapper == 'triton_op' else '')})",  # noqa: E501
+            f"{one(grad_names)}{kernels_argument(case, wrap)})",
             f"    return {pick}",
         ]
         if wrapper == "custom_op":
@@ -153,7 +153,8 @@ def autograd_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> li
                       f"    grads = {backward}(inputs, tuple(out), tuple(grad))"]
             lines += [f"    return {pick}"]
         by_position = ", ".join(
-            f"found[{case.tensor_args.index(i)}]" if i in case.tensor_args else "None" for i in range(len(case.arg_names))  # noqa: E501
+            f"found[{case.tensor_args.index(i)}]" if i in case.tensor_args else "None"
+            for i in range(len(case.arg_names))
         )
         call = f"outputs({name}_backward(*inputs, *outputs(output), *outputs(grad)))"
         lines += ["", "", "def BACKWARD(inputs, output, grad):", f"    found = {call}", f"    return ({by_position},)"]
