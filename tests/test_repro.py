@@ -14,8 +14,8 @@ from harness.cell.paths import PATHS
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
 from harness.records.results import read_results
-from harness.report.repro import failure_signature
-from harness.report.script import script_source
+from harness.repro.failures import failure_signature
+from harness.repro.script import script_source
 from tests.conftest import REPO, harness_main, make_record, run_harness, typed
 
 MATRIX = load_matrix(REPO / "matrix.toml")

@@ -4,7 +4,7 @@ own code (``Fn.apply(x)``, ``torch.ops.ns.op(x)``, ``fn(x)``), never through an 
 A module holding ``Fn.apply`` as an attribute and calling ``self.op(x)`` is not what users write, and Dynamo treats it
 differently: torch 2.11 fails to trace it (``GetAttrVariable(AutogradFunctionVariable(), setup_context) has no type``)
 where ``Fn.apply(x)`` in ``forward`` compiles. So the module is made from one source template (``model_source``), the
-same text a repro script carries (harness/report/script.py), executed with the op bound to a global name.
+same text a repro script carries (harness/repro/script.py), executed with the op bound to a global name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every distinct failure's repro script (harness/report/repro.py) run in a fresh process (harness/execution/
+"""Every distinct failure's repro script (harness/repro/failures.py) run in a fresh process (harness/execution/
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on,
 a few at a time beside the cells; the end of the run writes the final scripts (for those same cells), waits for
@@ -19,7 +19,7 @@ from harness.records.confirmation import confirmation
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.broken import run_broke
-from harness.report.repro import failure_signature, safe_source
+from harness.repro.failures import failure_signature, safe_source
 from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix

@@ -167,7 +167,7 @@ class RecordsWriter:
         if not self.expected or self.config.option.collectonly or self.finished:
             return
         from harness.report.chart import render
-        from harness.report.repro import write_repros
+        from harness.repro.failures import write_repros
 
         self.finished = True
         file = self.log.file

@@ -71,7 +71,7 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
 def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
     from harness.matrix.config import load_matrix
     from harness.records.results import read_results
-    from harness.report.repro import write_repros
+    from harness.repro.failures import write_repros
 
     results = Path(args.results)
     out = Path(args.out) if args.out else results.parent / "repros"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.case import Case
 from harness.kernel.styles import AS_SHIPPED, CONTROL
-from harness.report.script_style import LIBRARY
+from harness.repro.style import LIBRARY
 
 OTHER_PATHS = ("train_eager", "train_compile", "flop_counter", "subclass_eager", "subclass_compile", "vmap", "opcheck")
 COMPILE = {

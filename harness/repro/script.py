@@ -14,8 +14,8 @@ from harness.kernel.launches import user_kernels
 from harness.kernel.model import identifier, library_name, model_source, parameters
 from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES
 from harness.records.record import Record
-from harness.report import script_path
-from harness.report.script_style import (
+from harness.repro import path as script_path
+from harness.repro.style import (
     LIBRARY,
     TRAIN_PATHS,
     case_code,
@@ -25,7 +25,7 @@ from harness.report.script_style import (
     module_global,
     shipped_code,
 )
-from harness.report.script_train import function_code, library_code
+from harness.repro.train import function_code, library_code
 from harness.spec import Status
 
 REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())

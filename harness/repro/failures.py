@@ -1,7 +1,7 @@
 """Reproducers: a script per distinct failure of a run (``repros/<failure>.py``), as short as a bug report and
 written the way a user writes the code: the case's own module, the style built as the README says, the model calling
-the op from its ``forward``, and the path run as PyTorch's docs show it (harness/report/script_style.py,
-script_train.py, script_path.py). It imports torch and triton (and the case's own imports), never the harness, and
+the op from its ``forward``, and the path run as PyTorch's docs show it (harness/repro/style.py,
+train.py, path.py). It imports torch and triton (and the case's own imports), never the harness, and
 raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell on demand.
 Cells fail "the same way" when their stage, error type and message match once case-specific names and numbers are
 set aside.
@@ -16,7 +16,7 @@ from typing import Any
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.report.script import script_source
+from harness.repro.script import script_source
 from harness.spec import Status
 
 SPECIFIC = (

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.case import Case
 from harness.kernel.model import parameters
-from harness.report.script_style import LIBRARY, kernels_argument, signature, value
+from harness.repro.style import LIBRARY, kernels_argument, signature, value
 
 SAVE = '''
 
