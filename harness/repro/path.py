@@ -5,11 +5,12 @@ is shown with a backend that keeps the graphs Dynamo hands it: the kernel is in 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.case import Case
 from harness.kernel.styles import AS_SHIPPED, CONTROL
 from harness.repro.style import LIBRARY
 
-OTHER_PATHS = ("train_eager", "train_compile", "flop_counter", "subclass_eager", "subclass_compile", "vmap", "opcheck")
 COMPILE = {
     "compile": "",
     "fullgraph": "fullgraph=True",
@@ -185,63 +186,85 @@ def standalone(package):  # a fresh process that imports torch only loads the pa
 
 def other(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
     """``check()``'s body (and extra definitions) for the training, flop, subclass, vmap and opcheck paths."""
-    if path in ("train_eager", "train_compile"):
-        model = "torch.compile(build(Model){options})" if path == "train_compile" else "build(Model)"
-        return [f"train({model})"], TRAIN
-    if path == "flop_counter":
-        every = style == AS_SHIPPED
-        lines = [
-            "inputs = inputs_of()",
-            "want = expected(inputs)",
-            "with FlopCounterMode(display=False) as counter, torch.no_grad():  # one call's flops",
-            "    out = build(Model)(*copy(inputs))",
-            "compare('output', out, want)",
-            f"counted = sum(n for op, n in counter.get_flop_counts().get('Global', {{}}).items()"
-            f" if {every!r} or str(op).startswith({LIBRARY + '.'!r}))",
-        ]
-        if style != CONTROL:
-            lines += ["with torch.no_grad():", "    build(Spy)(*copy(inputs))",
-                      "if counted != sum(DECLARED):",
-                      "    raise AssertionError(f'FlopCounterMode counted {counted} for the op, the case declares "
-                      "{sum(DECLARED)}')"]
-        return lines, ""
-    if path in ("subclass_eager", "subclass_compile"):
-        model = "torch.compile(build(Model){options})" if path == "subclass_compile" else "build(Model)"
-        return [
-            "first, second = inputs_of(), inputs_of(seed=SEED + 1)",
-            "second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(first, second))",
-            "both = tuple(TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a"
-            " for a, b in zip(first, second))",
-            f"out = {model}(*both)",
-            "synchronize()",
-            "outs = tuple(out) if isinstance(out, tuple | list) else (out,)",
-            "for index, one in enumerate(outs):",
-            "    if not isinstance(one, TwoTensor):",
-            "        raise AssertionError(f'wrong numbers: output {index} is a {type(one).__name__}, not a TwoTensor')",
-            "single = lambda values: values[0] if len(values) == 1 else values",
-            "compare('output .a', single(tuple(o.a for o in outs)), expected(first))",
-            "compare('output .b', single(tuple(o.b for o in outs)), expected(second))",
-        ], ""
-    if path == "vmap":
-        return [
-            "items = [inputs_of(seed=SEED + k) for k in range(3)]",
-            "items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item))",
-            "         for item in items]",
-            "batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))",
-            "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",
-            "with torch.no_grad():",
-            "    out = torch.vmap(build(Model), in_dims=in_dims)(*batched)",
-            "synchronize()",
-            "for k, inputs in enumerate(items):",
-            "    item = tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k]",
-            "    compare(f'output of item {k}', item, expected(inputs))",
-        ], ""
-    if path == "opcheck":
-        grad = not case.mutates
-        extra = " + CASE.shipped_args" if style == AS_SHIPPED and case.shipped_args else ""
-        return [
-            f"inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and {grad!r}) if isinstance(v, torch.Tensor)",
-            "               else v for i, v in enumerate(inputs_of()))",
-            f"torch.library.opcheck({op or 'None'}, tuple(inputs){extra})",
-        ], ""
-    raise KeyError(path)
+    return OTHER_PATHS[path](path, case, style, op)
+
+
+def _train(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
+    model = "torch.compile(build(Model){options})" if path == "train_compile" else "build(Model)"
+    return [f"train({model})"], TRAIN
+
+
+def _flop_counter(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
+    every = style == AS_SHIPPED
+    lines = [
+        "inputs = inputs_of()",
+        "want = expected(inputs)",
+        "with FlopCounterMode(display=False) as counter, torch.no_grad():  # one call's flops",
+        "    out = build(Model)(*copy(inputs))",
+        "compare('output', out, want)",
+        f"counted = sum(n for op, n in counter.get_flop_counts().get('Global', {{}}).items()"
+        f" if {every!r} or str(op).startswith({LIBRARY + '.'!r}))",
+    ]
+    if style != CONTROL:
+        lines += ["with torch.no_grad():", "    build(Spy)(*copy(inputs))",
+                  "if counted != sum(DECLARED):",
+                  "    raise AssertionError(f'FlopCounterMode counted {counted} for the op, the case declares "
+                  "{sum(DECLARED)}')"]
+    return lines, ""
+
+
+def _subclass(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
+    model = "torch.compile(build(Model){options})" if path == "subclass_compile" else "build(Model)"
+    return [
+        "first, second = inputs_of(), inputs_of(seed=SEED + 1)",
+        "second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(first, second))",
+        "both = tuple(TwoTensor(copy_tensor(a), copy_tensor(b)) if isinstance(a, torch.Tensor) else a"
+        " for a, b in zip(first, second))",
+        f"out = {model}(*both)",
+        "synchronize()",
+        "outs = tuple(out) if isinstance(out, tuple | list) else (out,)",
+        "for index, one in enumerate(outs):",
+        "    if not isinstance(one, TwoTensor):",
+        "        raise AssertionError(f'wrong numbers: output {index} is a {type(one).__name__}, not a TwoTensor')",
+        "single = lambda values: values[0] if len(values) == 1 else values",
+        "compare('output .a', single(tuple(o.a for o in outs)), expected(first))",
+        "compare('output .b', single(tuple(o.b for o in outs)), expected(second))",
+    ], ""
+
+
+def _vmap(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
+    return [
+        "items = [inputs_of(seed=SEED + k) for k in range(3)]",
+        "items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item))",
+        "         for item in items]",
+        "batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))",
+        "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",
+        "with torch.no_grad():",
+        "    out = torch.vmap(build(Model), in_dims=in_dims)(*batched)",
+        "synchronize()",
+        "for k, inputs in enumerate(items):",
+        "    item = tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k]",
+        "    compare(f'output of item {k}', item, expected(inputs))",
+    ], ""
+
+
+def _opcheck(path: str, case: Case, style: str, op: str) -> tuple[list[str], str]:
+    grad = not case.mutates
+    extra = " + CASE.shipped_args" if style == AS_SHIPPED and case.shipped_args else ""
+    return [
+        f"inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and {grad!r}) if isinstance(v, torch.Tensor)",
+        "               else v for i, v in enumerate(inputs_of()))",
+        f"torch.library.opcheck({op or 'None'}, tuple(inputs){extra})",
+    ], ""
+
+
+# check()'s body of each path that is not a plain inference of the model
+OTHER_PATHS: dict[str, Callable[[str, Case, str, str], tuple[list[str], str]]] = {
+    "train_eager": _train,
+    "train_compile": _train,
+    "flop_counter": _flop_counter,
+    "subclass_eager": _subclass,
+    "subclass_compile": _subclass,
+    "vmap": _vmap,
+    "opcheck": _opcheck,
+}

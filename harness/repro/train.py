@@ -114,57 +114,14 @@ def library_code(
 def autograd_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> list[str]:
     """``register_autograd`` of the op: its backward is the case's backward kernel as a second op of the same kind
     (as the recipe's ``mysin`` calls ``mycos``), or its torch ops, or autograd of its reference."""
-    lines: list[str] = []
     if case.launch_backward is not None:
-        tensor_args = [parameters(case)[i] for i in case.tensor_args]
-        outs = [f"output_{i}: torch.Tensor" for i in range(case.outputs)]
-        grads = [f"grad_{i}: torch.Tensor" for i in range(case.outputs)]
-        params = [f"{p}: torch.Tensor" if i in case.tensor_args else p for i, p in enumerate(parameters(case))]
-        count = len(tensor_args)
-        result = "torch.Tensor" if count == 1 else f"tuple[{', '.join(['torch.Tensor'] * count)}]"
-        wrap = "torch.library.wrap_triton" if wrapper == "triton_op" else ""
-        kernel = f"{wrap}(CASE.backward_kernel)" if wrap else "CASE.backward_kernel"
-        out_names = ", ".join(f"output_{i}" for i in range(case.outputs))
-        grad_names = ", ".join(f"grad_{i}" for i in range(case.outputs))
-
-        def one(names: str) -> str:
-            return names if case.outputs == 1 else f"({names})"
-
-        pick = ", ".join(f"grads[{i}]" for i in case.tensor_args)
-        lines += [
-            "",
-            "",
-            f"@torch.library.{wrapper}({f'{LIBRARY}::{name}_backward'!r}, mutates_args=())",
-            f"def {name}_backward({', '.join([*params, *outs, *grads])}) -> {result}:",
-            f"    grads = CASE.launch_backward({kernel}, ({', '.join(parameters(case))},), {one(out_names)}, "
-            f"{one(grad_names)}{kernels_argument(case, wrap)})",
-            f"    return {pick}",
-        ]
-        if wrapper == "custom_op":
-            lines += ["", "", f"@{name}_backward.register_fake", "def _(*args):"]
-            lines += [f"    return {', '.join(f'torch.empty_like(args[{i}])' for i in case.tensor_args)}"]
-        if not interpreted:
-            lines += ["", "", f"@{name}_backward.register_kernel('cpu')", "def _(*args):"]
-            lines += [f"    inputs = args[:{len(case.arg_names)}]"]
-            lines += [f"    out, grad = args[{len(case.arg_names)}:{len(case.arg_names) + case.outputs}], "
-                      f"args[{len(case.arg_names) + case.outputs}:]"]
-            backward = "CASE.backward" if case.backward is not None else "backward_of_reference"
-            lines += [f"    grads = {backward}(inputs, *out, *grad)" if case.outputs == 1 else
-                      f"    grads = {backward}(inputs, tuple(out), tuple(grad))"]
-            lines += [f"    return {pick}"]
-        by_position = ", ".join(
-            f"found[{case.tensor_args.index(i)}]" if i in case.tensor_args else "None"
-            for i in range(len(case.arg_names))
-        )
-        call = f"outputs({name}_backward(*inputs, *outputs(output), *outputs(grad)))"
-        lines += ["", "", "def BACKWARD(inputs, output, grad):", f"    found = {call}", f"    return ({by_position},)"]
-        if case.backward is None and not interpreted:
-            lines.insert(0, REFERENCE_BACKWARD)
+        lines = backward_op_lines(case, name, wrapper, interpreted)
     else:
         definitions, backward = (("", "CASE.backward") if case.backward is not None else
                                  (REFERENCE_BACKWARD, "backward_of_reference"))
-        lines += [definitions, f"\nBACKWARD = {backward}"]
-    lines += [
+        lines = [definitions, f"\nBACKWARD = {backward}"]
+    return [
+        *lines,
         "",
         "",
         "def setup_context(ctx, inputs, output):",
@@ -177,4 +134,53 @@ def autograd_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> li
         "",
         f"{name}.register_autograd(backward, setup_context=setup_context)",
     ]
+
+
+def backward_op_lines(case: Case, name: str, wrapper: str, interpreted: bool) -> list[str]:
+    """The case's backward kernel as an op of the same kind as the forward (``wrapper``), and ``BACKWARD`` calling
+    it with the forward's inputs, outputs and output gradients."""
+    tensor_args = [parameters(case)[i] for i in case.tensor_args]
+    outs = [f"output_{i}: torch.Tensor" for i in range(case.outputs)]
+    grads = [f"grad_{i}: torch.Tensor" for i in range(case.outputs)]
+    params = [f"{p}: torch.Tensor" if i in case.tensor_args else p for i, p in enumerate(parameters(case))]
+    count = len(tensor_args)
+    result = "torch.Tensor" if count == 1 else f"tuple[{', '.join(['torch.Tensor'] * count)}]"
+    wrap = "torch.library.wrap_triton" if wrapper == "triton_op" else ""
+    kernel = f"{wrap}(CASE.backward_kernel)" if wrap else "CASE.backward_kernel"
+    out_names = ", ".join(f"output_{i}" for i in range(case.outputs))
+    grad_names = ", ".join(f"grad_{i}" for i in range(case.outputs))
+
+    def one(names: str) -> str:
+        return names if case.outputs == 1 else f"({names})"
+
+    pick = ", ".join(f"grads[{i}]" for i in case.tensor_args)
+    lines = [
+        "",
+        "",
+        f"@torch.library.{wrapper}({f'{LIBRARY}::{name}_backward'!r}, mutates_args=())",
+        f"def {name}_backward({', '.join([*params, *outs, *grads])}) -> {result}:",
+        f"    grads = CASE.launch_backward({kernel}, ({', '.join(parameters(case))},), {one(out_names)}, "
+        f"{one(grad_names)}{kernels_argument(case, wrap)})",
+        f"    return {pick}",
+    ]
+    if wrapper == "custom_op":
+        lines += ["", "", f"@{name}_backward.register_fake", "def _(*args):"]
+        lines += [f"    return {', '.join(f'torch.empty_like(args[{i}])' for i in case.tensor_args)}"]
+    if not interpreted:
+        lines += ["", "", f"@{name}_backward.register_kernel('cpu')", "def _(*args):"]
+        lines += [f"    inputs = args[:{len(case.arg_names)}]"]
+        lines += [f"    out, grad = args[{len(case.arg_names)}:{len(case.arg_names) + case.outputs}], "
+                  f"args[{len(case.arg_names) + case.outputs}:]"]
+        backward = "CASE.backward" if case.backward is not None else "backward_of_reference"
+        lines += [f"    grads = {backward}(inputs, *out, *grad)" if case.outputs == 1 else
+                  f"    grads = {backward}(inputs, tuple(out), tuple(grad))"]
+        lines += [f"    return {pick}"]
+    by_position = ", ".join(
+        f"found[{case.tensor_args.index(i)}]" if i in case.tensor_args else "None"
+        for i in range(len(case.arg_names))
+    )
+    call = f"outputs({name}_backward(*inputs, *outputs(output), *outputs(grad)))"
+    lines += ["", "", "def BACKWARD(inputs, output, grad):", f"    found = {call}", f"    return ({by_position},)"]
+    if case.backward is None and not interpreted:
+        lines.insert(0, REFERENCE_BACKWARD)
     return lines
