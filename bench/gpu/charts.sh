@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU runs behind reports/ and reports/liger/ (issues 34 and 35 re-drew the charts), as run on the lent device
+# machine (torch and triton preinstalled; Liger-Kernel's pure-Python wheel carried in .whl/):
+#   bash bench/gpu/charts.sh full OUT    the full default matrix, cold (fresh cache folder), every failure confirmed,
+#                                        then gated against the committed reports/results.json
+#   bash bench/gpu/charts.sh liger OUT   the Liger suite, cold, confirmed, gated against reports/liger/results.json
+# Every run writes its own folder under OUT; the callers copy it into the repository unchanged.
+set -uo pipefail
+phase=$1
+out=$2
+mkdir -p "$out"
+# AOTInductor packages segfault in that image without the system C++ runtime first (README, "GPU runners")
+export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 PYTHONUNBUFFERED=1
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
+case $phase in
+full) matrix=matrix.toml baseline=reports/results.json limit=520 ;;
+liger) matrix=matrix-liger.toml baseline=reports/liger/results.json limit=400 ;;
+*)
+    echo "usage: bash bench/gpu/charts.sh full|liger OUT" >&2
+    exit 2
+    ;;
+esac
+start=$(date +%s)
+timeout $limit python3 -m harness run --matrix $matrix --report-dir "$out/$phase" --cache-dir "/tmp/cache-$phase" -q \
+    >"$out/$phase.log" 2>&1
+echo "$phase: exit $? after $(( $(date +%s) - start )) s"
+tail -15 "$out/$phase.log"
+timeout 150 python3 -m harness gate --baseline "$baseline" --current "$out/$phase/results.json" --matrix $matrix \
+    --out "$out/$phase/gate.md" >"$out/$phase-gate.log" 2>&1
+echo "gate: exit $?"
+head -8 "$out/$phase/gate.md"
