@@ -142,9 +142,9 @@ def repeat(args: argparse.Namespace, out_dir: Path, cache: Path) -> dict[str, An
     wall = time.perf_counter() - start
     growth = {}
     for share in shares:
-        rss = [(record["pass"], (record.get("diagnostics") or {}).get("rss_mb")) for record in share]
+        rss = [(record["pass"], record["measurements"].get("rss_mb")) for record in share]
         ends = {n: [mb for p, mb in rss if p == n and mb is not None] for n in (1, 2)}
-        pid = (share[-1].get("diagnostics") or {}).get("pid")
+        pid = share[-1]["measurements"].get("pid")
         if ends[1] and ends[2]:
             growth[str(pid)] = {
                 "cells_per_pass": len(share) // 2,

@@ -1,5 +1,5 @@
 """A run's timeline from its results.json: one lane per pytest worker, one bar per cell (from its
-``diagnostics.started`` to ``diagnostics.ended``), coloured by path; the lane that finishes last (the critical
+``measurements.started`` to ``measurements.ended``), coloured by path; the lane that finishes last (the critical
 path) hatched; a box with wall time, the sum of cell seconds, the busy fraction and the idle tail. Also prints a
 text summary per path and per worker. Reused cells (``reused_from``: not run in this run) are left out.
 
@@ -28,7 +28,7 @@ class Bar:
     start: float  # seconds from the run's first cell start
     end: float
     run: float  # the record's seconds: one attempt, without the process's start and the re-runs
-    cpu: float | None  # CPU seconds of that attempt (diagnostics.cpu_seconds), None in older files
+    cpu: float | None  # CPU seconds of that attempt (measurements.cpu_seconds), None in older files
 
     @property
     def seconds(self) -> float:
@@ -78,30 +78,29 @@ class Timeline:
 
 def timeline(data: Results, file: Path | str) -> Timeline:
     """The bars of the cells this run ran; ``InputError`` when no record has times (a file written before
-    records carried ``diagnostics.started``/``ended``)."""
+    records carried ``started``/``ended`` times)."""
     timed, untimed = [], []
     for cell in data.cells:
         if cell.reused_from:
             continue
-        diagnostics = cell.diagnostics
-        if isinstance(diagnostics.get("started"), int | float) and isinstance(diagnostics.get("ended"), int | float):
+        if cell.measurements.started is not None and cell.measurements.ended is not None:
             timed.append(cell)
         else:
             untimed.append(cell.id)
     if not timed:
         raise InputError(
-            file, "cells[].diagnostics.started", "no record of this run has started/ended times (an older file?)"
+            file, "cells[].measurements.started", "no record of this run has started/ended times (an older file?)"
         )
-    first = min(cell.diagnostics["started"] for cell in timed)
+    first = min(cell.measurements.started or 0.0 for cell in timed)
     bars = [
         Bar(
             cell.id,
             cell.path,
-            str(cell.diagnostics.get("worker") or f"pid {cell.diagnostics.get('pid')}"),
-            cell.diagnostics["started"] - first,
-            cell.diagnostics["ended"] - first,
+            str(cell.measurements.worker or f"pid {cell.measurements.pid}"),
+            (cell.measurements.started or 0.0) - first,
+            (cell.measurements.ended or 0.0) - first,
             float(cell.seconds or 0.0),
-            cell.diagnostics.get("cpu_seconds"),
+            cell.measurements.cpu_seconds,
         )
         for cell in timed
     ]

@@ -7,7 +7,9 @@ from __future__ import annotations
 import enum
 import os
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+OMIT = {"omit": True}  # field metadata: a record's JSON leaves the field out while it holds its default
 
 
 class Status(enum.StrEnum):
@@ -157,11 +159,61 @@ class CellSpec:
         return str(self.cell_id)
 
 
+@dataclass(frozen=True)
+class Capture:
+    """What a cell's path saw of the kernel: what the compiled graphs held, what was launched, what a subsystem
+    counted. The facts a verdict reads (harness/cell/verdict.py), filled by the cell as its path runs."""
+
+    compiled: bool = field(default=False, metadata=OMIT)  # the path compiled the model through Inductor
+    trained: bool = field(default=False, metadata=OMIT)  # ... and ran its backward
+    graphs: int = field(default=0, metadata=OMIT)  # graphs Dynamo handed Inductor
+    backward_graphs: int = field(default=0, metadata=OMIT)  # AOTAutograd's backward graphs
+    # the user-kernel wrappers and harness library ops the forward (backward) graphs held
+    captured: tuple[str, ...] = field(default=(), metadata=OMIT)
+    captured_backward: tuple[str, ...] = field(default=(), metadata=OMIT)
+    kernels_captured: tuple[str, ...] = field(default=(), metadata=OMIT)  # Triton kernels in a graph, by name
+    kernels_launched: tuple[str, ...] = field(default=(), metadata=OMIT)  # Triton kernels the cell launched
+    graph_breaks: int = field(default=0, metadata=OMIT)
+    graph_break_reasons: tuple[str, ...] = field(default=(), metadata=OMIT)  # the most frequent first
+    recompiles: int | None = field(default=None, metadata=OMIT)
+    cudagraph_skips: int | None = field(default=None, metadata=OMIT)
+    flops: int | None = field(default=None, metadata=OMIT)  # FlopCounterMode's count for the op
+    declared_flops: int | None = field(default=None, metadata=OMIT)  # the case's formula, on the same call
+
+
+@dataclass
+class Measurements:
+    """What a cell's record says beside its verdict facts and no verdict reads: how the op is wrapped, the example
+    drawn, timings, memory, and which process and worker ran it (a run's timeline, its memory series)."""
+
+    wrapped_as: str | None = field(default=None, metadata=OMIT)  # the op as shipped: how its library wraps it
+    example: dict[str, int] | None = field(default=None, metadata=OMIT)  # {"size", "seed"} of a drawn failure
+    flaky_example: bool = field(default=False, metadata=OMIT)
+    as_close_as_reference: dict[str, str] | None = field(default=None, metadata=OMIT)  # gradient -> why it is
+    package_built_by: str | None = field(default=None, metadata=OMIT)  # the cell whose AOTInductor package it ran
+    calls: int | None = field(default=None, metadata=OMIT)  # model calls compared
+    export_seconds: float | None = field(default=None, metadata=OMIT)
+    compile_seconds: float | None = field(default=None, metadata=OMIT)
+    run_seconds: float | None = field(default=None, metadata=OMIT)
+    cpu_seconds: float | None = field(default=None, metadata=OMIT)
+    rss_mb: float | None = field(default=None, metadata=OMIT)
+    peak_rss_mb: float | None = field(default=None, metadata=OMIT)
+    gpu_peak_mb: float | None = field(default=None, metadata=OMIT)
+    pid: int | None = field(default=None, metadata=OMIT)
+    nth: int | None = field(default=None, metadata=OMIT)  # the how-many-th cell of its process
+    gpu: str | None = field(default=None, metadata=OMIT)  # CUDA_VISIBLE_DEVICES of its process
+    started: float | None = field(default=None, metadata=OMIT)  # seconds since the epoch
+    ended: float | None = field(default=None, metadata=OMIT)  # the last attempt's end
+    worker: str | None = field(default=None, metadata=OMIT)  # the pytest process: its lane on the timeline
+    process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
+    replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
+
+
 @dataclass
 class Outcome:
-    """What running a cell gave: its status, the failure if any, what the path observed, how long it took.
-    ``outcomes`` holds the status of every attempt when the cell was run more than once (the first is
-    ``status``)."""
+    """What running a cell gave: its status, the failure if any, what the path saw (``capture``) and measured,
+    how long it took. ``outcomes`` holds the status of every attempt when the cell was run more than once (the
+    first is ``status``)."""
 
     status: str = Status.PASS
     error_type: str | None = None
@@ -170,7 +222,8 @@ class Outcome:
     reason: str | None = None
     traceback: str | None = None
     cuda_fault: bool = False
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    capture: Capture = field(default_factory=Capture)
+    measurements: Measurements = field(default_factory=Measurements)
     seconds: float = 0.0
     outcomes: list[str] | None = None
 

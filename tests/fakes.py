@@ -44,7 +44,8 @@ class FakeProcess:
         self.device = "fake-device"
         self.cells.runs.append(FakeRun(self.number, spec.id, spec.attempt))
         outcome = self.cells.answer(spec)
-        outcome.diagnostics.update(started=float(len(self.cells.runs)), ended=len(self.cells.runs) + 0.5)
+        runs = len(self.cells.runs)
+        outcome.measurements.started, outcome.measurements.ended = float(runs), runs + 0.5
         return outcome
 
     def stop(self) -> None:

@@ -11,7 +11,7 @@ from harness.execution.cellprocess import CellProcess
 from harness.records.record import Record
 from harness.records.results import memory_by_process
 from harness.records.reuse import reusable
-from harness.spec import PathSpec, Status
+from harness.spec import Measurements, PathSpec, Status
 from tests.conftest import cell_spec
 
 GOOD, WRONG = cell_spec("tests.fixtures.good", "triton_op"), cell_spec("tests.fixtures.wrong", "triton_op")
@@ -45,11 +45,11 @@ def test_a_cuda_fault_replaces_the_cell_process_and_a_wrong_cell_does_not(tmp_pa
         first = process.pid
         assert process.run(WRONG).status == "wrong" and process.pid == first  # a verdict: the process goes on
         fault = process.run(FAULT)
-        assert (fault.status, fault.cuda_fault, fault.diagnostics["pid"]) == ("error", True, first)
+        assert (fault.status, fault.cuda_fault, fault.measurements.pid) == ("error", True, first)
         assert process.pid is None  # its CUDA context may be poisoned: stopped
         after = process.run(GOOD)
-        assert after.status == "pass" and after.diagnostics["pid"] not in (None, first)
-        assert after.diagnostics["process_start"] > 0  # the next cell paid for a fresh process
+        assert after.status == "pass" and after.measurements.pid not in (None, first)
+        assert after.measurements.process_start > 0  # the next cell paid for a fresh process
     finally:
         process.close()
 
@@ -80,17 +80,17 @@ def test_hypothesis_shrinks_to_the_smallest_failing_example_and_the_record_names
     outcome = run_cell(case, spec, tmp_path, {})
     assert (outcome.status, outcome.stage) == ("wrong", "compare")
     assert "Mismatched elements: 1 / 2 " in outcome.error
-    assert Record.of(spec, outcome).diagnostics["example"] == {"size": 2, "seed": 0}
+    assert Record.of(spec, outcome).measurements.example == {"size": 2, "seed": 0}
     right = run_cell(load_cases("tests.fixtures.good")[0], spec, tmp_path, {})
-    assert right.status == "pass" and "flaky_example" not in right.diagnostics
+    assert right.status == "pass" and not right.measurements.flaky_example
 
 
 def test_memory_by_process_is_each_process_series_in_cell_order():
     def cell(pid: int, nth: int, rss: float, peak: float, **more: float) -> Record:
         return record({"pid": pid, "nth": nth, "rss_mb": rss, "peak_rss_mb": peak, "gpu": "1", **more})
 
-    def record(diagnostics: dict) -> Record:
-        return Record("c", "s", "p", Status.PASS, diagnostics=diagnostics)
+    def record(measured: dict) -> Record:
+        return Record("c", "s", "p", Status.PASS, measurements=Measurements(**measured))
 
     cells = [
         cell(7, 3, 140.0, 150.0, gpu_peak_mb=30.0),

@@ -58,9 +58,9 @@ def test_mutating_op_cannot_train_but_still_runs(tmp_path: Path):
 def test_compile_error_gets_its_stage_and_graph(tmp_path: Path):
     record = run("sin", "triton_op", "cpu_compile", tmp_path)
     assert (record["status"], record["stage"]) == ("error", "compile")
-    assert record["diagnostics"]["captured"] == ["harness.sin_triton_op"]
+    assert record["capture"].captured == ("harness.sin_triton_op",)
     opaque = run("sin", "custom_op", "cpu_compile", tmp_path)
-    assert opaque["status"] == "pass" and opaque["diagnostics"]["captured"] == ["harness.sin_custom_op"]
+    assert opaque["status"] == "pass" and opaque["capture"].captured == ("harness.sin_custom_op",)
 
 
 def test_library_wrappers_build_around_every_decorator_stack(tmp_path: Path):
@@ -70,7 +70,7 @@ def test_library_wrappers_build_around_every_decorator_stack(tmp_path: Path):
         assert run("sin", style, "cpu_fallback", tmp_path)["status"] == "pass", style
     for style in ("custom_op_autotune", "custom_op_heuristics_autotune", "custom_op_autotune_heuristics"):
         record = run("add", style, "cpu_compile", tmp_path)
-        assert record["status"] == "pass" and record["diagnostics"]["captured"] == [f"harness.add_{style}"]
+        assert record["status"] == "pass" and record["capture"].captured == (f"harness.add_{style}",)
     traced = run("sin", "triton_op_autotune", "cpu_compile", tmp_path)
     assert (traced["status"], traced["stage"]) == ("error", "compile")  # as the jit kernel's: no CPU Triton backend
     refused = run("sin", "triton_op_heuristics_autotune", "cpu_compile", tmp_path)
@@ -109,9 +109,9 @@ def test_memory_is_the_resident_set_now_and_its_peak(tmp_path: Path):
     assert held["rss_mb"] - before["rss_mb"] == pytest.approx(128, abs=16)
     assert held["rss_mb"] - after["rss_mb"] == pytest.approx(128, abs=16)
     assert after["peak_rss_mb"] >= held["rss_mb"] - 4 > after["rss_mb"]  # the kernel's high-water mark lags a little
-    diagnostics = run("sin", "control", "cpu_fallback", tmp_path)["diagnostics"]
-    assert diagnostics["rss_mb"] == pytest.approx(memory("cpu")["rss_mb"], abs=16)
-    assert diagnostics["peak_rss_mb"] >= held["rss_mb"] - 4
+    measured = run("sin", "control", "cpu_fallback", tmp_path)["measurements"]
+    assert measured.rss_mb == pytest.approx(memory("cpu")["rss_mb"], abs=16)
+    assert measured.peak_rss_mb >= held["rss_mb"] - 4
 
 
 @pytest.mark.process
@@ -147,13 +147,13 @@ def test_only_first_attempts_share_the_strict_package(tmp_path: Path, monkeypatc
     )
     built = vars(run_cell(case, strict, tmp_path, BUILT, "cpu"))
     assert built["status"] == "pass", built["error"]
-    assert "package_built_by" not in built["diagnostics"]
+    assert built["measurements"].package_built_by is None
     package = tmp_path / "layernorm-control-strict.pt2"  # what a cell of the case and style compiles
     compiled = package.stat().st_mtime_ns
     shared = vars(run_cell(case, standalone, tmp_path, BUILT, "cpu"))
     assert shared["status"] == "pass", shared["error"]
-    assert shared["diagnostics"]["package_built_by"] == "layernorm-control-aoti_strict"
-    assert "compile_seconds" not in shared["diagnostics"] and package.stat().st_mtime_ns == compiled  # loaded it
+    assert shared["measurements"].package_built_by == "layernorm-control-aoti_strict"
+    assert shared["measurements"].compile_seconds is None and package.stat().st_mtime_ns == compiled  # loaded it
     again = vars(run_cell(case, replace(standalone, attempt=2), tmp_path, BUILT, "cpu"))
-    assert again["status"] == "pass" and "package_built_by" not in again["diagnostics"]
+    assert again["status"] == "pass" and again["measurements"].package_built_by is None
     assert package.stat().st_mtime_ns > compiled  # compiled anew

@@ -50,7 +50,7 @@ def test_a_pass_holds_on_every_call(tmp_path: Path):
     assert (outcome.status, outcome.stage) == ("wrong", "compare"), outcome.error
     assert outcome.error.startswith("output, call 2: ")
     control = run_cell(case, cell_spec("tests.fixtures.wrong_second_call", "control"), tmp_path, {}, "cpu")
-    assert control.status == "pass" and control.diagnostics["calls"] == 2
+    assert control.status == "pass" and control.measurements.calls == 2
 
 
 @pytest.mark.process

@@ -100,7 +100,7 @@ def test_each_record_is_its_cell_with_its_key(cpu_run):
         )
         assert cell["key"] == keys[spec.id] and cell["status"] in STATUSES
         assert (cell["error"] is None) == (cell["status"] in ("pass", "skip")), cell
-        assert cell["diagnostics"]["worker"] in ("gw0", "gw1") and cell["seconds"] >= 0
+        assert cell["measurements"]["worker"] in ("gw0", "gw1") and cell["seconds"] >= 0
 
 
 @pytest.mark.process

@@ -197,7 +197,7 @@ def test_cli_exit_codes_and_readable_diff(tmp_path: Path):
     ("current", "message"),
     [
         ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b', "(json): not valid JSON"),
-        ('{"schema": 3, "environment": {}, "cells": []}', "schema: expected 1 or 2"),
+        ('{"schema": 4, "environment": {}, "cells": []}', "schema: expected 1, 2 or 3"),
         ('{"schema": 1, "environment": {}, "cells": []}', "cells: no cell ran"),
     ],
 )

@@ -45,10 +45,10 @@ def test_a_process_above_the_memory_bound_is_replaced(tmp_path: Path):
     process = CellProcess(tmp_path / "logs" / "main.log", {}, None, max_rss_mb=1)
     try:
         first = process.run(GOOD)
-        assert first.status == "pass" and first.diagnostics["replaced_above_rss_mb"] == 1
+        assert first.status == "pass" and first.measurements.replaced_above_rss_mb == 1
         assert process.pid is None  # replaced: the next cell starts a new one
         second = process.run(GOOD)
-        assert second.status == "pass" and second.diagnostics["pid"] != first.diagnostics["pid"]
+        assert second.status == "pass" and second.measurements.pid != first.measurements.pid
     finally:
         process.close()
 
@@ -69,7 +69,7 @@ def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_p
     assert records["custom_op", "aoti_strict"]["status"] == "pass"  # the op is registered in this process
     assert "Could not find schema for harness::sin_custom_op" in records["custom_op", "aoti_standalone"]["error"]
     for style in ("control", "custom_op"):
-        built_by = [records[style, path]["diagnostics"].get("package_built_by") for path in paths]
+        built_by = [records[style, path]["measurements"].get("package_built_by") for path in paths]
         assert set(built_by) in ({f"sin-{style}-aoti_standalone", None}, {f"sin-{style}-aoti_strict", None})
     assert "--- cell" not in (out / "logs" / "zygote.log").read_text()  # the cells ran in forks, not the zygote
 
@@ -150,4 +150,4 @@ def test_xdist_workers_import_no_torch(write_matrix, tmp_path: Path):
     assert sorted(seen.read_text().split("\n")[:-1]) == ["gw0 []", "gw1 []"]
     records = json.loads((out / "results.json").read_text())["cells"]
     assert {cell["id"]: cell["status"] for cell in records}["sin-control-cpu_fallback"] == "pass"
-    assert {cell["diagnostics"].get("worker") for cell in records} <= {"gw0", "gw1"}
+    assert {cell["measurements"].get("worker") for cell in records} <= {"gw0", "gw1"}

@@ -77,7 +77,7 @@ def test_a_changed_case_module_reruns_its_cells_only(write_matrix, tmp_path: Pat
         assert again[cell] == {**cells[cell], "reused_from": source(first, first_file)}
     for cell in ("k2-triton_op-cpu_fallback", "k2-control-cpu_fallback"):  # its module changed: run again
         assert again[cell]["key"] != cells[cell]["key"] and again[cell]["status"] == "pass"
-        assert again[cell]["diagnostics"]["started"] > cells[cell]["diagnostics"]["ended"]
+        assert again[cell]["measurements"]["started"] > cells[cell]["measurements"]["ended"]
     assert again["wrong-triton_op-cpu_fallback"]["outcomes"] == ["wrong", "wrong"]
     env = second["environment"]
     assert env["complete"] is True and env["reused_cells"] == 4 and len(env["expected_cells"]) == 6

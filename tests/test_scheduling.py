@@ -57,7 +57,7 @@ def test_a_wrong_cell_is_rerun_each_attempt_in_a_fresh_process(fake: FakeCells, 
         ("main.attempt2", True, 0),
         ("main.attempt3", True, 0),
     ]
-    assert outcome.diagnostics["ended"] == 4.5 and outcome.diagnostics["worker"] == "main"  # the bar spans all
+    assert outcome.measurements.ended == 4.5 and outcome.measurements.worker == "main"  # the bar spans all
     assert Record.of(WRONG, outcome).to_dict()["outcomes"] == ["wrong", "pass", "wrong", "pass"]
 
 
@@ -138,7 +138,7 @@ def test_a_run_records_every_verdict_without_a_process(fake: FakeCells, tmp_path
     assert len(fake.runs) == 6 and not (tmp_path / "out" / "logs" / "zygote.log").exists()
     keys = cell_keys(load_matrix(tmp_path / "m.toml"), "cpu")
     assert {cell: record["key"] for cell, record in cells.items()} == keys  # what --reuse compares
-    assert {record["diagnostics"]["worker"] for record in cells.values()} == {"main"}
+    assert {record["measurements"]["worker"] for record in cells.values()} == {"main"}
     chart = (tmp_path / "out" / "matrix.md").read_text()
     assert "💥" in chart and "❗WRONG 1/3" in chart
 

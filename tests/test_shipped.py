@@ -38,7 +38,7 @@ def test_shipped_ops_are_labelled_by_how_they_are_wrapped():
 def test_shipped_library_op_runs_as_shipped_and_records_it(tmp_path: Path):
     record = run(SHIPPED[2], "as_shipped", "cpu_fallback", tmp_path)
     assert record["status"] == "pass", record
-    assert record["diagnostics"]["wrapped_as"] == "torch.library op examples.mul_add"
+    assert record["measurements"].wrapped_as == "torch.library op examples.mul_add"
 
 
 def test_styles_a_case_cannot_build_are_skips_saying_why(tmp_path: Path):
@@ -167,12 +167,12 @@ def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
         assert status[f"{case}-raw_jit-eager"] == status[f"{case}-raw_jit-train_eager"] == "pass", cells
     for case in ("mul_add_autograd", "mul_add_function", "mul_add_library_op", "mul_add_module"):
         assert status[f"{case}-as_shipped-eager"] == status[f"{case}-as_shipped-train_eager"] == "pass", case
-        launched = cells[f"{case}-as_shipped-eager"]["diagnostics"].get("kernels_launched")
+        launched = cells[f"{case}-as_shipped-eager"]["capture"].get("kernels_launched")
         # the library's triton_op has a CPU kernel of its own: on CPU tensors that runs, no Triton kernel
         assert launched == (None if case == "mul_add_library_op" else ["mul_add_kernel"]), case
-    launched = cells["row_normalize-raw_jit-eager"]["diagnostics"]["kernels_launched"]
+    launched = cells["row_normalize-raw_jit-eager"]["capture"]["kernels_launched"]
     assert launched == ["row_sum_kernel", "scale_rows_kernel"]
-    assert cells["mul_add_module-as_shipped-eager"]["diagnostics"]["wrapped_as"] == "nn.Module MulAdd"
+    assert cells["mul_add_module-as_shipped-eager"]["measurements"]["wrapped_as"] == "nn.Module MulAdd"
 
 
 def test_captured_kernels_are_named_from_the_graph(tmp_path: Path):
@@ -189,8 +189,8 @@ def test_captured_kernels_are_named_from_the_graph(tmp_path: Path):
     graph.output(None)
     cell = Cell(case=SHIPPED[0], style="triton_op", device="cpu", tolerance=BF16, workdir=tmp_path)
     cell.record_graph(torch.fx.GraphModule(torch.nn.Module(), graph))
-    assert cell.diagnostics["kernels_captured"] == ["mul_add_kernel", "scale_rows_kernel"]
-    assert cell.diagnostics["captured"] == ["triton_kernel_wrapper_mutation"]
+    assert cell.capture.kernels_captured == ("mul_add_kernel", "scale_rows_kernel")
+    assert cell.capture.captured == ("triton_kernel_wrapper_mutation",)
 
 
 def test_launch_observer_is_undone_after_the_cell():

@@ -52,7 +52,7 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
     text = drawn.stdout
     print(text)
     cells = json.loads((out / "results.json").read_text())["cells"]
-    durations = {c["id"]: c["diagnostics"]["ended"] - c["diagnostics"]["started"] for c in cells}
+    durations = {c["id"]: c["measurements"]["ended"] - c["measurements"]["started"] for c in cells}
     by_path = table(text, "path ")
     assert set(by_path) == {"cpu_fallback", "cpu_compile"}
     assert sum(row[0] for row in by_path.values()) == len(cells) == 8
@@ -61,7 +61,7 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
         bars = [durations[cell["id"]] for cell in mine]
         assert (count, total, longest) == (len(mine), round(sum(bars), 1), round(max(bars), 1))
         assert attempt == round(sum(cell["seconds"] for cell in mine), 1)  # one attempt, no process start
-        used = sum(cell["diagnostics"]["cpu_seconds"] for cell in mine)
+        used = sum(cell["measurements"]["cpu_seconds"] for cell in mine)
         assert (cpu, share) == (round(used, 1), round(100 * used / sum(cell["seconds"] for cell in mine), 1))
     assert sum(row[1] for row in by_path.values()) == pytest.approx(sum(durations.values()), abs=0.1)
     by_worker = table(text, "worker ")
@@ -77,7 +77,7 @@ def test_summary_numbers_on_a_made_up_run(tmp_path: Path):
     def cell(name: str, path: str, worker: str, start: float, end: float) -> dict:
         times = {"started": 1000 + start, "ended": 1000 + end, "worker": worker}
         record = {"id": f"{name}-s-{path}", "case": name, "style": "s", "path": path, "status": "pass",
-                  "diagnostics": times}  # fmt: skip
+                  "measurements": times}  # fmt: skip
         return {**record, "seconds": end - start - 1}  # the process's start is not the cell's
 
     cells = [
@@ -98,9 +98,9 @@ def test_summary_numbers_on_a_made_up_run(tmp_path: Path):
 
 def test_a_file_without_times_is_one_line_and_exit_2(tmp_path: Path):
     old = tmp_path / "old.json"
-    record = {"id": "a-s-eager", "case": "a", "style": "s", "path": "eager", "status": "pass", "diagnostics": {}}
+    record = {"id": "a-s-eager", "case": "a", "style": "s", "path": "eager", "status": "pass", "measurements": {}}
     old.write_text(json.dumps({"schema": 1, "environment": {}, "cells": [record]}))
     done = harness_main("timeline", str(old), "--out", str(tmp_path / "t.png"), main=bench_main)
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
-    assert done.stderr.startswith(f"error: {old}: cells[].diagnostics.started: no record of this run has")
+    assert done.stderr.startswith(f"error: {old}: cells[].measurements.started: no record of this run has")
     assert not (tmp_path / "t.png").exists()

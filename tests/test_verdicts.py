@@ -42,12 +42,11 @@ def test_a_graph_break_around_a_library_op_is_graph_break_not_pass(tmp_path: Pat
     case = Case(**{**vars(make_case("breaks")), "module": EagerAround})
     record = run(case, "custom_op", "cpu_compile", tmp_path)
     assert record["status"] == "graph_break", record["error"]
-    assert record["diagnostics"]["kernel_compiled"] is False and record["diagnostics"]["graph_breaks"] >= 1
+    assert record["capture"].compiled and not record["capture"].captured and record["capture"].graph_breaks >= 1
     assert record["reason"].startswith("the kernel ran outside the compiled graph (")
     assert "graph_break" in record["reason"] or "disable" in record["reason"]  # Dynamo's reasons, in the note
     inside = run("tests.fixtures.good", "custom_op", "cpu_compile", tmp_path)  # the op captured: a pass
-    assert inside["status"] == "pass" and inside["diagnostics"]["kernel_compiled"] is True
-    assert inside["diagnostics"]["captured"] == ["harness.good_custom_op"]
+    assert inside["status"] == "pass" and inside["capture"].captured == ("harness.good_custom_op",)
     assert run(case, "control", "cpu_compile", tmp_path)["status"] == "pass"  # no kernel of its own: no verdict
 
 
@@ -55,7 +54,7 @@ def test_flops_flop_counter_cannot_see_are_blind_never_re_run_and_reused(tmp_pat
     unseen = make_case("unseen", launch=lambda kernel, x: torch.sin(x))  # a launcher: a plain Python function
     record = run(unseen, "raw_jit", "flop_counter", tmp_path, device="cpu")
     assert (record["status"], record["error_type"]) == ("blind", "SubsystemMismatch"), record["error"]
-    assert record["diagnostics"]["flops"] == 0
+    assert (record["capture"].flops, record["capture"].declared_flops) == (0, 1)
     assert (
         run(unseen, "triton_op", "flop_counter", tmp_path, device="cpu")["status"] == "pass"
     )  # its flop formula is seen
@@ -231,34 +230,7 @@ def test_an_op_in_a_higher_order_op_s_body_counts_as_captured(tmp_path: Path):
     graph.output(graph.call_module("body", (x,)))
     cell = Cell(make_case("nested"), "as_shipped", "cpu", None, tmp_path)
     cell.record_graph(torch.fx.GraphModule(outer, graph))
-    assert cell.diagnostics["captured"] == ["harness.good_custom_op.default"]
-
-
-def test_a_trained_backward_kernel_outside_every_graph_is_a_graph_break(tmp_path: Path):
-    """Training through compile with a Triton backward kernel that no backward graph holds (the launcher's
-    autograd.Function broke the graph, so its backward ran eagerly) is not a compiled backward."""
-    from types import SimpleNamespace
-
-    from harness.cell.runner import kernel_outside
-
-    case = SimpleNamespace(backward_kernel=object())
-    cell = SimpleNamespace(compiled=True, trained=True, style="raw_jit", case=case)
-    cell.diagnostics = {"captured": ["triton_kernel_wrapper_mutation"], "graph_breaks": 2}
-    assert kernel_outside(cell).startswith("the backward kernel ran outside the compiled graph (2 graph break(s)")
-    assert cell.diagnostics["backward_compiled"] is False
-    cell.diagnostics = {"captured": ["triton_kernel_wrapper_mutation"], "captured_backward": ["x"]}
-    assert kernel_outside(cell) is None
-    no_backward_kernel = SimpleNamespace(backward_kernel=None, shipped=lambda x: x)  # a function, not a library op
-    shipped = SimpleNamespace(compiled=True, trained=False, style="as_shipped", case=no_backward_kernel)
-    shipped.diagnostics = {
-        "captured": ["triton_kernel_wrapper_mutation"],
-        "wrapped_as": "autograd.Function F.apply",
-        "kernels_launched": ["_fwd", "_bwd", "triton_poi_fused_clone_0"],
-        "kernels_captured": ["_fwd"],
-    }
-    assert kernel_outside(shipped).startswith("kernel(s) _bwd ran outside the compiled graph")
-    shipped.diagnostics["kernels_captured"] = ["_bwd", "_fwd"]
-    assert kernel_outside(shipped) is None
+    assert cell.capture.captured == ("harness.good_custom_op.default",)
 
 
 def test_a_half_precision_gradient_as_close_to_float64_as_the_reference_is_not_wrong():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
 from harness.kernel.styles import Wrapped
-from harness.spec import Tolerance
+from harness.spec import Capture, Measurements, Tolerance
 
 
 class CellSkip(Exception):
@@ -39,15 +40,19 @@ class Cell:
     workdir: Path
     wrapped: Wrapped | None = None
     stage: str = "build"
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    capture: Capture = field(default_factory=Capture)  # what the path saw of the kernel: the verdict's facts
+    measurements: Measurements = field(default_factory=Measurements)
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
-    compiled: bool = False  # the path compiled the model through ``backend`` (a compile-type path)
-    trained: bool = False  # ... and trained it (its backward kernels must be compiled too)
 
     @property
-    def id(self) -> str:
+    def case_style(self) -> str:
+        """``case-style``: the cell id without its path (what cells of one case and style share)."""
         return f"{self.case.id}-{self.style}"
+
+    def saw(self, **facts: Any) -> None:
+        """Add ``facts`` (``Capture`` fields) to what the path saw."""
+        self.capture = dataclasses.replace(self.capture, **facts)
 
     def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
         example_size, example_seed = self.example or (self.case.sizes[0], 0)
@@ -91,7 +96,8 @@ class Cell:
         try:
             yield
         finally:
-            self.diagnostics[key] = round(self.diagnostics.get(key, 0.0) + time.perf_counter() - start, 3)
+            spent = (getattr(self.measurements, key) or 0.0) + time.perf_counter() - start
+            setattr(self.measurements, key, round(spent, 3))
 
     def backend(self, **config_patches: Any) -> Callable[..., Any]:
         """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
@@ -100,13 +106,13 @@ class Cell:
 
         def inner(gm: torch.fx.GraphModule, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
             if kwargs.get("is_backward"):  # AOTAutograd's backward graph: does it hold the backward kernel?
-                self.diagnostics["backward_graphs"] = self.diagnostics.get("backward_graphs", 0) + 1
-                self.record_graph(gm, "captured_backward")
+                self.saw(backward_graphs=self.capture.backward_graphs + 1)
+                self.record_graph(gm, backward=True)
             return compile_fx_inner(gm, example_inputs, *args, **kwargs)
 
         def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
             self.stage = "compile"
-            self.diagnostics["graphs"] = self.diagnostics.get("graphs", 0) + 1
+            self.saw(graphs=self.capture.graphs + 1)
             self.record_graph(gm)
             compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
 
@@ -120,13 +126,15 @@ class Cell:
 
         return inductor
 
-    def record_graph(self, gm: torch.fx.GraphModule, key: str = "captured") -> None:
-        """Keep the graph's user-kernel wrappers and harness ops under ``key`` (or nothing: the kernel was not
-        captured), and the names of the Triton kernels the graph holds (``kernels_captured``)."""
+    def record_graph(self, gm: torch.fx.GraphModule, backward: bool = False) -> None:
+        """Keep the graph's user-kernel wrappers and harness ops (``captured``, or ``captured_backward`` for a
+        ``backward`` graph; nothing: the kernel was not captured), and the names of the Triton kernels the graph
+        holds (``kernels_captured``)."""
         from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
-        captured = set(self.diagnostics.get(key, []))
-        kernels = set(self.diagnostics.get("kernels_captured", []))
+        key = "captured_backward" if backward else "captured"
+        captured = set(getattr(self.capture, key))
+        kernels = set(self.capture.kernels_captured)
         # the graph's own nodes and those of the subgraphs its higher-order ops hold (an autograd.Function traced
         # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
         graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
@@ -140,5 +148,4 @@ class Cell:
                 captured.add(qualified if qualified.startswith("harness.") else name)
             if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
                 kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
-        self.diagnostics[key] = sorted(captured)
-        self.diagnostics["kernels_captured"] = sorted(kernels)
+        self.saw(**{key: tuple(sorted(captured)), "kernels_captured": tuple(sorted(kernels))})

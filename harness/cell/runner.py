@@ -14,11 +14,12 @@ import torch
 from harness.case import Case
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.kernel.compare import Mismatch, SubsystemMismatch, dtype_name
+from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
+from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
-from harness.kernel.launches import observed_launches, user_kernels
+from harness.kernel.launches import observed_launches
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, Status
+from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, Stage, Status
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
@@ -48,7 +49,8 @@ def run_cell(
     cell = Cell(
         case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir, share=spec.attempt == 1
     )
-    outcome = Outcome()
+    outcome: Outcome | None = None  # the outcome of a cell that did not run to its end (a verdict's otherwise)
+    mismatch: str | None = None
     start, cpu_start = time.perf_counter(), cpu_seconds()
     fresh_autotune()
     torch._dynamo.reset()
@@ -57,37 +59,57 @@ def run_cell(
         torch.cuda.reset_peak_memory_stats()
     torch.manual_seed(0)
     try:
-        if device == "cuda" and not torch.cuda.is_available():
-            raise CellSkip("no CUDA device")
-        fault = interpreter_fault(dtype_name(case.dtype)) if triton_interpreted() and spec.style != CONTROL else None
-        if fault:
-            raise CellSkip(fault)
-        cell.wrapped = build(case, spec.style, cache)
-        if cell.wrapped.wrapped_as:
-            cell.diagnostics["wrapped_as"] = cell.wrapped.wrapped_as
-        with observed_launches() as launched:
-            try:
-                run_examples(cell, PATHS[spec.path.id], spec.path.examples)
-            finally:
-                if launched:
-                    cell.diagnostics["kernels_launched"] = sorted(launched)
+        run_path(cell, spec, cache)
     except (CellSkip, NotApplicable) as skip:
         outcome = Outcome(status=Status.SKIP, reason=str(skip))
+    except Mismatch as error:  # a number unlike the reference: the verdict's fact
+        mismatch = str(error).strip() or repr(error)
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
-    cell.diagnostics.update(memory(device), cpu_seconds=round(cpu_seconds() - cpu_start, 3))
+    cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
+    for name, value in memory(device).items():
+        setattr(cell.measurements, name, value)
     breaks = torch._dynamo.utils.counters["graph_break"]
     if breaks:
-        cell.diagnostics["graph_breaks"] = sum(breaks.values())
         reasons = [" ".join(str(reason).split())[:300] for reason, _ in breaks.most_common(MAX_BREAK_REASONS)]
-        cell.diagnostics["graph_break_reasons"] = reasons
-    ran_to_end = outcome.status in (Status.PASS, Status.WRONG)
-    outside = kernel_outside(cell) if ran_to_end else None
-    if outcome.status == Status.PASS and outside:
-        outcome = Outcome(status=Status.GRAPH_BREAK, reason=outside)
-    outcome.diagnostics = cell.diagnostics
+        cell.saw(graph_breaks=sum(breaks.values()), graph_break_reasons=tuple(reasons))
+    outcome = outcome or judged(cell, mismatch)
+    outcome.capture, outcome.measurements = cell.capture, cell.measurements
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
+
+
+def run_path(cell: Cell, spec: CellSpec, cache: dict[tuple[str, str], Wrapped]) -> None:
+    """Build the style and run the cell's path on its examples, the kernels it launches observed."""
+    if cell.device == "cuda" and not torch.cuda.is_available():
+        raise CellSkip("no CUDA device")
+    fault = interpreter_fault(dtype_name(cell.case.dtype)) if triton_interpreted() and spec.style != CONTROL else None
+    if fault:
+        raise CellSkip(fault)
+    cell.wrapped = build(cell.case, spec.style, cache)
+    cell.measurements.wrapped_as = cell.wrapped.wrapped_as
+    with observed_launches() as launched:
+        try:
+            run_examples(cell, PATHS[spec.path.id], spec.path.examples)
+        finally:
+            cell.saw(kernels_launched=tuple(sorted(launched)))
+
+
+def judged(cell: Cell, mismatch: str | None) -> Outcome:
+    """The outcome of a cell that ran to its end, or to an output unlike the reference: its verdict."""
+    if cell.style == CONTROL:
+        kernel = Kernel.NONE
+    elif cell.style == AS_SHIPPED and not is_library_op(cell.case.shipped):
+        kernel = Kernel.KERNELS  # a library op is captured whole
+    else:
+        kernel = Kernel.OP
+    facts = Facts(cell.capture, kernel, cell.case.backward_kernel is not None, mismatch)
+    status, said = verdict(facts)
+    if status == Status.WRONG:
+        return Outcome(status=status, error_type=MISMATCH, error=said, stage=cell.stage)
+    if status == Status.BLIND:
+        return Outcome(status=status, error_type=SUBSYSTEM_MISMATCH, error=said, stage=Stage.COMPARE)
+    return Outcome(status=status, reason=said)
 
 
 def fresh_autotune() -> None:
@@ -112,29 +134,6 @@ def fresh_autotune() -> None:
     torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
     torch._inductor.utils.clear_inductor_caches()
-
-
-def kernel_outside(cell: Cell) -> str | None:
-    """On a compile-type path (one that compiled through ``Cell.backend``), why the style's kernel ran outside
-    the compiled graphs (None when it ran inside, or for the control, which has no kernel of its own). Records
-    ``kernel_compiled`` and, for a case with a backward kernel that trained, ``backward_compiled``."""
-    if not cell.compiled or cell.style == CONTROL:
-        return None
-    diagnostics = cell.diagnostics
-    diagnostics["kernel_compiled"] = bool(diagnostics.get("captured"))
-    missed = [] if diagnostics["kernel_compiled"] else ["the kernel ran outside the compiled graph"]
-    if cell.trained and cell.case.backward_kernel is not None:  # no backward graph at all: it ran eagerly
-        diagnostics["backward_compiled"] = bool(diagnostics.get("captured_backward"))
-        missed += [] if diagnostics["backward_compiled"] else ["the backward kernel ran outside the compiled graph"]
-    if cell.style == AS_SHIPPED and not is_library_op(cell.case.shipped):  # a library op is captured whole
-        launched = set(user_kernels(diagnostics.get("kernels_launched", [])))
-        uncaptured = sorted(launched - set(diagnostics.get("kernels_captured", [])))
-        missed += [f"kernel(s) {', '.join(uncaptured)} ran outside the compiled graph"] if uncaptured else []
-    if not missed:
-        return None
-    reasons = diagnostics.get("graph_break_reasons") or ["no graph held it"]
-    breaks = diagnostics.get("graph_breaks", 0)
-    return f"{' and '.join(missed)} ({breaks} graph break(s): {'; '.join(reasons)})"
 
 
 def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:
@@ -169,22 +168,18 @@ def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> N
         check()
     except BaseExceptionGroup as group:  # hypothesis's report of a flaky failure: the first error is the cell's
         first = group.exceptions[0]
-        cell.diagnostics["flaky_example"] = True
+        cell.measurements.flaky_example = True
         raise first from None
     finally:
         if cell.example is not None:
-            cell.diagnostics["example"] = {"size": cell.example[0], "seed": cell.example[1]}
+            cell.measurements.example = {"size": cell.example[0], "seed": cell.example[1]}
 
 
 def classify(error: BaseException, stage: str) -> Outcome:
-    """The outcome of a failed cell: ``blind`` for a subsystem that missed the kernel, ``wrong`` for a mismatch
-    of numbers, ``crash`` for a dead process, else ``error``."""
+    """The outcome of a cell that raised (a mismatch of numbers aside: the verdict's): ``crash`` for a dead
+    process, else ``error``."""
     message = str(error).strip() or repr(error)
-    if isinstance(error, SubsystemMismatch):
-        status = Status.BLIND
-    elif isinstance(error, Mismatch):
-        status = Status.WRONG
-    elif isinstance(error, CellCrash):
+    if isinstance(error, CellCrash):
         status = Status.CRASH
     else:
         status = Status.ERROR

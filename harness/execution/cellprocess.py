@@ -46,14 +46,14 @@ class CellProcess:
 
     def run(self, spec: CellSpec) -> Outcome:
         """The cell's outcome: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails.
-        Its diagnostics say when it started and ended (seconds since the epoch), for a run's timeline, and how
+        Its measurements say when it started and ended (seconds since the epoch), for a run's timeline, and how
         long starting a fresh cell process took before it (``process_start``, seconds), when it needed one."""
         fresh = self.conn is None
         started = time.time()
         outcome = self._run(spec)
-        outcome.diagnostics.update(started=round(started, 3), ended=round(time.time(), 3))
+        outcome.measurements.started, outcome.measurements.ended = round(started, 3), round(time.time(), 3)
         if fresh and self.started is not None:
-            outcome.diagnostics["process_start"] = round(self.started - started, 3)
+            outcome.measurements.process_start = round(self.started - started, 3)
         return outcome
 
     def _run(self, spec: CellSpec) -> Outcome:
@@ -90,8 +90,8 @@ class CellProcess:
             )
         if reply.cuda_fault:
             self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
-        elif self.max_rss_mb and reply.diagnostics.get("rss_mb", 0) > self.max_rss_mb:
-            reply.diagnostics["replaced_above_rss_mb"] = self.max_rss_mb
+        elif self.max_rss_mb and (reply.measurements.rss_mb or 0) > self.max_rss_mb:
+            reply.measurements.replaced_above_rss_mb = self.max_rss_mb
             self.stop()  # memory stays bounded however many cells a worker runs
         return reply
 

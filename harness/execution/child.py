@@ -35,5 +35,6 @@ def serve(conn: Connection, workdir: str, log_file: str) -> None:
         print(f"--- cell {spec.id}", flush=True)
         outcome = run_cell(cases[key], spec, Path(workdir), built)
         # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
-        outcome.diagnostics.update(pid=os.getpid(), nth=nth, gpu=os.environ.get("CUDA_VISIBLE_DEVICES"))
+        measured = outcome.measurements
+        measured.pid, measured.nth, measured.gpu = os.getpid(), nth, os.environ.get("CUDA_VISIBLE_DEVICES")
         conn.send(outcome)

@@ -88,15 +88,15 @@ class CellProcesses:
     def run(self, spec: CellSpec) -> Outcome:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
         more times and keep every attempt's status in attempt order (the first is the record's;
-        ``diagnostics.ended`` is the last attempt's end)."""
+        ``measurements.ended`` is the last attempt's end)."""
         outcome = self._cell_process().run(spec)
-        outcome.diagnostics["worker"] = self.worker  # the pytest process's lane on the run's timeline
+        outcome.measurements.worker = self.worker  # the pytest process's lane on the run's timeline
         plan = opts.plan(self.config)
         if not suspect(outcome.status, plan.baseline.get(spec.id)) or not plan.reruns:
             return outcome
         attempts = self._rerun(spec, range(2, plan.reruns + 2))
         outcome.outcomes = [outcome.status, *(attempt.status for attempt in attempts)]
-        outcome.diagnostics["ended"] = max(attempt.diagnostics["ended"] for attempt in attempts)  # the bar spans all
+        outcome.measurements.ended = max(attempt.measurements.ended or 0.0 for attempt in attempts)  # the bar spans all
         return outcome
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:

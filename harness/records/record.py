@@ -6,22 +6,20 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from harness.spec import FAILURES, CellId, CellSpec, Outcome, Stage, Status
-
-# The keys every record has in JSON, in this order; OPTIONAL only where the record has them.
-KEYS = ("id", "case", "style", "path", "module", "status", "error_type", "error", "stage", "reason")
-KEYS += ("diagnostics", "seconds", "key")
-OPTIONAL = ("traceback", "cuda_fault", "outcomes", "reused_from", "confirmation")
+from harness.records.schema import from_json, to_json
+from harness.records.upgrade import from_diagnostics
+from harness.spec import FAILURES, OMIT, Capture, CellId, CellSpec, Measurements, Outcome, Stage, Status
 
 
 @dataclass(frozen=True)
 class Record:
-    """One cell's verdict and what came with it. ``outcomes``: every attempt's status when the cell was run more
-    than once (the first is ``status``); ``key``: what its verdict depends on (harness/records/reuse.py);
-    ``reused_from``: the run it was copied from (``--reuse``); ``extra``: keys this harness does not know,
-    kept as they were."""
+    """One cell's verdict and what came with it: ``capture``, the facts its verdict was read from, and its
+    ``measurements``. ``outcomes``: every attempt's status when the cell was run more than once (the first is
+    ``status``); ``key``: what its verdict depends on (harness/records/reuse.py); ``reused_from``: the run it was
+    copied from (``--reuse``); ``extra``: keys this harness does not know, kept as they were."""
 
     case: str
     style: str
@@ -32,14 +30,16 @@ class Record:
     error: str | None = None
     stage: Stage | None = None
     reason: str | None = None
-    diagnostics: dict[str, Any] = field(default_factory=dict)
+    capture: Capture = field(default_factory=Capture)
+    measurements: Measurements = field(default_factory=Measurements)
     seconds: float = 0.0
     key: str | None = None
-    traceback: str | None = None
-    cuda_fault: bool = False
-    outcomes: tuple[Status, ...] | None = None
-    reused_from: dict[str, Any] | None = None
-    confirmation: dict[str, Any] | None = None  # its repro script's run: script, reproduced, line (non-pass cells)
+    traceback: str | None = field(default=None, metadata=OMIT)
+    cuda_fault: bool = field(default=False, metadata=OMIT)
+    outcomes: tuple[Status, ...] | None = field(default=None, metadata=OMIT)
+    reused_from: dict[str, Any] | None = field(default=None, metadata=OMIT)
+    # its repro script's run: script, reproduced, line (non-pass cells)
+    confirmation: dict[str, Any] | None = field(default=None, metadata=OMIT)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -55,7 +55,8 @@ class Record:
             error=outcome.error,
             stage=Stage(outcome.stage) if outcome.stage else None,
             reason=outcome.reason,
-            diagnostics=outcome.diagnostics,
+            capture=outcome.capture,
+            measurements=outcome.measurements,
             seconds=outcome.seconds,
             key=key,
             traceback=outcome.traceback,
@@ -64,31 +65,23 @@ class Record:
         )
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Record:
-        """A record from its JSON object (checked by harness/records/results.py first; ValueError on a bad
-        status or stage)."""
-        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        outcomes = data.get("outcomes")
-        typed = {
-            "status": Status(data["status"]),
-            "stage": Stage(data["stage"]) if data.get("stage") else None,
-            "outcomes": tuple(Status(o) for o in outcomes) if outcomes else None,
-            "cuda_fault": bool(data.get("cuda_fault")),
-            "diagnostics": data.get("diagnostics") or {},
-        }
-        plain = {name: value for name, value in data.items() if name in known and name not in typed}
-        extra = {name: value for name, value in data.items() if name not in known and name != "id"}
-        return cls(**plain, **typed, extra=extra)
+    def from_dict(cls, data: dict[str, Any], file: Path | str = "(record)", key: str = "record") -> Record:
+        """A record from its JSON object, each field checked against its type (``InputError`` naming ``key`` and
+        the field); an older record's ``diagnostics`` are read into its capture and measurements."""
+        known = {f.name for f in dataclasses.fields(cls)} | {"id"}
+        if "diagnostics" in data:
+            capture, measurements = from_diagnostics(data["diagnostics"], file, f"{key}.diagnostics")
+            data = {**data, "capture": to_json(capture), "measurements": to_json(measurements)}
+            known.add("diagnostics")
+        extra = {name: value for name, value in data.items() if name not in known}
+        record = from_json(cls, {name: value for name, value in data.items() if name != "extra"}, file, key)
+        return record.replace(extra=extra) if extra else record
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object: every key of ``KEYS``, then those of ``OPTIONAL`` the record has, then ``extra``."""
-        data: dict[str, Any] = {"id": self.id}
-        data.update({name: getattr(self, name) for name in KEYS[1:]})
-        data.update(status=str(self.status), stage=str(self.stage) if self.stage else None)  # plain JSON strings
-        if self.outcomes is not None:
-            data["outcomes"] = [str(status) for status in self.outcomes]
-        data.update({name: getattr(self, name) for name in OPTIONAL if getattr(self, name) and name != "outcomes"})
-        return {**data, **self.extra}
+        """The JSON object: its id, every field (those marked ``OMIT`` only when set), then ``extra``."""
+        data = to_json(self)
+        extra = data.pop("extra")
+        return {"id": self.id, **data, **extra}
 
     def replace(self, **changes: Any) -> Record:
         return dataclasses.replace(self, **changes)

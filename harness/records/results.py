@@ -15,9 +15,11 @@ from harness.records import validate
 from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.upgrade import upgrade
-from harness.spec import STATUSES, CellId, Stage
+from harness.spec import Measurements
 
-SCHEMA = 2  # 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
+# 3: a record's typed capture and measurements in place of its diagnostics (a 2's are read into them, from_diagnostics);
+# 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
+SCHEMA = 3
 
 
 @dataclass
@@ -69,8 +71,8 @@ def load(data: Any, file: Path | str) -> Results:
     """The typed results of a results file's JSON ``data``; a schema 1 file is upgraded first."""
     if not isinstance(data, dict):
         raise InputError(file, "(top)", "expected an object with 'environment' and 'cells'")
-    if data.get("schema") not in (1, SCHEMA):
-        raise InputError(file, "schema", f"expected 1 or {SCHEMA}, got {data.get('schema')!r}")
+    if data.get("schema") not in (1, 2, SCHEMA):
+        raise InputError(file, "schema", f"expected 1, 2 or {SCHEMA}, got {data.get('schema')!r}")
     if not isinstance(data.get("environment"), dict):
         raise InputError(file, "environment", "expected an object")
     if not isinstance(data.get("cells"), list):
@@ -93,43 +95,37 @@ def check_record(cell: Any, file: Path | str, key: str) -> Record:
     """One record's JSON object, checked: ``InputError`` names ``key`` and the field that is wrong."""
     if not isinstance(cell, dict):
         raise InputError(file, key, "expected a record object")
-    for name in ("id", "case", "style", "path", "status"):
-        if not isinstance(cell.get(name), str):
-            raise InputError(file, f"{key}.{name}", "missing or not a string")
-    validate.check_record(Path(file), key, cell)
-    for name, values in (("status", STATUSES), ("stage", tuple(Stage))):
-        if cell.get(name) is not None and cell[name] not in values:
-            raise InputError(file, f"{key}.{name}", f"unknown {name} {cell[name]!r}")
-    outcomes = cell.get("outcomes")
-    if outcomes is not None and not (isinstance(outcomes, list) and all(o in STATUSES for o in outcomes)):
-        raise InputError(file, f"{key}.outcomes", f"expected a list of statuses, got {outcomes!r}")
-    if cell["id"] != str(CellId(cell["case"], cell["style"], cell["path"])):
+    if not isinstance(cell.get("id"), str):
+        raise InputError(file, f"{key}.id", "missing or not a string")
+    record = Record.from_dict(cell, file, key)
+    if cell["id"] != record.id:
         raise InputError(file, f"{key}.id", f"{cell['id']!r} is not its case-style-path")
-    return Record.from_dict(cell)
+    return record
 
 
 def memory_by_process(cells: list[Record]) -> dict[str, Any]:
     """Per cell process (pid): cells run, host RSS after its first and last cell, its peaks (host, GPU), and
     the RSS growth per cell from a least-squares line over the series: growth shows as a positive slope."""
-    series: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    series: dict[int, list[tuple[int, Measurements]]] = {}
     for cell in cells:
-        if "pid" in cell.diagnostics and "rss_mb" in cell.diagnostics:
-            series.setdefault(cell.diagnostics["pid"], []).append((cell.diagnostics["nth"], cell.diagnostics))
+        measured = cell.measurements
+        if measured.pid is not None and measured.rss_mb is not None:
+            series.setdefault(measured.pid, []).append((measured.nth or 0, measured))
     processes = {}
     for pid, points in series.items():
         points.sort(key=lambda point: point[0])
         xs = [float(n) for n, _ in points]
-        ys = [float(d["rss_mb"]) for _, d in points]
+        ys = [float(m.rss_mb or 0) for _, m in points]
         mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
         spread = sum((x - mean_x) ** 2 for x in xs)
         slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread if spread else 0.0
         processes[str(pid)] = {
             "cells": len(points),
-            "gpu": points[0][1].get("gpu"),
+            "gpu": points[0][1].gpu,
             "rss_first_mb": ys[0],
             "rss_last_mb": ys[-1],
-            "peak_rss_mb": max(float(d.get("peak_rss_mb", 0)) for _, d in points),
-            "gpu_peak_mb": max(float(d.get("gpu_peak_mb", 0)) for _, d in points),
+            "peak_rss_mb": max(float(m.peak_rss_mb or 0) for _, m in points),
+            "gpu_peak_mb": max(float(m.gpu_peak_mb or 0) for _, m in points),
             "rss_mb_per_cell": round(slope, 2),
         }
     return processes

@@ -1,15 +1,20 @@
 """Reading an older results file: a schema 1 file upgraded once, when read, so that nothing downstream needs a
 fallback. What such a file may lack is derived from the live registries and matrix.toml (never from a copy of
 them): each style's decorator and wrapper, each path's group and definition, the goals; its older docs shape and
-its older wording of a subsystem that ignored the kernel (a ``wrong``) becomes today's (``blind``)."""
+its older wording of a subsystem that ignored the kernel (a ``wrong``) becomes today's (``blind``). An older
+record's ``diagnostics`` (schema 1 and 2) are read into its typed capture and measurements."""
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
+from pathlib import Path
 from typing import Any
 
+from harness.errors import InputError
 from harness.records.environment import ROOT
-from harness.spec import CellId
+from harness.records.schema import from_json
+from harness.spec import Capture, CellId, Measurements
 
 # the subsystem check's message before error_type "SubsystemMismatch" existed
 OLD_SUBSYSTEM_TEXT = "flops: FlopCounterMode counted"
@@ -48,6 +53,23 @@ def _cell(cell: dict[str, Any]) -> dict[str, Any]:
     if isinstance(cell.get("outcomes"), list):
         cell["outcomes"] = ["blind" if status == "wrong" else status for status in cell["outcomes"]]
     return cell
+
+
+# what older records stored of a verdict now derived from the capture: present only on a compile-type path
+DERIVED = {"kernel_compiled": "compiled", "backward_compiled": "trained"}
+
+
+def from_diagnostics(diagnostics: Any, file: Path | str, key: str) -> tuple[Capture, Measurements]:
+    """An older record's ``diagnostics`` (at ``key`` of ``file``) as its typed capture and measurements, each
+    value checked; ``kernel_compiled`` and ``backward_compiled`` say the path compiled (and trained)."""
+    diagnostics = {} if diagnostics is None else diagnostics
+    if not isinstance(diagnostics, dict):
+        raise InputError(file, key, f"expected a table, got {diagnostics!r:.80}")
+    capture = {f.name for f in dataclasses.fields(Capture)}
+    facts = {name: value for name, value in diagnostics.items() if name in capture}
+    facts.update({DERIVED[name]: True for name in DERIVED if name in diagnostics})
+    measured = {name: value for name, value in diagnostics.items() if name not in capture}
+    return from_json(Capture, facts, file, key), from_json(Measurements, measured, file, key)
 
 
 def style_entries(styles: list[str]) -> dict[str, dict[str, str | None]]:

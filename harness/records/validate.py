@@ -1,4 +1,4 @@
-"""The types of a results file's optional fields, checked when it loads: a badly typed one is bad input (one line
+"""The types of a results file's environment fields, checked when it loads: a badly typed one is bad input (one line
 naming the file and the key), never a traceback in the chart, the gate or a ``--reuse`` run that reads it."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.spec import STATUSES
 
 TEXT = (str, type(None))
 NUMBER = (int, float, type(None))
@@ -53,23 +52,6 @@ ENVIRONMENT = {
     "argv": LIST,
     "hosts": LIST,
 }
-# record key -> the types its value may have
-RECORD = {
-    "module": TEXT,
-    "error_type": TEXT,
-    "error": TEXT,
-    "stage": TEXT,
-    "reason": TEXT,
-    "key": TEXT,
-    "traceback": TEXT,
-    "reused_from": TABLE,
-    "confirmation": TABLE,
-    "seconds": NUMBER,
-    "diagnostics": TABLE,
-    "outcomes": LIST,
-    "cuda_fault": FLAG,
-}
-
 
 # environment table -> the types of each of its entries' fields (an entry is a table; other fields are free)
 ENTRIES = {
@@ -103,14 +85,6 @@ def check_environment(file: Path, env: dict[str, Any]) -> None:
                 raise InputError(file, f"environment.{key}.{name}", f"expected a list of {lists}, got {ids!r:.80}")
             _strings(file, f"environment.{key}.{name}", ids)
     _docs(file, env.get("docs") or {})
-
-
-def check_record(file: Path, key: str, record: dict[str, Any]) -> None:
-    """``InputError`` on the first optional field of ``record`` (at ``key``, e.g. ``cells[3]``) of the wrong type."""
-    _typed(file, f"{key}.", record, RECORD)
-    for index, status in enumerate(record.get("outcomes") or []):
-        if status not in STATUSES:
-            raise InputError(file, f"{key}.outcomes[{index}]", f"unknown status {status!r}")
 
 
 def _typed(file: Path, prefix: str, table: dict[str, Any], types: dict[str, tuple[type, ...]]) -> None:

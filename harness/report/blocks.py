@@ -45,7 +45,7 @@ def legend(
 
 def shipped(cells: list[Record]) -> list[str]:
     """How each case's op as shipped is wrapped (the ``as_shipped`` rows), from its records' ``wrapped_as``."""
-    wrapped = {c.case: c.diagnostics["wrapped_as"] for c in cells if c.diagnostics.get("wrapped_as")}
+    wrapped = {c.case: c.measurements.wrapped_as for c in cells if c.measurements.wrapped_as}
     if not wrapped:
         return []
     return ["`as_shipped`, per case:", "", *(f"- `{case}`: {how}" for case, how in wrapped.items()), ""]

@@ -51,7 +51,7 @@ def script_source(
     the same way, listed in its docstring."""
     case = load_case(str(record.module), record.case)
     tolerance = tolerances[dtype_name(case.dtype)]
-    example = record.diagnostics.get("example") or {"size": case.sizes[0], "seed": 0}
+    example = record.measurements.example or {"size": case.sizes[0], "seed": 0}
     interpreted = bool(env.get("triton_interpret"))
     entry = (env.get("paths") or {}).get(record.path)  # the device the run's matrix gave the path
     declared = entry.get("device") if isinstance(entry, dict) else None
@@ -175,7 +175,7 @@ def _body(record: Record, case: Case, op: str, graph_break: bool) -> tuple[list[
         extra += script_path.GRAPHS.replace("OWN_OPS", repr((own or f"{LIBRARY}.",)))
         kinds = "'forward', 'backward'" if trained else "'dynamo'"
         body += ["reasons = [r.reason for r in torch._dynamo.explain(build(Model))(*inputs_of()).break_reasons]"]
-        launched = user_kernels(record.diagnostics.get("kernels_launched", [])) if record.style == AS_SHIPPED else []
+        launched = user_kernels(list(record.capture.kernels_launched)) if record.style == AS_SHIPPED else []
         if launched and not own:  # each kernel the op as shipped launches must be in a graph
             body += [f"missing = sorted(set({sorted(launched)!r}) - kernels_held({kinds}))", "if missing:",
                      "    raise AssertionError(f'graph break: kernel(s) {missing} ran outside the compiled graph "

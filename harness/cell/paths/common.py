@@ -40,10 +40,10 @@ def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "o
             out = model(*copy_inputs(inputs))
         cell.synchronize()
         cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
-        cell.diagnostics["calls"] = cell.diagnostics.get("calls", 0) + 1
+        cell.measurements.calls = (cell.measurements.calls or 0) + 1
 
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
-    cell.compiled, cell.trained = True, train
+    cell.saw(compiled=True, trained=train)
     patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)

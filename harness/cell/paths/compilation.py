@@ -50,11 +50,11 @@ def dynamic(cell: Cell) -> None:
     model = _compiled(cell, dynamic=True)
     first, *rest = cell.case.sizes
     _first_call(cell, model, cell.inputs(first))
-    graphs = cell.diagnostics.get("graphs", 0)
+    graphs = cell.capture.graphs
     for size in rest:
         cell.stage = "run"
         _infer(cell, model, cell.inputs(size), what=f"output at size {size}")
-    cell.diagnostics["recompiles"] = cell.diagnostics.get("graphs", 0) - graphs
+    cell.saw(recompiles=cell.capture.graphs - graphs)
 
 
 @path
@@ -69,7 +69,7 @@ def cudagraphs(cell: Cell) -> None:
             out = _own(out)  # the next replay overwrites it
         cell.compare(f"output of call {seed + 1}", out, cell.expected(inputs))
     skips = torch._dynamo.utils.counters["inductor"].get("cudagraph_skips", 0)
-    cell.diagnostics["cudagraph_skips"] = skips
+    cell.saw(cudagraph_skips=skips)
 
 
 def _own(out: Any) -> Any:

@@ -62,7 +62,7 @@ def export_nonstrict(cell: Cell) -> None:
 def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
     program = _export(cell, strict, inputs)
     cell.stage = "compile"
-    target = cell.workdir / f"{cell.id}-{'strict' if strict else 'nonstrict'}.pt2"
+    target = cell.workdir / f"{cell.case_style}-{'strict' if strict else 'nonstrict'}.pt2"
     with cell.timed("compile_seconds"):
         return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
 
@@ -78,17 +78,19 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
     folder = os.environ.get(PACKAGES_ENV)
     if not folder or not cell.share or cell.example is not None:
         return _package(cell, True, inputs)
-    stem = Path(folder) / f"{cell.id}-shared-strict"  # the case and style
+    stem = Path(folder) / f"{cell.case_style}-shared-strict"  # the case and style
     with open(f"{stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
         built = Path(f"{stem}.json")
         if built.exists():  # what the builder's export saw, and which cell built the package
-            cell.diagnostics.update(json.loads(built.read_text()))
+            builder = json.loads(built.read_text())
+            cell.saw(captured=tuple(builder["captured"]))
+            cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
         package = _package(cell, True, inputs)
         shutil.copyfile(package, f"{stem}.pt2")
-        captured = cell.diagnostics.get("captured", [])
-        built.write_text(json.dumps({"captured": captured, "package_built_by": f"{cell.id}-{path_id}"}))
+        builder = {"captured": cell.capture.captured, "package_built_by": f"{cell.case_style}-{path_id}"}
+        built.write_text(json.dumps(builder))
         return package
 
 
@@ -122,7 +124,7 @@ def aoti_standalone(cell: Cell) -> None:
     inputs = cell.inputs()
     package = _strict_package(cell, inputs, "aoti_standalone")
     cell.stage = "run"
-    files = {name: str(cell.workdir / f"{cell.id}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
+    files = {name: str(cell.workdir / f"{cell.case_style}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
     # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
     # package, compiled for the view's strides, would read the wrong elements)
     torch.save(list(inputs), files["in.pt"])
@@ -200,7 +202,7 @@ def aoti_dynamic(cell: Cell) -> None:
     inputs = cell.inputs()
     program = _export(cell, True, inputs, _dynamic_shapes(cell, inputs))
     cell.stage = "compile"
-    target = cell.workdir / f"{cell.id}-dynamic.pt2"
+    target = cell.workdir / f"{cell.case_style}-dynamic.pt2"
     with cell.timed("compile_seconds"):
         package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
     _load_and_run(cell, package, inputs, _run_sizes)
@@ -220,7 +222,7 @@ def export_saveload(cell: Cell) -> None:
     inputs = cell.inputs()
     program = _export(cell, True, inputs)
     cell.stage = "compile"
-    target = cell.workdir / f"{cell.id}-saveload.pt2"
+    target = cell.workdir / f"{cell.case_style}-saveload.pt2"
     with cell.timed("compile_seconds"):
         torch.export.save(program, target)
     del program

@@ -1,0 +1,97 @@
+"""A typed dataclass (a record, its capture and measurements) as its JSON object and back, each field read by its
+type hint: a badly typed one is an ``InputError`` naming the file and the key, never a traceback downstream. A
+field marked ``OMIT`` (harness/spec.py) is left out of the JSON while it holds its default."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import types
+import typing
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from harness.errors import InputError
+
+T = TypeVar("T")
+
+
+def to_json(value: Any) -> Any:
+    """Plain JSON values: a dataclass as an object of its fields (``OMIT`` ones only when set), an enum as its
+    value, a tuple as a list."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            field.name: to_json(getattr(value, field.name))
+            for field in dataclasses.fields(value)
+            if not (field.metadata.get("omit") and getattr(value, field.name) == _default(field))
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, tuple | list):
+        return [to_json(item) for item in value]
+    if isinstance(value, dict):
+        return {name: to_json(item) for name, item in value.items()}
+    return value
+
+
+def from_json(cls: type[T], data: Any, file: Path | str, key: str) -> T:
+    """``cls`` from its JSON object ``data`` (at ``key`` of ``file``); keys it has no field for are not read."""
+    if not isinstance(data, dict):
+        raise InputError(file, key, f"expected an object, got {data!r:.80}")
+    values = {}
+    for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        if field.name in data:
+            values[field.name] = read(_hints(cls)[field.name], data[field.name], file, f"{key}.{field.name}")
+        elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
+            raise InputError(file, f"{key}.{field.name}", "missing")
+    return cls(**values)
+
+
+def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
+    """``value`` as type ``hint`` (``X | None``, ``str``, ``int``, ``float``, ``bool``, a string enum,
+    ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, a dataclass, ``Any``); ``InputError`` when it is not one."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (inner,) = [arg for arg in args if arg is not type(None)]
+        return read(inner, value, file, key)
+    if hint is Any:
+        return value
+    if dataclasses.is_dataclass(hint):
+        return from_json(hint, value, file, key)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        if value not in {member.value for member in hint}:
+            raise InputError(file, key, f"unknown {hint.__name__.lower()} {value!r:.80}")
+        return hint(value)
+    if origin in (tuple, list):
+        if not isinstance(value, list):
+            raise InputError(file, key, f"expected a list, got {value!r:.80}")
+        items = [read(args[0], item, file, f"{key}[{index}]") for index, item in enumerate(value)]
+        return origin(items)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise InputError(file, key, f"expected a table, got {value!r:.80}")
+        return {name: read(args[1], item, file, f"{key}.{name}") for name, item in value.items()}
+    if not _is(hint, value):
+        raise InputError(file, key, f"expected {hint.__name__} (or null), got {value!r:.80}")
+    return value
+
+
+def _is(hint: type, value: Any) -> bool:
+    """A bool is an int to Python, but not a count or a number of seconds; an int is a number of seconds."""
+    if isinstance(value, bool):
+        return hint is bool
+    return isinstance(value, int | float) if hint is float else isinstance(value, hint)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _default(field: dataclasses.Field[Any]) -> Any:
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
