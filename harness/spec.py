@@ -70,6 +70,17 @@ STATUS_TABLE: dict[Status, StatusRule] = {
 }
 
 
+@dataclass(frozen=True)
+class RunLocations:
+    """What the cells of one run share, handed to each cell process in its request (never through environment
+    variables, which the code under test would see): the run's standalone server (harness/cell/standalone.py;
+    None: the cell starts its own) and the folder of AOTInductor packages aoti_strict and aoti_standalone share
+    (None: nothing shared)."""
+
+    standalone: str | None = None
+    packages: str | None = None
+
+
 class Stage(enum.StrEnum):
     """Where in a path a cell failed (``Cell.stage`` when the exception was raised)."""
 

@@ -9,7 +9,7 @@ from harness.case import Case, load_cases
 from harness.cell.runner import memory, run_cell
 from harness.kernel.compare import Mismatch, Tolerance, assert_match, dtype_name
 from harness.matrix.config import load_matrix
-from harness.spec import CellSpec
+from harness.spec import CellSpec, RunLocations
 from tests.conftest import REPO
 
 MATRIX = load_matrix(REPO / "matrix.toml")
@@ -130,30 +130,28 @@ def test_standalone_child_sees_torch_only(tmp_path: Path):
 
 
 @pytest.mark.process
-def test_only_first_attempts_share_the_strict_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_only_first_attempts_share_the_strict_package(tmp_path: Path):
     """aoti_strict builds the package into the run's folder; aoti_standalone's first attempt loads it, a re-run
     (attempt 2) exports and compiles anew. A strided view (layernorm's x) reaches the fresh process as it is."""
     from dataclasses import replace
 
-    from harness.cell.standalone import PACKAGES_ENV
-
     (tmp_path / "packages").mkdir()
-    monkeypatch.setenv(PACKAGES_ENV, str(tmp_path / "packages"))
+    shared_folder = RunLocations(packages=str(tmp_path / "packages"))
     case = load_cases(MATRIX.modules["layernorm"])[0]
     tolerance = MATRIX.tolerances[dtype_name(case.dtype)]
     strict, standalone = (
         CellSpec("layernorm", MATRIX.modules["layernorm"], "control", MATRIX.path(p), tolerance)
         for p in ("aoti_strict", "aoti_standalone")
     )
-    built = vars(run_cell(case, strict, tmp_path, BUILT, "cpu"))
+    built = vars(run_cell(case, strict, tmp_path, BUILT, "cpu", shared_folder))
     assert built["status"] == "pass", built["error"]
     assert built["measurements"].package_built_by is None
     package = tmp_path / "layernorm-control-strict.pt2"  # what a cell of the case and style compiles
     compiled = package.stat().st_mtime_ns
-    shared = vars(run_cell(case, standalone, tmp_path, BUILT, "cpu"))
+    shared = vars(run_cell(case, standalone, tmp_path, BUILT, "cpu", shared_folder))
     assert shared["status"] == "pass", shared["error"]
     assert shared["measurements"].package_built_by == "layernorm-control-aoti_strict"
     assert shared["measurements"].compile_seconds is None and package.stat().st_mtime_ns == compiled  # loaded it
-    again = vars(run_cell(case, replace(standalone, attempt=2), tmp_path, BUILT, "cpu"))
+    again = vars(run_cell(case, replace(standalone, attempt=2), tmp_path, BUILT, "cpu", shared_folder))
     assert again["status"] == "pass" and again["measurements"].package_built_by is None
     assert package.stat().st_mtime_ns > compiled  # compiled anew

@@ -18,7 +18,7 @@ from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
 from harness.kernel.styles import Wrapped
-from harness.spec import Capture, Measurements, Tolerance
+from harness.spec import Capture, Measurements, RunLocations, Tolerance
 
 
 class CellSkip(Exception):
@@ -44,6 +44,7 @@ class Cell:
     measurements: Measurements = field(default_factory=Measurements)
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
+    locations: RunLocations = field(default_factory=RunLocations)  # the run's standalone server and packages
 
     @property
     def case_style(self) -> str:

@@ -19,7 +19,7 @@ from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, Stage, Status
+from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
@@ -39,6 +39,7 @@ def run_cell(
     workdir: Path,
     cache: dict[tuple[str, str], Wrapped],
     device: str | None = None,
+    locations: RunLocations | None = None,
 ) -> Outcome:
     """Run one cell in this process (never raises for the cell's own failures). ``device`` overrides the
     path's (the harness's own tests run CUDA paths on CPU tensors); under Triton's interpreter
@@ -47,7 +48,13 @@ def run_cell(
     if device == "cuda" and triton_interpreted():
         device = "cpu"
     cell = Cell(
-        case=case, style=spec.style, device=device, tolerance=spec.tolerance, workdir=workdir, share=spec.attempt == 1
+        case=case,
+        style=spec.style,
+        device=device,
+        tolerance=spec.tolerance,
+        workdir=workdir,
+        share=spec.attempt == 1,
+        locations=locations or RunLocations(),
     )
     outcome: Outcome | None = None  # the outcome of a cell that did not run to its end (a verdict's otherwise)
     mismatch: str | None = None

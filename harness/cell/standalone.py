@@ -1,7 +1,7 @@
 """The standalone server behind the aoti_standalone path: a process that imports torch only (never a case, and
 no op of the harness registered) and forks one fresh child per AOTInductor package, which loads and runs it
 as a deployment process would. The run's zygote starts one for the whole run before it imports the harness
-(``HARNESS_STANDALONE`` names it); anywhere else (a repro, a bare cell) the first load starts one with
+(each cell process gets its address in its request); anywhere else (a repro, a bare cell) the first load starts one with
 ``python -c``. This module imports nothing heavy: the zygote imports it before forking the server."""
 
 from __future__ import annotations
@@ -15,10 +15,6 @@ from multiprocessing.connection import Client
 from pathlib import Path
 from typing import Any
 
-STANDALONE_ENV = "HARNESS_STANDALONE"
-# the run's folder of AOTInductor packages that aoti_strict and aoti_standalone share (paths/export.py); the
-# zygote makes one per run, so cell processes forked from it see the same folder
-PACKAGES_ENV = "HARNESS_PACKAGES"
 STANDALONE_TIMEOUT = 600.0
 
 # The server's code (harness/cell/standalone_server.py), run as ``python -c SERVER_SOURCE ADDRESS``: a process
@@ -27,10 +23,10 @@ SERVER_SOURCE = (Path(__file__).parent / "standalone_server.py").read_text()
 _own_server: list[tuple[subprocess.Popen[str], str]] = []  # (process, address) when this process started one
 
 
-def standalone_address() -> str:
-    """The run's standalone server, or one this process starts (once) when there is none."""
-    if os.environ.get(STANDALONE_ENV):
-        return os.environ[STANDALONE_ENV]
+def standalone_address(given: str | None) -> str:
+    """The run's standalone server (``given``), or one this process starts (once) when there is none."""
+    if given:
+        return given
     if _own_server and _own_server[0][0].poll() is None:
         return _own_server[0][1]
     address = str(Path(tempfile.mkdtemp(prefix="harness-standalone-")) / "socket")
@@ -43,11 +39,11 @@ def standalone_address() -> str:
     return address
 
 
-def run_standalone(request: dict[str, Any]) -> int:
-    """Run one package in a fresh child of the standalone server; the child's exit code (negative: signal).
-    The child sees this process's CUDA_VISIBLE_DEVICES (the cell's GPU)."""
+def run_standalone(request: dict[str, Any], server: str | None) -> int:
+    """Run one package in a fresh child of the standalone ``server`` (None: one this process starts); the child's
+    exit code (negative: signal). The child sees this process's CUDA_VISIBLE_DEVICES (the cell's GPU)."""
     gpu = {"CUDA_VISIBLE_DEVICES": os.environ["CUDA_VISIBLE_DEVICES"]} if "CUDA_VISIBLE_DEVICES" in os.environ else {}
-    with Client(standalone_address(), family="AF_UNIX") as conn:
+    with Client(standalone_address(server), family="AF_UNIX") as conn:
         conn.send({**request, "environment": gpu})
         pid = conn.recv()
         if not conn.poll(STANDALONE_TIMEOUT):

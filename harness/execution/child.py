@@ -12,11 +12,12 @@ from pathlib import Path
 from harness.case import Case, load_case
 from harness.cell.runner import device_name, run_cell
 from harness.kernel.styles import Wrapped
-from harness.spec import CellSpec
+from harness.spec import CellSpec, RunLocations
 
 
-def serve(conn: Connection, workdir: str, log_file: str) -> None:
-    """Send this process's device name, then answer each spec with its outcome until the connection closes."""
+def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations) -> None:
+    """Send this process's device name, then answer each spec with its outcome until the connection closes;
+    ``locations``: what the run's cells share (the zygote's standalone server and package folder)."""
     log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -33,7 +34,7 @@ def serve(conn: Connection, workdir: str, log_file: str) -> None:
         if key not in cases:
             cases[key] = load_case(*key)
         print(f"--- cell {spec.id}", flush=True)
-        outcome = run_cell(cases[key], spec, Path(workdir), built)
+        outcome = run_cell(cases[key], spec, Path(workdir), built, locations=locations)
         # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
         measured = outcome.measurements
         measured.pid, measured.nth, measured.gpu = os.getpid(), nth, os.environ.get("CUDA_VISIBLE_DEVICES")

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Any
 
 # stdlib only: the standalone server forked from here still holds torch only
-from harness.cell import standalone, standalone_server
+from harness.cell import standalone_server
 from harness.execution import tempdirs
+from harness.spec import RunLocations
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
@@ -135,7 +136,7 @@ def _check_fork_is_safe() -> None:
         raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
 
 
-def _supervise(conn: Connection, request: dict[str, Any]) -> None:
+def _supervise(conn: Connection, request: dict[str, Any], locations: RunLocations) -> None:
     """In the supervisor: fork the cell process, wait for it, send its exit code."""
     from harness.execution.child import serve
 
@@ -145,7 +146,7 @@ def _supervise(conn: Connection, request: dict[str, Any]) -> None:
         if request.get("gpu") is not None:
             os.environ["CUDA_VISIBLE_DEVICES"] = request["gpu"]
         conn.send(os.getpid())
-        serve(conn, request["workdir"], request["log_file"])
+        serve(conn, request["workdir"], request["log_file"], locations)
         os._exit(0)
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     try:
@@ -184,7 +185,7 @@ def _hash_sources() -> None:
 
 def _start_standalone_server(address: str) -> None:
     """Fork the run's standalone server (harness/cell/standalone.py) from this process while it holds torch only,
-    and wait until it serves; cell processes find it through HARNESS_STANDALONE."""
+    and wait until it serves; each cell process gets its address in its request (``RunLocations``)."""
     ready_read, ready_write = os.pipe()
     if os.fork() == 0:
         os.close(ready_read)
@@ -195,7 +196,6 @@ def _start_standalone_server(address: str) -> None:
     with os.fdopen(ready_read) as ready:
         if ready.readline() != "ready\n":
             raise ZygoteFailed("the standalone server exited while starting")
-    os.environ[standalone.STANDALONE_ENV] = address
 
 
 def main(address: str, sys_path: str) -> None:
@@ -211,10 +211,9 @@ def main(address: str, sys_path: str) -> None:
     _probe_isas()
     pick_vec_isa()
     times.append(("CPU-ISA probes", time.perf_counter()))
-    _start_standalone_server(address + ".standalone")
-    packages = Path(address).parent / "packages"
-    packages.mkdir()
-    os.environ[standalone.PACKAGES_ENV] = str(packages)
+    locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
+    _start_standalone_server(locations.standalone)
+    Path(locations.packages).mkdir()
     times.append(("standalone server", time.perf_counter()))
     for module in PRELOAD:
         importlib.import_module(module)
@@ -238,6 +237,6 @@ def main(address: str, sys_path: str) -> None:
             continue
         if os.fork() == 0:
             listener.close()
-            _supervise(conn, request)
+            _supervise(conn, request, locations)
             os._exit(0)
         conn.close()

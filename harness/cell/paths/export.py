@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import inspect
 import json
-import os
 import shutil
 import signal
 from collections.abc import Callable
@@ -17,7 +16,7 @@ import torch
 from harness.case import Inputs, copy_inputs
 from harness.cell.context import CellCrash
 from harness.cell.paths.common import _infer, path
-from harness.cell.standalone import PACKAGES_ENV, run_standalone
+from harness.cell.standalone import run_standalone
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
@@ -75,7 +74,7 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
     produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
     attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
     sampled again."""
-    folder = os.environ.get(PACKAGES_ENV)
+    folder = cell.locations.packages
     if not folder or not cell.share or cell.example is not None:
         return _package(cell, True, inputs)
     stem = Path(folder) / f"{cell.case_style}-shared-strict"  # the case and style
@@ -131,7 +130,7 @@ def aoti_standalone(cell: Cell) -> None:
     request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
     request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
     with cell.timed("run_seconds"):
-        code = run_standalone(request)
+        code = run_standalone(request, cell.locations.standalone)
     stderr = Path(files["log.txt"]).read_text(errors="replace")
     if code < 0:
         raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")
