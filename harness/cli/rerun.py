@@ -1,0 +1,121 @@
+"""The gate's re-runs: regressed cells run again on this machine (when it is the one that measured them), and
+what the re-runs saw applied to the diff. A re-run that passes makes a regression flaky; one that gives wrong
+numbers makes it wrong, which no re-run excuses."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.records.environment import interpreted, versions
+from harness.records.results import Results, read_results
+from harness.report.gate import Change
+from harness.spec import Status, triton_interpreted
+
+STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
+
+
+def here_stamp(interpret: bool) -> dict[str, object]:
+    """This machine's ``STAMP``, for a re-run that passes ``--interpret`` when ``interpret`` (TRITON_INTERPRET=1
+    in this environment makes any run an interpreter run)."""
+    from harness.cell.runner import device_name
+
+    here = {**versions(), "device": device_name(), "triton_interpret": interpret or triton_interpreted()}
+    return {key: here[key] for key in STAMP}
+
+
+def stamp_differs(measured: dict[str, object], here: dict[str, object]) -> tuple[str, str] | None:
+    """Where ``here`` (an environment stamp) differs from ``measured`` in ``STAMP``: what each has ("triton
+    3.9.0", "triton 3.7.1"), or None when a run here measures what ``measured`` measured."""
+    differ = [key for key in STAMP if _stamped(measured, key) != _stamped(here, key)]
+    if not differ:
+        return None
+    was, now = (", ".join(f"{key} {_stamped(env, key)}" for key in differ) for env in (measured, here))
+    return was, now
+
+
+def _stamped(env: dict[str, object], key: str) -> object:
+    return interpreted(env) if key == "triton_interpret" else env.get(key)
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """How the gate re-runs regressions: ``times`` runs of ``matrix`` each (0: none); ``current`` names the
+    results file being gated, for the note when it was measured elsewhere."""
+
+    matrix: str
+    times: int
+    current: str
+
+    def __call__(self, changes: list[Change], current: Results) -> list[Change]:
+        return rerun_regressions(changes, current, self)
+
+
+def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
+    """The diff with each regression re-run ``how.times`` times here (not re-run, with a note, when
+    ``current`` was measured on another machine)."""
+    regressed = [change.id for change in changes if change.kind == "regression"]
+    if not regressed or how.times <= 0:
+        return changes
+    differs = stamp_differs(current.environment, here_stamp(interpreted(current.environment)))
+    if differs:
+        there, here = differs
+        print(
+            f"note: not re-running regressions: {how.current} was measured with {there}, this machine has {here}: "
+            "the regressions stand",
+            file=sys.stderr,
+        )
+        return changes
+    seen: dict[str, list[Status]] = {}
+    for _ in range(how.times):
+        for cell, status in _run_once(regressed, current, how.matrix).items():
+            seen.setdefault(cell, []).append(status)
+    return apply_reruns(changes, seen)
+
+
+def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[Change]:
+    """Each regression judged again by what its re-runs saw (``seen``: cell id -> each re-run's status, in
+    order): wrong numbers on any re-run make it ``wrong``; else a pass on any makes it ``flaky``."""
+    out = []
+    for change in changes:
+        statuses = seen.get(change.id, [])
+        if change.kind == "regression" and Status.WRONG in statuses:
+            n = statuses.index(Status.WRONG) + 1
+            change = dataclasses.replace(change, kind="wrong", current=f"{change.current}; wrong on re-run {n}")
+        elif change.kind == "regression" and Status.PASS in statuses:
+            n = statuses.index(Status.PASS) + 1
+            change = dataclasses.replace(change, kind="flaky", current=f"{change.current}; pass on re-run {n}")
+        out.append(change)
+    return out
+
+
+def _run_once(cells: list[str], current: Results, matrix: str) -> dict[str, Status]:
+    """One ``python -m harness run`` of ``cells``: each one's status (none where the re-run's own stamp is not the
+    current run's)."""
+    with tempfile.TemporaryDirectory() as out:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "harness",
+                "run",
+                "--matrix",
+                matrix,
+                "--report-dir",
+                out,
+                *(f"{matrix}::{cell}" for cell in cells),
+                *(["--interpret"] if interpreted(current.environment) else []),
+                "-q",
+            ],
+            check=False,
+            capture_output=True,
+        )
+        file = Path(out) / "results.json"
+        rerun = read_results(file) if file.exists() else None
+        if rerun is None or stamp_differs(current.environment, rerun.environment):
+            return {}  # measured nothing, or something else than the current run measured
+        return {cell.id: cell.status for cell in rerun.cells}
