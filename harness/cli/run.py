@@ -6,6 +6,7 @@ as it does under plain ``pytest``."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from harness.errors import InputError
 from harness.plugin.options import declare
@@ -25,9 +26,13 @@ def run(args: list[str]) -> int:
     from harness.plugin.session import RunCommand
 
     workers = [] if any(arg.startswith(WORKERS) for arg in args) else ["-n", "auto"]
+    # pytest finds its rootdir before it knows the plugin's options, so the folder of --report-dir DIR reads as a
+    # file argument: an xdist worker, started once DIR exists, took it for its rootdir (node ids DIR::CELL-ID)
+    rootdir = [] if any(arg.startswith("--rootdir") for arg in args) else [f"--rootdir={os.getcwd()}"]
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
     # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
-    return int(pytest.main(["-p", "harness.plugin", "-p", "no:benchmark", *workers, *args], plugins=[RunCommand()]))
+    plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
+    return int(pytest.main([*plugins, *rootdir, *workers, *args], plugins=[RunCommand()]))
 
 
 def help_text() -> str:

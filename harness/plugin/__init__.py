@@ -10,7 +10,6 @@ no asserts to rewrite."""
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -30,9 +29,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
     if not options.runs_matrix(config):
         return
-    here = str(config.invocation_params.dir)
-    if here not in sys.path:  # as under `python -m pytest`: a user's case modules
-        sys.path.insert(0, here)
     config.pluginmanager.register(collect, PLUGINS[0])
     config.stash[processes_key] = CellProcesses(config)
     config.pluginmanager.register(config.stash[processes_key], PLUGINS[1])

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.errors import InputError
+from harness.matrix.builtin import matrix_file
 from harness.plugin.options import Options, options
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
@@ -55,7 +56,7 @@ class RunInputs:
         selected = set(self.matrix.cell_ids())
         unknown = [cell for cell in self.named_cells() if cell not in selected]
         if unknown:
-            where = f"{self.options.matrix_file}::"
+            where = f"{matrix_file(self.config.getoption('matrix'))[0]}::"  # as given
             raise InputError("command line", where, f"not a cell of the selection: {', '.join(unknown)}")
         _ = (self.resumed, self.reuse_file, self.baseline)  # each read now: a bad one stops the run before it starts
 

@@ -74,6 +74,9 @@ def _check(config: pytest.Config) -> None:
     given = options(config)
     if given.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
         os.environ[INTERPRET_ENV] = "1"  # processes start: they inherit it, and the results record it
+    here = str(config.invocation_params.dir)
+    if here not in sys.path:  # as under `python -m pytest`: a user's case modules
+        sys.path.insert(0, here)
     check_cache_dir(given.cache_dir)
     inputs(config).check()
     if not config.option.collectonly:  # one run at a time writes into a report folder

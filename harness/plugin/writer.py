@@ -120,10 +120,9 @@ class RecordsWriter:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.expected:
-            matrix_file = self.options.matrix_file.resolve()
-            file_of = {nodeid: (self.config.rootpath / nodeid.partition("::")[0]).resolve() for nodeid in ids}
-            to_run = {nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file}
+        if not self.expected:  # by cell id: a worker's rootdir, so its node ids' paths, may differ from this one's
+            cells = {spec.id for spec in self.inputs.plan.cells}
+            to_run = {nodeid.rpartition("::")[2] for nodeid in ids} & cells
             if to_run or self.inputs.kept:
                 self.expected = expected_ids(self.config, to_run)
 
