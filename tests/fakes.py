@@ -4,6 +4,7 @@ pytest-xdist tests its scheduler with ``MockNode``."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.plugin import options as opts
+from harness.plugin import inputs, options
 from harness.spec import CellSpec, Outcome
 
 Answer = Callable[[CellSpec], Outcome]
@@ -89,9 +90,11 @@ class FakeCells:
 
 
 def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | None = None, **plan: Any) -> Any:
-    """Just what ``CellProcesses`` reads of a pytest config: the options, the plan, the xdist worker's id."""
-    options = opts.Options(
+    """Just what ``CellProcesses`` reads of a pytest config: the options, the plan (as a worker's, from its
+    controller), the xdist worker's id."""
+    given = options.Options(
         matrix_file=tmp_path / "m.toml",
+        matrix_source="--matrix",
         report_dir=tmp_path / "out",
         cases=None,
         styles=None,
@@ -105,9 +108,8 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
     )
     fields = {"keys": {}, "wanted": frozenset(), "baseline": {}, "reruns": 0, "environment": {}, "gpus": (), **plan}
     stash = pytest.Stash()
-    stash[opts.options_key] = options
-    stash[opts.plan_key] = opts.Plan(cells=cells, **fields)
-    config = SimpleNamespace(stash=stash, option=SimpleNamespace(dist="no", tx=None, collectonly=False))
-    if workerid is not None:
-        config.workerinput = {"workerid": workerid, "workercount": 2}
-    return config
+    stash[options.options_key] = given
+    plan = {inputs.PLAN_INPUT: pickle.dumps(inputs.Plan(cells=cells, **fields))}  # as a worker gets it
+    worker = {"workerid": workerid, "workercount": 2} if workerid is not None else {}
+    option = SimpleNamespace(dist="no", tx=None, collectonly=False)
+    return SimpleNamespace(stash=stash, option=option, workerinput={**plan, **worker})

@@ -187,20 +187,25 @@ def test_a_cuda_path_asked_for_on_a_cpu_host_suggests_the_interpreter(tmp_path, 
 
 
 def test_run_help_explains_every_option(capsys):
-    with pytest.raises(SystemExit):
-        main(["run", "--help"])
+    """One declaration per option (harness/plugin/options.py): ``run --help`` and pytest's help say the same."""
+    from harness.plugin.options import declare
+
+    assert main(["run", "--help"]) == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "--report-dir REPORT_DIR where the run writes records.jsonl, results.json, the chart matrix.md" in text
+    flags: list[str] = []
+    declare(lambda flag, **_: flags.append(flag))
+    assert all(flag in text for flag in flags) and "--interpret" in flags
 
 
-def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(tmp_path, monkeypatch):
-    from harness.plugin.arguments import check_pytest_args, node_ids
-
-    (tmp_path / "m.toml").write_text(HEAD)
+@pytest.mark.parametrize("spelling", ["./m.toml::{cell}", "{tmp}/m.toml::{cell}", "m.toml::{cell}"])
+def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(spelling, tmp_path, monkeypatch, capsys):
+    (tmp_path / "m.toml").write_text(HEAD.replace('["control"]', '["control", "raw_jit"]') + TOLERANCES)
     monkeypatch.chdir(tmp_path)
-    given = ["./m.toml::a", f"{tmp_path}/m.toml::b", "m.toml::c", "other.toml::d", "-k", "x::y"]
-    assert node_ids(given, "m.toml") == (["a", "b", "c"], ["m.toml::a", "m.toml::b", "m.toml::c", *given[3:]])
-    check_pytest_args(["m.toml::a", "-k", "x::y", "-W", "ignore::UserWarning", "-n", "auto", "-n3"], "m.toml")
+    node = spelling.format(tmp=tmp_path, cell="sin-control-cpu_fallback")
+    args = ["--matrix", "m.toml", node, "-k", "x::y or sin", "-W", "ignore::UserWarning", "-n0", "--co", "-q"]
+    assert main(["run", *args]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("m.toml::sin-control-cpu_fallback")
 
 
 @pytest.mark.parametrize(

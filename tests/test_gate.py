@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.cli import rerun
 from harness.errors import InputError
 from harness.records.results import SCHEMA
 from harness.report import gate as reading
-from harness.report import history, rerun
+from harness.report import history
 from harness.spec import STATUSES, Status
 from tests.conftest import harness_main, make_record, typed
 

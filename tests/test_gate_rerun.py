@@ -9,7 +9,7 @@ import pytest
 import torch
 import triton
 
-from harness.report import rerun
+from harness.cli import rerun
 from tests.conftest import harness_main, make_record
 from tests.test_gate import results_file
 

@@ -101,18 +101,20 @@ def test_a_line_cut_short_by_a_kill_is_left_out_with_one_warning(tmp_path: Path,
 
 
 def test_a_failed_write_stops_the_run_with_one_line(tmp_path: Path):
-    from harness.plugin import reportdir
-    from harness.plugin.writer import write_or_stop
+    from harness.plugin.reportdir import ReportDir
+    from harness.plugin.writer import STOPPED, write_or_stop
 
     (tmp_path / "records.jsonl").mkdir()  # the log cannot be made: a folder is in its place
     log = RecordLog(tmp_path / "records.jsonl")
     so_far = Results({"device": "cpu"}, [typed(make_record("a", "b", "c", status="pass"))])
+    folder = ReportDir(tmp_path)
     with pytest.raises(pytest.exit.Exception) as stopped:
-        write_or_stop(log.file, lambda: log.start({}, []), lambda: so_far)
-    assert reportdir.failure() == str(stopped.value)
-    assert stopped.value.returncode == 6 and str(stopped.value).count("\n") == 0
-    assert str(stopped.value).startswith(f"{log.file}: (write): ") and "the run stops" in str(stopped.value)
-    saved = Path(str(stopped.value).rpartition(" are in ")[2])
+        write_or_stop(log.file, lambda: log.start({}, []), lambda: so_far, folder)
+    assert stopped.value.returncode == 6 and str(stopped.value) == STOPPED  # the line is the session's to say
+    line = folder.failed
+    assert line is not None and line.count("\n") == 0
+    assert line.startswith(f"{log.file}: (write): ") and "the run stops" in line
+    saved = Path(line.rpartition(" are in ")[2])
     assert read_results(saved).to_data() == so_far.to_data()  # every record so far, where the line says
 
 

@@ -9,11 +9,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from harness.__main__ import main
 from harness.execution import tempdirs
+from harness.plugin.session import exit_status
 from harness.plugin.writer import kept_line
 from harness.records.log import RecordLog
 from tests.conftest import REPO, TOLERANCES
@@ -29,15 +31,14 @@ def matrix(tmp_path: Path) -> Path:
     return file
 
 
-@pytest.mark.parametrize("interrupt", ["code", "raise"])
-def test_ctrl_c_exits_130(interrupt, matrix, tmp_path, monkeypatch):
+def test_ctrl_c_exits_130(matrix, tmp_path, monkeypatch):
     def interrupted(args, plugins=None):
-        if interrupt == "raise":
-            raise KeyboardInterrupt
-        return pytest.ExitCode.INTERRUPTED
+        raise KeyboardInterrupt
 
     monkeypatch.setattr(pytest, "main", interrupted)
     assert main(["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out")]) == 130
+    # inside the session: pytest's INTERRUPTED (2, the code of bad input too) becomes 130, whatever was recorded
+    assert exit_status(pytest.ExitCode.INTERRUPTED, None, tmp_path, None, interrupted=True) == (130, "")
 
 
 def test_collect_only_is_not_a_failed_run(matrix, tmp_path, capsys):
@@ -256,11 +257,9 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
 
 def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
     """Issue 36: the first SIGTERM interrupts the run as Ctrl-C; one more, while it cleans up, is only noted."""
-    import harness.plugin as plugin
+    from harness.plugin.session import MatrixSession
 
-    config = pytest.Config.__new__(pytest.Config)  # the stash is all the handler's installer uses
-    config.stash = pytest.Stash()
-    plugin._interrupt_on_sigterm(config)
+    session = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
     try:
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGTERM)
@@ -268,5 +267,5 @@ def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(0.1)
     finally:
-        signal.signal(signal.SIGTERM, config.stash[plugin.sigterm_key])
+        session.pytest_unconfigure(session.config)
     assert "the run is stopping already, cleaning up" in capsys.readouterr().err

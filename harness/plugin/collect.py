@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from harness.plugin import options as opts
+from harness.plugin.inputs import PLAN_INPUT, inputs
+from harness.plugin.options import options, runs_matrix
 from harness.plugin.processes import processes_key
 from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Status
@@ -29,7 +30,7 @@ class CellFailed(Exception):
 
 class MatrixFile(pytest.File):
     def collect(self) -> Generator[CellItem, None, None]:
-        for spec in opts.plan(self.config).cells:
+        for spec in inputs(self.config).plan.cells:
             item = CellItem.from_parent(self, name=spec.id, spec=spec)
             item.add_marker(pytest.mark.cell)
             yield item
@@ -43,7 +44,7 @@ class CellItem(pytest.Item):
 
     def runtest(self) -> None:
         processes = self.config.stash[processes_key]
-        self.record = Record.of(self.spec, processes.run(self.spec), opts.plan(self.config).keys[self.spec.id])
+        self.record = Record.of(self.spec, processes.run(self.spec), inputs(self.config).plan.keys[self.spec.id])
         self.user_properties.append((DEVICE_PROPERTY, processes.device))
         if self.record.status == Status.SKIP:
             pytest.skip(self.record.reason or "")
@@ -60,7 +61,7 @@ class CellItem(pytest.Item):
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.resolve() == parent.config.stash[opts.options_key].matrix_file.resolve():
+    if file_path.resolve() == options(parent.config).matrix_file.resolve():
         return MatrixFile.from_parent(parent, path=file_path)
     return None
 
@@ -68,8 +69,8 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist, on the controller of a run of the matrix: hand each worker the run's plan."""
-    if opts.runs_matrix(node.config):
-        node.workerinput[opts.PLAN_INPUT] = pickle.dumps(opts.plan(node.config))
+    if runs_matrix(node.config):
+        node.workerinput[PLAN_INPUT] = pickle.dumps(inputs(node.config).plan)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -77,7 +78,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the --reuse run); run the longest paths first."""
     if not any(isinstance(item, CellItem) for item in items):
         return
-    wanted = opts.plan(config).wanted
+    wanted = inputs(config).plan.wanted
     keep = [item for item in items if not isinstance(item, CellItem) or item.name in wanted]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
@@ -98,7 +99,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def pytest_handlecrashitem(crashitem: str, report: pytest.TestReport, sched: Any) -> None:
     """xdist: the pytest worker running ``crashitem`` died. Its record says so (the report then arrives
     through pytest_runtest_logreport like any other)."""
-    plan = opts.plan(sched.config)
+    plan = inputs(sched.config).plan
     spec = next((spec for spec in plan.cells if spec.id == crashitem.partition("::")[2]), None)
     if spec is not None:
         lost = Outcome(status=Status.CRASH, error_type="WorkerLost", error=str(report.longrepr)[-2000:])

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from harness.execution.confirm import ScriptRun, run_script, run_scripts
-from harness.plugin import options as opts
+from harness.plugin.inputs import inputs
+from harness.plugin.options import options, workers
 from harness.records.confirmation import confirmation
 from harness.records.record import Record
 from harness.records.results import Results
@@ -31,8 +32,8 @@ class Confirmer:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.enabled = not config.getoption("no_confirm")
-        self.folder = config.stash[opts.options_key].report_dir / ".confirming"
+        self.enabled = options(config).confirm
+        self.folder = options(config).report_dir / ".confirming"
         self.pool: ThreadPoolExecutor | None = None
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
 
@@ -45,15 +46,15 @@ class Confirmer:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
-        script.write_text(safe_source(record, env, opts.matrix(self.config).tolerances))
+        script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
         if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=max(1, opts.workers(self.config) // EARLY_SHARE))
+            self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config) // EARLY_SHARE))
         future = self.pool.submit(run_script, script, self.limit(record.path))
         self.early[signature] = (record.id, future)
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""
-        limits = {spec.id: spec.timeout for spec in opts.matrix(self.config).paths}
+        limits = {spec.id: spec.timeout for spec in inputs(self.config).matrix.paths}
         return limits.get(path, DEFAULT_LIMIT)
 
     def leaders(self) -> dict[str, str]:
@@ -80,7 +81,7 @@ class Confirmer:
             for script, cells in scripts.items()
             if cells[0] not in early and any(records[cell].confirmation is None for cell in cells)
         }
-        runs = run_scripts(to_run, opts.workers(self.config))
+        runs = run_scripts(to_run, workers(self.config))
         runs.update({script: early[cells[0]].result() for script, cells in scripts.items() if cells[0] in early})
         confirmed = []
         for script, run in runs.items():

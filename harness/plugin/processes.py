@@ -16,7 +16,8 @@ from typing import Any, Protocol
 import pytest
 
 from harness.execution.cellprocess import CellProcess
-from harness.plugin import options as opts
+from harness.plugin.inputs import inputs
+from harness.plugin.options import options, workers
 from harness.spec import CellSpec, Outcome, Rerun, Status
 
 processes_key = pytest.StashKey["CellProcesses"]()
@@ -44,7 +45,7 @@ class CellProcesses:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.options = config.stash[opts.options_key]
+        self.options = options(config)
         self.workerinput: dict[str, Any] = getattr(config, "workerinput", {})
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
@@ -91,7 +92,7 @@ class CellProcesses:
         ``measurements.ended`` is the last attempt's end)."""
         outcome = self._cell_process().run(spec)
         outcome.measurements.worker = self.worker  # the pytest process's lane on the run's timeline
-        plan = opts.plan(self.config)
+        plan = inputs(self.config).plan
         if not suspect(outcome.status, plan.baseline.get(spec.id)) or not plan.reruns:
             return outcome
         attempts = self._rerun(spec, range(2, plan.reruns + 2))
@@ -130,7 +131,7 @@ class CellProcesses:
         return self.make_process(
             self.options.report_dir / "logs" / f"{log_name}.log",
             self._environment(),
-            assigned_gpu(self.worker, opts.plan(self.config).gpus),
+            assigned_gpu(self.worker, inputs(self.config).plan.gpus),
             self.options.max_rss_mb,
             address,
             pid,
@@ -145,7 +146,7 @@ class CellProcesses:
         return None, None
 
     def _environment(self) -> dict[str, str]:
-        return cell_environment(opts.plan(self.config).environment, self.options.cache_dir, opts.workers(self.config))
+        return cell_environment(inputs(self.config).plan.environment, self.options.cache_dir, workers(self.config))
 
 
 def suspect(status: str, expected: str | None) -> bool:

@@ -1,21 +1,19 @@
 """The end of a run, on the controller: which matrix file it used (in pytest's header), and last, below pytest's
-own error blocks, the chart's path and a short verdict summary from the records just written."""
+own error blocks, the chart's path and a short verdict summary from the run's results (the records writer's)."""
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
 
 from harness.errors import EXIT_SUSPECTS
-from harness.matrix.builtin import matrix_file
-from harness.plugin import options as opts
+from harness.plugin.options import options, runs_matrix
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
-from harness.records.results import read_results
+from harness.records.results import Results
 from harness.report.mismatch import first_mismatch, wrong_kernels
 from harness.spec import Status
 
@@ -23,25 +21,25 @@ SHOWN = 20  # wrong cells named, at most
 
 
 class RunSummary:
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, results: Callable[[], Results | None]) -> None:
         self.config = config
-        self.started = time.time()
+        self.results = results  # the run's, None until written
 
     def pytest_report_header(self, config: pytest.Config) -> str | None:
-        if not opts.runs_matrix(config):
+        if not runs_matrix(config):
             return None
-        source = matrix_file(config.getoption("matrix"))[1]
-        file = config.stash[opts.options_key].matrix_file
-        return f"matrix: {file}" + (f" ({source})" if source != "--matrix" else "")
+        given = options(config)
+        source = f" ({given.matrix_source})" if given.matrix_source != "--matrix" else ""
+        return f"matrix: {given.matrix_file}{source}"
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)  # outside the terminal reporter's: after its short summary
     def pytest_terminal_summary(self, terminalreporter: Any) -> Generator[None, None, None]:
         yield
-        results = self.config.stash[opts.options_key].results_file
-        if not opts.runs_matrix(self.config) or not results.exists() or results.stat().st_mtime < self.started:
-            return
-        for line in summary_lines(read_results(results).cells, results.with_name("matrix.md")):
-            terminalreporter.write_line(line)
+        results = self.results()
+        if results is not None:
+            chart = options(self.config).report_dir / "matrix.md"
+            for line in summary_lines(results.cells, chart):
+                terminalreporter.write_line(line)
 
 
 def summary_lines(cells: list[Record], chart: Any) -> list[str]:

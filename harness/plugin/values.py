@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 from pathlib import Path
 
@@ -15,6 +14,16 @@ def parse_ids(text: str) -> list[str]:
     return [item.strip() for item in text.split(",") if item.strip()]
 
 
+def joined_ids(option: str, given: list[str] | None) -> str | None:
+    """Every ``--cases`` (``--styles``, ``--paths``) given, repeated ones joined: ``"a,b"``; None when not given."""
+    if given is None:
+        return None
+    ids = parse_ids(",".join(given))
+    if not ids:
+        raise InputError("command line", option, f"expected comma-separated ids, got {' '.join(given)!r}")
+    return ",".join(dict.fromkeys(ids))
+
+
 def parse_mib(text: str) -> float:
     """``--max-rss-mb``: a number of MiB >= 0 (0: never replace a cell process for its size)."""
     try:
@@ -22,7 +31,7 @@ def parse_mib(text: str) -> float:
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number of MiB >= 0 (0: never), got {text!r}")
+        raise InputError("command line", "--max-rss-mb", f"expected a number of MiB >= 0 (0: never), got {text!r}")
     return value
 
 

@@ -1,7 +1,8 @@
 """The records writer, on the controller only: each finished cell's record appended to records.jsonl as its
 report arrives (harness/records/log.py: a killed run keeps every cell it finished), and at the end results.json,
-the chart and one repro script per distinct failure, derived from those lines. A write that fails stops the run
-with one line and exit 6, every record so far saved (harness/plugin/reportdir.py)."""
+the chart and one repro script per distinct failure, from the records it holds (the run's ``results``, which the
+session's exit status and summary read: no file is read back). A write that fails stops the run with one line and
+exit 6, every record so far saved (harness/plugin/reportdir.py)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from harness.errors import EXIT_RUN_BROKE, EXIT_SUSPECTS
-from harness.plugin import options as opts
-from harness.plugin import reportdir
+from harness.errors import EXIT_RUN_BROKE
 from harness.plugin.collect import CellItem, device_of, record_of
 from harness.plugin.confirming import Confirmer
+from harness.plugin.inputs import inputs
+from harness.plugin.options import options, workers
 from harness.plugin.processes import cell_environment
-from harness.records.confirmation import is_suspect
+from harness.plugin.reportdir import ReportDir, report_dir
 from harness.records.environment import environment
-from harness.records.log import LOG_NAME, RecordLog, read_log
+from harness.records.log import LOG_NAME, RecordLog, assemble
 from harness.records.record import Record
 from harness.records.results import Results, ordered, write_results
 from harness.records.upgrade import path_entries
@@ -30,8 +31,9 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
     """The run's environment stamp: versions and machine, then the selected matrix's axes, goals and docs."""
     from harness.cell.runner import device_name
 
-    options, matrix, workers = config.stash[opts.options_key], opts.matrix(config), opts.workers(config)
-    env = environment(device or device_name(), workers, str(options.matrix_file))
+    given, run, count = options(config), inputs(config), workers(config)
+    matrix = run.matrix
+    env = environment(device or device_name(), count, str(given.matrix_file))
     env.update(
         docs=matrix.docs,
         axes={"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]},
@@ -44,15 +46,14 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,
         in_place=in_place(matrix) or None,
-        cell_environment=cell_environment(matrix.environment, options.cache_dir, workers),
-        cache_dir=str(options.cache_dir.resolve()),
+        cell_environment=cell_environment(matrix.environment, given.cache_dir, count),
+        cache_dir=str(given.cache_dir.resolve()),
     )
-    previous, kept = opts.resumed(config), opts.kept(config)
-    resumed = len(previous.cells) if previous else 0
-    counts = {"resumed_cells": resumed, "reused_cells": len(kept) - resumed}
-    env.update({name: count for name, count in counts.items() if count})
-    if options.shard:
-        env["shard"] = "{}/{}".format(*options.shard)
+    resumed = len(run.resumed.cells) if run.resumed else 0
+    counts = {"resumed_cells": resumed, "reused_cells": len(run.kept) - resumed}
+    env.update({name: n for name, n in counts.items() if n})
+    if given.shard:
+        env["shard"] = "{}/{}".format(*given.shard)
     return env
 
 
@@ -67,25 +68,25 @@ def in_place(matrix: Any) -> dict[str, list[str]]:
 
 def expected_ids(config: pytest.Config, to_run: set[str]) -> list[str]:
     """The cells this run must record, in matrix order: those selected now, plus those it keeps."""
-    wanted = to_run | set(opts.kept(config))
-    previous = opts.resumed(config)
-    order = [*(previous.environment.get("expected_cells", []) if previous else []), *opts.matrix(config).cell_ids()]
+    run = inputs(config)
+    wanted = to_run | set(run.kept)
+    previous = run.resumed
+    order = [*(previous.environment.get("expected_cells", []) if previous else []), *run.matrix.cell_ids()]
     expected = list(dict.fromkeys(cell for cell in order if cell in wanted))
     return expected + sorted(wanted - set(expected))
 
 
-STOPPED = "a write into the report folder failed: the run stops"  # pytest's banner, when the command line says why
+STOPPED = "a write into the report folder failed: the run stops"  # pytest's banner; the session says why
 
 
-def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], Results], said: bool = False) -> None:
-    """``write()``; when it fails, the run stops at once with one line naming ``file`` (exit 6), every record
-    so far (``records()``) saved where the line says; ``said``: the caller prints that line (``python -m harness
-    run``: ``error: ...``), so pytest's stop banner does not repeat it."""
+def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], Results], folder: ReportDir) -> None:
+    """``write()``; when it fails, the run stops at once (exit 6), every record so far (``records()``) saved
+    where ``folder``'s failed line, which names ``file``, says (the session prints it: ``error: ...``)."""
     try:
         write()
     except OSError as error:
-        line = reportdir.write_failed(file, error, records().to_data())
-        pytest.exit(STOPPED if said else line, returncode=EXIT_RUN_BROKE)
+        folder.write_failed(file, error, records().to_data())
+        pytest.exit(STOPPED, returncode=EXIT_RUN_BROKE)
 
 
 def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
@@ -96,33 +97,33 @@ def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
 
 
 class RecordsWriter:
-    """Appends each record as it arrives; derives results.json, the chart and the repros at the end."""
+    """Appends each record as it arrives; writes results.json, the chart and the repros at the end."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.options = config.stash[opts.options_key]
+        self.options = options(config)
+        self.inputs = inputs(config)
+        self.folder = report_dir(config)
         self.log = RecordLog(self.options.report_dir / LOG_NAME)
         self.expected: list[str] = []
         self.env: dict[str, Any] = {}
         self.records: dict[str, Record] = {}  # what the log holds so far, saved elsewhere should a write fail
         self.start = time.perf_counter()
         self.finished = False
-        self.rescued: str | None = None  # the line of a write that failed at the end of the run
-        self.suspects: list[str] = []  # failures their repro scripts did not show
+        self.results: Results | None = None  # the run's, once written at its end
         self.confirmer = Confirmer(config)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         to_run = {item.name for item in session.items if isinstance(item, CellItem)}
-        if to_run or opts.kept(self.config):
+        if to_run or self.inputs.kept:
             self.expected = expected_ids(self.config, to_run)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        if not self.expected:
-            matrix_file = self.options.matrix_file.resolve()
-            file_of = {nodeid: (self.config.rootpath / nodeid.partition("::")[0]).resolve() for nodeid in ids}
-            to_run = {nodeid.partition("::")[2] for nodeid in ids if file_of[nodeid] == matrix_file}
-            if to_run or opts.kept(self.config):
+        if not self.expected:  # by cell id: a worker's rootdir, so its node ids' paths, may differ from this one's
+            cells = {spec.id for spec in self.inputs.plan.cells}
+            to_run = {nodeid.rpartition("::")[2] for nodeid in ids} & cells
+            if to_run or self.inputs.kept:
                 self.expected = expected_ids(self.config, to_run)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -137,15 +138,14 @@ class RecordsWriter:
         """The log's first lines, once: the environment, then the records this run keeps."""
         if self.log.stream is None:
             self.env = {**run_environment(self.config, device), "expected_cells": self.expected}
-            self.records = dict(opts.kept(self.config))
+            self.records = dict(self.inputs.kept)
             self._write(lambda: self.log.start(self.env, list(self.records.values())))
 
     def _write(self, write: Callable[[], None]) -> None:
         try:
-            write_or_stop(self.log.file, write, self._so_far, said=self.config.stash.get(opts.cli_key, False))
+            write_or_stop(self.log.file, write, self._so_far, self.folder)
         except pytest.exit.Exception:
             self.finished = True  # nothing more is written: the run stops here
-            self.rescued = reportdir.failed_line()
             raise
 
     def _so_far(self) -> Results:
@@ -154,16 +154,12 @@ class RecordsWriter:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.finish()
-        if self.rescued is not None:
-            session.exitstatus = EXIT_RUN_BROKE
-        elif self.suspects and session.exitstatus in (0, 1):
-            session.exitstatus = EXIT_SUSPECTS
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.finish()  # again, in case an interrupted session's other plugins kept sessionfinish from us
 
     def finish(self) -> None:
-        """The log's end line, then results.json, the chart and the repros derived from it, once."""
+        """The log's end line, then results.json, the chart and the repros, once, from the records held."""
         if not self.expected or self.config.option.collectonly or self.finished:
             return
         from harness.report.chart import render
@@ -174,35 +170,34 @@ class RecordsWriter:
         try:  # no pytest.exit here: a write failing after every record sets the exit status instead
             if self.log.stream is None:
                 self.env = {**run_environment(self.config, None), "expected_cells": self.expected}
-                self.records = dict(opts.kept(self.config))
+                self.records = dict(self.inputs.kept)
                 self.log.start(self.env, list(self.records.values()))
-            results = read_log(file)
+            results = assemble(self.env, self.records, {}, from_log=False)
             file = self.options.report_dir / "repros"
-            scripts = write_repros(results, opts.matrix(self.config).tolerances, file, leaders=self.confirmer.leaders())
+            scripts = write_repros(results, self.inputs.matrix.tolerances, file, leaders=self.confirmer.leaders())
             file = self.log.file
             for record in self.confirmer.confirm(results, scripts):  # confirmed records replace the first ones
+                self.records[record.id] = record
                 self.log.append(record)
-            self.log.end({"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True})
-            results = read_log(file)
-            self.suspects = [record.id for record in results.cells if is_suspect(record)]
+            end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True}
+            self.log.end(end)
+            results = assemble(self.env, self.records, end, from_log=False)
             file = self.options.results_file
             write_results(file, results)
             file = self.options.report_dir / "matrix.md"
             file.write_text(render(results))
+            self.results = results
         except OSError as error:
-            self.rescued = reportdir.write_failed(file, error, self._so_far().to_data())
+            self.folder.write_failed(file, error, self._so_far().to_data())
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.rescued:  # said once: here, or by the command line (error: ...)
-            if not self.config.stash.get(opts.cli_key, False):
-                terminalreporter.write_line(f"[harness] {self.rescued}")
-        elif self.expected:
+        if self.results is not None:
             folder = self.options.report_dir
             terminalreporter.write_line(
                 f"[harness] records: {self.log.file} -> {self.options.results_file}  chart: {folder / 'matrix.md'}  "
                 f"repros: {folder / 'repros'}/"
             )
-        kept, previous = opts.kept(self.config), opts.resumed(self.config)
+        kept, previous = self.inputs.kept, self.inputs.resumed
         resumed = len(previous.cells) if previous else 0
         line = kept_line(len(kept) - resumed, resumed, self.options.reuse)
         if line:

@@ -87,8 +87,15 @@ def read_log(file: Path | str) -> Results:
     if environment is None:
         raise InputError(file, "line 1", "expected the run's environment")
     validate.check_environment(file, environment)
+    return assemble(environment, records, end, from_log=True)
+
+
+def assemble(environment: dict[str, Any], records: dict[str, Record], end: dict[str, Any], from_log: bool) -> Results:
+    """The results of a run's lines: its ``environment`` with the ``end`` line's summary (``complete`` false
+    without one, or while a cell of ``expected_cells`` has no record), its ``records`` (cell id -> the last one)
+    in the order of ``expected_cells``, the memory by process."""
     expected = environment.get("expected_cells") or list(records)
     env = {**environment, "complete": False, **end}
     env["complete"] = bool(env["complete"]) and set(records).issuperset(expected)
     env["memory"] = memory_by_process([record for record in records.values() if not record.reused_from])
-    return Results(env, ordered(records.values(), expected), from_log=True)
+    return Results(env, ordered(records.values(), expected), from_log=from_log)

@@ -1,4 +1,4 @@
-"""The commands that read results files (``report``, ``which``, ``repro``, ``gate``, ``history``, ``merge``): what
+"""The commands that read results files (``report``, ``which``, ``gate``, ``history``, ``merge``): what
 each does once harness/__main__.py has parsed its arguments."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.errors import EXIT_RUN_BROKE, InputError, unknown_id
 from harness.records.results import Results
+from harness.report.gate import Change
 from harness.spec import CellId
 
 
@@ -46,7 +47,7 @@ def narrowed(results: Results, args: argparse.Namespace) -> Results:
     return Results({**results.environment, "expected_cells": expected}, cells, results.from_log)
 
 
-def report(args: argparse.Namespace, _: list[str]) -> int:
+def report(args: argparse.Namespace) -> int:
     """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
     it), results.json is derived first."""
     from harness.records.results import read_results, write_results
@@ -68,34 +69,18 @@ def report(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
-def write_repro_scripts(args: argparse.Namespace, _: list[str]) -> int:
-    from harness.matrix.config import load_matrix
-    from harness.records.results import read_results
-    from harness.repro.failures import write_repros
-
-    results = Path(args.results)
-    out = Path(args.out) if args.out else results.parent / "repros"
-    loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
-    try:
-        written = write_repros(loaded, tolerances, out, args.cells)
-    except OSError as error:  # --out names a file, or a folder that cannot be written
-        raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
-    print(f"{len(written)} repro script(s) in {out}/")
-    return 0
-
-
-def gate(args: argparse.Namespace, _: list[str]) -> int:
+def gate(args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]]) -> int:
     """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
-    fails on some attempts only; with --strict also on fixes and stale known failures."""
+    fails on some attempts only; with --strict also on fixes and stale known failures. ``rerun``: the diff with
+    its regressions judged again by re-runs on this machine (the command line's)."""
     from harness.records.results import read_results
     from harness.report import gate as gating
-    from harness.report.rerun import rerun_regressions
 
     baseline, current = read_results(args.baseline), read_results(args.current)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
-    changes = rerun_regressions(gating.diff(baseline, current, known), current, args)
+    changes = rerun(gating.diff(baseline, current, known), current)
     text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky)
     write_text(Path(args.out), text)
     print(text)
@@ -111,7 +96,7 @@ def write_text(file: Path, text: str) -> None:
         raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
 
 
-def draw_history(args: argparse.Namespace, _: list[str]) -> int:
+def draw_history(args: argparse.Namespace) -> int:
     from harness.records.results import read_results
     from harness.report.history import render
 
@@ -121,7 +106,7 @@ def draw_history(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
-def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
+def merge_shards(args: argparse.Namespace) -> int:
     from harness.records.results import merge, read_results, write_results
     from harness.report.chart import write_chart
 
@@ -139,7 +124,7 @@ def merge_shards(args: argparse.Namespace, _: list[str]) -> int:
     return 0
 
 
-def which(args: argparse.Namespace, _: list[str]) -> int:
+def which(args: argparse.Namespace) -> int:
     """The styles meeting every goal of ``--goals`` in a results file (and the near misses), printed."""
     from harness.records.results import read_results
     from harness.report import which as query

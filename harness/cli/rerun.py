@@ -4,11 +4,11 @@ numbers makes it wrong, which no re-run excuses."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.records.environment import interpreted, versions
@@ -42,24 +42,37 @@ def _stamped(env: dict[str, object], key: str) -> object:
     return interpreted(env) if key == "triton_interpret" else env.get(key)
 
 
-def rerun_regressions(changes: list[Change], current: Results, args: argparse.Namespace) -> list[Change]:
-    """The diff with each regression re-run ``args.rerun`` times here (not re-run, with a note, when
+@dataclass(frozen=True)
+class Rerun:
+    """How the gate re-runs regressions: ``times`` runs of ``matrix`` each (0: none); ``current`` names the
+    results file being gated, for the note when it was measured elsewhere."""
+
+    matrix: str
+    times: int
+    current: str
+
+    def __call__(self, changes: list[Change], current: Results) -> list[Change]:
+        return rerun_regressions(changes, current, self)
+
+
+def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
+    """The diff with each regression re-run ``how.times`` times here (not re-run, with a note, when
     ``current`` was measured on another machine)."""
     regressed = [change.id for change in changes if change.kind == "regression"]
-    if not regressed or args.rerun <= 0:
+    if not regressed or how.times <= 0:
         return changes
     differs = stamp_differs(current.environment, here_stamp(interpreted(current.environment)))
     if differs:
         there, here = differs
         print(
-            f"note: not re-running regressions: {args.current} was measured with {there}, this machine has {here}: "
+            f"note: not re-running regressions: {how.current} was measured with {there}, this machine has {here}: "
             "the regressions stand",
             file=sys.stderr,
         )
         return changes
     seen: dict[str, list[Status]] = {}
-    for _ in range(args.rerun):
-        for cell, status in _run_once(regressed, current, args).items():
+    for _ in range(how.times):
+        for cell, status in _run_once(regressed, current, how.matrix).items():
             seen.setdefault(cell, []).append(status)
     return apply_reruns(changes, seen)
 
@@ -80,7 +93,7 @@ def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[C
     return out
 
 
-def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> dict[str, Status]:
+def _run_once(cells: list[str], current: Results, matrix: str) -> dict[str, Status]:
     """One ``python -m harness run`` of ``cells``: each one's status (none where the re-run's own stamp is not the
     current run's)."""
     with tempfile.TemporaryDirectory() as out:
@@ -91,10 +104,10 @@ def _run_once(cells: list[str], current: Results, args: argparse.Namespace) -> d
                 "harness",
                 "run",
                 "--matrix",
-                args.matrix,
+                matrix,
                 "--report-dir",
                 out,
-                *(f"{args.matrix}::{cell}" for cell in cells),
+                *(f"{matrix}::{cell}" for cell in cells),
                 *(["--interpret"] if interpreted(current.environment) else []),
                 "-q",
             ],

@@ -1,0 +1,155 @@
+"""A session of the matrix, the same under plain ``pytest`` and ``python -m harness run``: what it collects, its
+inputs checked before it starts, its report folder locked, SIGTERM taken as Ctrl-C, and its exit status:
+
+====  ==========================================================================================================
+0     every selected cell got a record (a failing cell is a measurement, not a failure of the run: ``gate`` it);
+      or ``--collect-only``
+1     the run did not record every selected cell
+2     unusable input, before any cell runs: one line naming the file (or ``command line``) and the key; also a
+      selection of no cell
+6     the harness failed to measure (harness/report/broken.py), or a write into --report-dir failed (the run
+      stops at once; the line says where every record so far was saved)
+7     a harness suspect: a failure its repro script, run outside the harness, did not show
+130   interrupted: Ctrl-C, SIGTERM, or pytest stopping the session early
+3, 4  pytest's own: an internal error, a usage error of one of pytest's options
+====  ==========================================================================================================
+
+A session runs the matrix when an argument names the matrix file or a cell of it, when pytest collects the folder
+of a ./matrix.toml for want of arguments, or when it is given no file argument and a harness option (or is
+``python -m harness run``): it then collects the matrix file (``--matrix``, else ./matrix.toml, else the packaged
+one)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, EXIT_SUSPECTS, InputError
+from harness.kernel.interpreter import INTERPRET_ENV
+from harness.plugin.inputs import inputs
+from harness.plugin.options import asked_for, options, runs_matrix
+from harness.plugin.reportdir import report_dir
+from harness.plugin.values import check_cache_dir
+from harness.records.confirmation import is_suspect
+from harness.records.results import Results
+from harness.report.broken import run_broke
+
+ARGS_INPUT = "harness_args"  # xdist workerinput: the controller's arguments (the matrix file it added)
+
+
+class RunCommand:
+    """Handed to ``pytest.main`` by ``python -m harness run``: a session given no file argument runs the matrix."""
+
+
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """Before the session: the matrix file as its argument where it has none and asks for the matrix, then every
+    input checked (bad input: ``error: ...``, one line, exit 2) and the report folder locked. A worker takes
+    its controller's arguments."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        config.args = list(workerinput.get(ARGS_INPUT, config.args))
+        return None
+    if config.option.help or config.option.version:
+        return None
+    try:
+        given = options(config)
+        command = any(isinstance(plugin, RunCommand) for plugin in config.pluginmanager.get_plugins())
+        if config.args_source != pytest.Config.ArgsSource.ARGS and (command or asked_for(config)):
+            config.args = [str(given.matrix_file)]
+        if runs_matrix(config) or command:  # run: a node id of another file is an error, not another run
+            _check(config)
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return None
+
+
+def _check(config: pytest.Config) -> None:
+    given = options(config)
+    if given.interpret:  # before the cases are imported (Triton reads it when a kernel is decorated) and the cell
+        os.environ[INTERPRET_ENV] = "1"  # processes start: they inherit it, and the results record it
+    here = str(config.invocation_params.dir)
+    if here not in sys.path:  # as under `python -m pytest`: a user's case modules
+        sys.path.insert(0, here)
+    check_cache_dir(given.cache_dir)
+    inputs(config).check()
+    if not config.option.collectonly:  # one run at a time writes into a report folder
+        folder = report_dir(config)
+        folder.lock()
+        config.add_cleanup(folder.unlock)
+    print(f"matrix: {given.matrix_file} ({given.matrix_source})", file=sys.stderr)  # the input is good: say which
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist, on the controller of a run of the matrix: each worker collects what the controller does."""
+    if runs_matrix(node.config):
+        node.workerinput[ARGS_INPUT] = list(node.config.args)
+
+
+class MatrixSession:
+    """On the controller of a run of the matrix: SIGTERM as Ctrl-C while it runs, and its exit status."""
+
+    def __init__(self, config: pytest.Config, results: Any) -> None:
+        self.config = config
+        self.results = results  # () -> the run's results, None when it wrote none
+        self.interrupted = False
+        self.sigterm: Any = None
+        if not config.option.collectonly and threading.current_thread() is threading.main_thread():
+            self.sigterm = signal.signal(signal.SIGTERM, _stop)
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        self.interrupted = self.interrupted or not isinstance(excinfo.value, pytest.exit.Exception)
+
+    @pytest.hookimpl(trylast=True)  # after the records writer's
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.config.option.collectonly:
+            return
+        failed, file = report_dir(self.config).failed, options(self.config).results_file
+        code, line = exit_status(int(session.exitstatus), self.results(), file, failed, self.interrupted)
+        if line:
+            print(f"error: {line}", file=sys.stderr)
+        session.exitstatus = code
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.sigterm is not None:
+            signal.signal(signal.SIGTERM, self.sigterm)
+
+
+def exit_status(
+    code: int, results: Results | None, file: Path, failed_write: str | None, interrupted: bool
+) -> tuple[int, str]:
+    """The run's exit status (the module's table) from pytest's ``code`` and what the run recorded (``results``,
+    written to ``file``), and the line that says why ("" when there is nothing to say)."""
+    if failed_write:
+        return EXIT_RUN_BROKE, failed_write
+    if interrupted:
+        return EXIT_INTERRUPTED, ""
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        return code, ""
+    if results is None:
+        return EXIT_BAD_INPUT, "no cell matches the selection"
+    broke = run_broke(results)
+    if broke:
+        return EXIT_RUN_BROKE, f"{file}: the run broke: {broke}"
+    if not results.environment.get("complete"):
+        return 1, f"{file}: the run did not record every selected cell"
+    return (EXIT_SUSPECTS if any(is_suspect(cell) for cell in results.cells) else 0), ""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its temp
+    folders removed), rather than killing the controller where it stands. A second SIGTERM (a supervisor's next
+    try) does not cut that clean-up short: SIGKILL does, if it must."""
+    signal.signal(signal.SIGTERM, _stopping)
+    raise KeyboardInterrupt
+
+
+def _stopping(signum: int, frame: Any) -> None:
+    print("harness: SIGTERM: the run is stopping already, cleaning up (SIGKILL ends it now)", file=sys.stderr)
