@@ -27,6 +27,7 @@ PLUGINS = ("harness-collect", "harness-processes", "harness-records", "harness-s
 locked_key = pytest.StashKey[bool]()  # whether this process took the report folder's lock for this session
 sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler before the session's
 pytest_addoption = options.pytest_addoption
+pytest_plugins = ("harness.plugin.progress",)  # its own plugin module: the cells done and the time left
 
 
 def pytest_configure(config: pytest.Config) -> None:
