@@ -36,15 +36,15 @@ DIFFER = "Where the cases differ"
 @dataclass
 class Cell:
     """One style and path over the chart's cases: its summary text and, where the cases end differently, the
-    cases that do not pass, grouped by their text (mark, note, broken path)."""
+    cases that do not pass, grouped by their own cell's text (mark, note, broken path)."""
 
     text: str
-    others: list[tuple[str, str]]
+    others: list[tuple[str, str]]  # (text, the cases named), for the cells whose cases differ
 
 
 def summary_section(chart: Chart) -> list[str]:
     """The summary tables, one per path group, after a line per case of its passing cells."""
-    grid = {(s, p): _cell(chart, s, p) for s in rows(chart.style_groups) for p in chart.paths}
+    grid = {(s, p): _cell(chart, s, p) for s in _rows(chart.style_groups) for p in chart.paths}
     differ = any(cell.others for cell in grid.values())
     named = f", and [{DIFFER}](#where-the-cases-differ) names the others" if differ else ""
     cases = " · ".join(f"{case} {_passed(chart, case)}" for case in chart.cases)
@@ -64,8 +64,8 @@ def summary_section(chart: Chart) -> list[str]:
         "",
     ]
     for group, group_paths in chart.path_groups:
-        table = [[s, *(grid[s, p].text for p in group_paths)] for s in rows(chart.style_groups)]
-        out += [*caption(group, chart.path_groups), style_table(table, chart.style_groups, group_paths), ""]
+        table = [[s, *(grid[s, p].text for p in group_paths)] for s in _rows(chart.style_groups)]
+        out += [*_caption(group, chart.path_groups), _style_table(table, chart.style_groups, group_paths), ""]
     return out
 
 
@@ -86,7 +86,7 @@ def differ_section(chart: Chart) -> list[str]:
     """One row per style and path whose cases end differently: the cases that do not pass, by mark and note."""
     wrapper_of = {style: wrapper for wrapper, styles in chart.style_groups for style in styles}
     table: list[list[str]] = []
-    for style in rows(chart.style_groups):
+    for style in _rows(chart.style_groups):
         for path in chart.paths:
             others = _cell(chart, style, path).others
             if others:
@@ -126,7 +126,7 @@ def _cell(chart: Chart, style: str, path: str) -> Cell:
         )
         if on
     )
-    texts = {case: case_text(chart, record) for case, record in records.items()}
+    texts = {case: _case_text(chart, record) for case, record in records.items()}
     failing = {case: text for case, text in texts.items() if not (records[case] and records[case].reliable_pass)}
     if not records:
         return Cell(MISSING, [])
@@ -155,7 +155,7 @@ def _count(records: list[Record]) -> str:
     return f"{sum(r.reliable_pass for r in ran)}/{len(ran)}" + "".join(f" {flag}" for flag, on in flags if on)
 
 
-def case_text(chart: Chart, record: Record | None) -> str:
+def _case_text(chart: Chart, record: Record | None) -> str:
     """One case's cell: mark, note number, and † where the control fails on the case and path too."""
     text = mark(record)
     if record is None or record.reliable_pass:
@@ -172,16 +172,16 @@ def _passed(chart: Chart, case: str) -> str:
     return f"{sum(r.reliable_pass for r in records)} of {len(records)}"
 
 
-def rows(style_groups: list[tuple[str, list[str]]]) -> list[str]:
+def _rows(style_groups: list[tuple[str, list[str]]]) -> list[str]:
     return [style for _, styles in style_groups for style in styles]
 
 
-def style_table(rows: list[list[str]], style_groups: list[tuple[str, list[str]]], paths: list[str]) -> str:
+def _style_table(grid: list[list[str]], style_groups: list[tuple[str, list[str]]], paths: list[str]) -> str:
     """Rows grouped by wrapper: the wrapper's name in the first column of its first row."""
     first = {styles[0]: wrapper for wrapper, styles in style_groups}
-    table = [[first.get(row[0], ""), *row] for row in rows]
+    table = [[first.get(row[0], ""), *row] for row in grid]
     return tabulate(table, headers=["wrapper", "style \\ path", *paths], tablefmt="github")
 
 
-def caption(group: str, path_groups: list[tuple[str, list[str]]]) -> list[str]:
+def _caption(group: str, path_groups: list[tuple[str, list[str]]]) -> list[str]:
     return [f"**{group}**", ""] if len(path_groups) > 1 else []
