@@ -9,7 +9,7 @@ from harness.report import history
 from harness.report.chart import render as chart_of
 from harness.report.marks import first_sentence, raised_at
 from tests.conftest import REPO, make_record, typed
-from tests.test_records_report import render, results, rows, section, table, tables, unwrap
+from tests.test_records_report import differ, render, results, rows, section, table, tables, unwrap
 
 pytestmark = pytest.mark.usefixtures("checkout_goals")  # goals of their own, not matrix.toml's
 
@@ -107,13 +107,12 @@ def test_rate_of_a_cell_run_several_times():
             make_record("add", "triton_op", "compile", status="pass", outcomes=["pass", "pass"]),
         )
     )
-    assert table(chart, "add") == {
+    assert table(chart, "Summary") == {  # one case: each cell is the case's
         "style \\ path": ["compile"],
         "autotune": ["❗WRONG 2/5 🎲 [1]"],
         "raw_jit": ["❌ 3/3 [2]"],  # failed alike every time: a rate, not flaky
         "triton_op": ["✅ 2/2"],
     }
-    assert table(chart, "Summary")["autotune"] == ["0/1 ❗ 🎲"]
     assert "- 🎲 **flaky**" in section(chart, "Legend")
 
 
@@ -129,8 +128,10 @@ def test_subsystem_blind_cells_are_apart_from_wrong_numbers():
         )
     )
     # note 1 is autotune's wrong cell: the FLOP counting goal names it first, as a near miss
-    assert table(chart, "add")["raw_jit"] == ["🔇 [2]"] and table(chart, "sin")["raw_jit"] == ["🔇 [3]"]
-    assert table(chart, "add")["autotune"] == ["❗WRONG [1]"]
+    assert differ(chart) == {
+        "raw_jit flop_counter": "🔇 [2]: add; 🔇 [3]: sin",
+        "autotune flop_counter": "❗WRONG [1]: add",
+    }
     summary = table(chart, "Summary")
     assert summary["raw_jit"] == ["0/2 🔇"]  # no ❗: a subsystem ignoring the kernel is not wrong numbers
     assert summary["autotune"] == ["1/2 ❗"]
@@ -231,7 +232,7 @@ def test_rows_are_grouped_by_wrapper():
     inferred = render(results(*records))
     given = render(results(*records, styles={s: {"wrapper": w, "decorator": d} for s, (w, d) in STYLES.items()}))
     for chart in (inferred, given):
-        grid = [row[:2] for row in rows(section(chart, "add"))[1:]]
+        grid = [row[:2] for row in rows(section(chart, "Summary"))[1:]]
         assert grid == [
             ["launcher", "raw_jit"],
             ["", "autotune"],
@@ -244,7 +245,10 @@ def test_rows_are_grouped_by_wrapper():
     assert "`custom_op_autotune_heuristics` (@triton.autotune over @triton.heuristics)" in legend
     # a wrapper from the data wins over the id's prefix
     odd = render(results(*records, styles={"raw_jit": {"wrapper": "custom_op", "decorator": None}}))
-    assert [row[:2] for row in rows(section(odd, "add"))[1:3]] == [["launcher", "autotune"], ["triton_op", "triton_op"]]
+    assert [row[:2] for row in rows(section(odd, "Summary"))[1:3]] == [
+        ["launcher", "autotune"],
+        ["triton_op", "triton_op"],
+    ]
 
 
 def test_columns_are_grouped_by_path_group_with_definitions_in_the_legend():
@@ -255,7 +259,7 @@ def test_columns_are_grouped_by_path_group_with_definitions_in_the_legend():
     }
     records = [make_record("add", "raw_jit", p, status="pass") for p in ("eager", "vmap", "compile")]
     chart = render(results(*records, paths=paths))
-    assert tables(chart, "add") == {
+    assert tables(chart, "Summary") == {
         "compile": {"style \\ path": ["eager", "compile"], "raw_jit": ["✅", "✅"]},
         "subsystems": {"style \\ path": ["vmap"], "raw_jit": ["✅"]},
     }
@@ -264,14 +268,14 @@ def test_columns_are_grouped_by_path_group_with_definitions_in_the_legend():
     assert "this results file has no environment.paths" not in legend
     # an old file: groups and definitions from this harness's path registry, and it says so
     old = render(results(*records))
-    assert list(tables(old, "add")) == ["compile", "subsystems"]
+    assert list(tables(old, "Summary")) == ["compile", "subsystems"]
     assert "from this harness's paths: this results file has no environment.paths" in section(old, "Legend")
     assert "  - `eager`: The style called directly" in section(old, "Legend")
 
 
 def test_top_of_the_chart_answers_first_and_an_interpreter_run_says_so():
     chart = render(results(make_record("add", "raw_jit", "eager", status="pass"), triton_interpret=True))
-    order = [chart.index(f"## {title}") for title in (GOALS, "Legend", "Summary", "add")]
+    order = [chart.index(f"## {title}") for title in (GOALS, "Legend", "Summary")]
     assert order == sorted(order)
     assert "INTERPRETER RUN: TRITON_INTERPRET=1" in chart.split("## ")[0]
     assert "INTERPRETER" not in render(results(make_record("add", "raw_jit", "eager", status="pass")))
@@ -305,7 +309,7 @@ def test_the_committed_reference_renders_with_its_answers():
     assert len(claims) < 60 and len({row[0] for row in claims}) > 10  # grouped by claim, not a row per cell
     lines = chart.splitlines()
     # each note also says whether its repro confirmed it
-    assert len(lines) < 1250 and max(map(len, lines)) <= 300 and "&lt;" not in chart
+    assert len(lines) < 600 and max(map(len, lines)) <= 250 and "&lt;" not in chart
     summary = table(chart, "Summary")
     assert "0/9 🔇" in summary["raw_jit"]  # its flop_counter cells are subsystem blind, not wrong
 
@@ -339,5 +343,36 @@ def test_long_text_is_wrapped_unescaped_and_collapsed():
     prose_lines = [line for line in chart.splitlines() if not line.startswith("|")]
     assert max(map(len, prose_lines)) <= 200 and url in chart.split()  # a URL is never cut
     assert "&lt;" not in chart and "\\<unknown module>" in chart
-    assert "<details><summary>add: 0 of 1 cells run pass on every attempt</summary>" in chart
     assert "<details><summary>1 notes: each failure's first sentence</summary>" in section(chart, "Notes")
+
+
+def test_each_cell_is_said_once_in_the_summary_or_where_the_cases_differ():
+    other = {**BOOM, "error": "other."}
+    cases = ("add", "sin", "softmax", "matmul")
+    chart = render(
+        results(
+            *cells(
+                {
+                    "raw_jit": {"eager": PASS, "compile": BOOM, "dynamic": {"sin": BOOM}},
+                    "autotune": {"eager": {"add": FLAKY_WRONG}, "compile": {"add": other, "sin": other}},
+                    "triton_op": {"compile": {**{c: BOOM for c in cases}, "add": other}},
+                },
+                cases=cases,
+            )
+        )
+    )
+    assert table(chart, "Summary") == {
+        "style \\ path": ["eager", "compile", "dynamic"],
+        "raw_jit": ["✅", "❌ [2]", "3/4"],  # every case alike: their mark and note
+        "autotune": ["3/4 ❗", "2/4", "·"],
+        "triton_op": ["·", "0/4", "·"],
+    }
+    # the cells whose cases differ, once each; most cases alike, when none passes: "the other N"
+    assert differ(chart) == {
+        "raw_jit dynamic": "❌ [2]: sin",
+        "autotune eager": "❗WRONG [1]: add",
+        "autotune compile": "❌ [3]: add, sin",
+        "triton_op compile": "❌ [3]: add; ❌ [2]: the other 3",
+    }
+    assert "per case: add 2 of 6 · sin 2 of 6 · softmax 4 of 6 · matmul 4 of 6." in section(chart, "Summary")
+    assert not any(f"## {case}" in chart for case in cases)  # no table per case repeating the summary

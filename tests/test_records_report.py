@@ -66,6 +66,11 @@ def table(chart: str, title: str) -> dict[str, list[str]]:
     return joined
 
 
+def differ(chart: str) -> dict[str, str]:
+    """The cells where the cases differ: "style path" -> the cases not passing, by mark and note."""
+    return {f"{row[1]} {row[2]}": row[3] for row in rows(section(chart, "Where the cases differ"))[1:]}
+
+
 def test_write_then_read_round_trip(tmp_path: Path):
     cells = [
         make_record("add", "raw_jit", "eager", status="pass", outcomes=["pass", "pass"]),
@@ -135,12 +140,15 @@ def test_chart_tables_symbols_and_notes():
     assert "NVIDIA H200" in chart and "torch 2.11.0" in chart and "Incomplete" not in chart
     # eager and export_nonstrict are in two path groups: one table each, captioned
     assert tables(chart, "Summary") == {
-        "compile": {"style \\ path": ["eager"], "raw_jit": ["1/2 ❗"], "control": ["2/2"]},
+        "compile": {"style \\ path": ["eager"], "raw_jit": ["1/2 ❗"], "control": ["✅"]},
         "export and deploy": {"style \\ path": ["export_nonstrict"], "raw_jit": ["0/1"], "control": ["1/1"]},
-    }  # skips are not counted as run
+    }  # the cases alike: their mark; else a count, where skips are not counted as run
     # notes are numbered in order of first use: the goals section (sin's wrong eager cell) comes first
-    assert table(chart, "add")["raw_jit"] == ["✅", "❌ [2]"]
-    assert table(chart, "sin")["raw_jit"] == ["❗WRONG [1]", "➖ [3]"]
+    assert differ(chart) == {
+        "raw_jit eager": "❗WRONG [1]: sin",
+        "raw_jit export_nonstrict": "❌ [2]: add; ➖ [3]: sin",
+        "control export_nonstrict": "➖ [3]: sin",
+    }
     assert "2. error at trace: RuntimeError: Cannot access data pointer" in chart
     assert "second line" not in chart
     assert "1. wrong at compare: Mismatch: output: 3 / 9" in chart and "3. skip: no CUDA device" in chart
@@ -153,7 +161,7 @@ def test_control_failure_marks_the_path_broken():
             make_record("add", "control", "aoti_strict", status="crash", error_type="SIGSEGV", error="died"),
         )
     )
-    assert table(chart, "add") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
+    assert table(chart, "Summary") == {"style \\ path": ["aoti_strict"], "raw_jit": ["💥 [1]†"], "control": ["💥 [1]"]}
     assert "- † **broken path**" in section(chart, "Legend")
 
 
@@ -162,7 +170,7 @@ def test_incomplete_run_lists_missing_cells():
     data["environment"]["expected_cells"].append("add-raw_jit-compile")
     chart = render(data)
     assert "**Incomplete run**: 1 of 2 cells recorded. Missing: add-raw_jit-compile" in chart
-    assert table(chart, "add")["raw_jit"] == ["✅", "·"]
+    assert table(chart, "Summary")["raw_jit"] == ["✅", "·"]
 
 
 @pytest.mark.parametrize("nasty", ["a | b", "`code`", "line1\nline2", "<script>x</script>", "*bold*", "x" * 5000])
@@ -215,5 +223,6 @@ def test_cells_contradicting_the_docs_are_listed_and_marked():
         ["launcher on `eager`", "supported", "docs", "`raw_jit`: add ❌ error"],
         ["launcher on `export_nonstrict`", "not supported", "docs", "`raw_jit`: add ✅ pass"],
     ]
-    assert table(chart, "add")["raw_jit"] == ["❌ [1] ≠docs", "❌ [3]", "✅ ≠docs"]
-    assert table(chart, "sin")["raw_jit"] == ["✅", "·", "➖ [2]"]
+    # a cell where some case contradicts the docs says so; which cases is said in the claim's row above
+    assert table(chart, "Summary")["raw_jit"] == ["1/2 ≠docs", "❌ [3]", "1/1 ≠docs"]
+    assert differ(chart) == {"raw_jit eager": "❌ [1]: add", "raw_jit export_nonstrict": "➖ [2]: sin"}

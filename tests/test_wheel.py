@@ -16,8 +16,8 @@ import pytest
 from tests.conftest import REPO
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
-# what the wheel is built from: the package's sources and its metadata (no .git, caches or reports)
-SOURCES = ("pyproject.toml", "README.md", "matrix.toml", "harness", "cases")
+# what the wheel is built from: the package's sources, its metadata and build backend (no .git, caches or reports)
+SOURCES = ("pyproject.toml", "README.md", "MANIFEST.in", "matrix.toml", "harness", "cases", "tools")
 COLLECT = ["--collect-only", "-q", "-p", "no:cacheprovider", "matrix.toml"]
 
 
@@ -32,10 +32,16 @@ def _isolation() -> list[str]:
     return ["--no-build-isolation"] if release >= (70, 1) else []
 
 
+PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+
+
+def _tree(folder: Path) -> set[str]:
+    return {str(path.relative_to(folder)) for path in folder.rglob("*")}
+
+
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with the wheel installed; torch, triton and pytest come from this interpreter's site-packages
-    (a .pth line, after the venv's own: the harness resolves to the installed wheel)."""
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
+    """The wheel built (``pip wheel``) from a copy of the checkout's sources; what the build left in that copy."""
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
     source.mkdir()
@@ -44,14 +50,27 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(REPO / name, source / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(REPO / name, source / name)
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
-    subprocess.run([*pip, "wheel", "-q", "--no-deps", *_isolation(), "-w", root, source], check=True)
+    before = _tree(source)
+    subprocess.run([*PIP, "wheel", "-q", "--no-deps", *_isolation(), "-w", root, source], check=True)
     (wheel,) = root.glob("*.whl")
-    venv = root / "venv"
+    return wheel, _tree(source) ^ before
+
+
+def test_building_the_wheel_leaves_the_checkout_as_it_was(built: tuple[Path, set[str]]):
+    """No build/ and no *.egg-info in the checkout (tools/build_backend.py builds them in a temporary folder)."""
+    assert built[1] == set()
+
+
+@pytest.fixture(scope="module")
+def venv(built: tuple[Path, set[str]]) -> Path:
+    """A fresh venv with the wheel installed; torch, triton and pytest come from this interpreter's site-packages
+    (a .pth line, after the venv's own: the harness resolves to the installed wheel)."""
+    wheel = built[0]
+    venv = wheel.parent / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     (site,) = venv.glob("lib/python*/site-packages")
     (site / "_reuse_torch.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    subprocess.run([*pip, "--python", venv / "bin" / "python", "install", "-q", "--no-deps", wheel], check=True)
+    subprocess.run([*PIP, "--python", venv / "bin" / "python", "install", "-q", "--no-deps", wheel], check=True)
     return venv
 
 

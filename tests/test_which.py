@@ -89,7 +89,8 @@ def test_report_and_list_select_cells(tmp_path: Path):
     done = harness_main("report", "--results", str(file), "--out", str(out), "--styles", "raw_jit", "-k", "sin")
     assert done.returncode == 0, done.stderr
     chart = out.read_text()
-    assert "## sin" in chart and "## add" not in chart and "autotune" not in section(chart, "sin")
+    summary = section(chart, "Summary")
+    assert "per case: sin 3 of 3." in summary and "add" not in summary and "autotune" not in summary
     listed = harness_main("list", "--cases", "sin", "--styles", "raw_jit", "-k", "eager and not train")
     assert listed.stdout.split() == ["sin-raw_jit-eager", "sin-raw_jit-subclass_eager"]
     typo = harness_main("list", "--styles", "raw_ji")

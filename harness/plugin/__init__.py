@@ -23,6 +23,7 @@ PLUGINS = ("harness-collect", "harness-processes", "harness-session", "harness-r
 
 pytest_addoption = options.pytest_addoption
 __all__ = ["pytest_addoption", "pytest_cmdline_main", "pytest_configure_node"]
+pytest_plugins = ("harness.plugin.progress",)  # its own plugin module: the cells done and the time left
 
 
 def pytest_configure(config: pytest.Config) -> None:

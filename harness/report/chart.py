@@ -1,46 +1,34 @@
 """The support chart: results.json drawn as markdown, one function per section (``SECTIONS``, top to bottom):
 which style for which goal and for each goal set, the legend and the paths' definitions, the claims of the docs
-the cells contradict, the summary, one table per case, the notes; long sections collapsed (``<details>``).
-
-Styles are grouped by wrapper (rows) and paths by group (one table per group); the keys this reads are in
-harness/report/meta.py (axes, goals, docs) and harness/report/marks.py (a record's mark and note)."""
+the cells contradict, the summary and the cells where the cases differ (harness/report/tables.py), the notes;
+long sections collapsed (``<details>``). The keys this reads are in harness/report/meta.py (axes, goals, docs)
+and harness/report/marks.py (a record's mark and note)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
-
-from tabulate import tabulate
 
 from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results, read_results
 from harness.report import goals as chart_goals
-from harness.report import which
+from harness.report import tables, which
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
 from harness.report.marks import (
-    BROKEN_PATH,
-    CONTRADICTS,
-    FLAKY,
-    GRAPH_BREAK,
-    MISSING,
-    REUSED,
-    SUBSYSTEM,
     SYMBOLS,
     escape,
-    is_subsystem,
-    mark,
     note_text,
     reused_legend,
     wrap,
-    wrong_numbers,
 )
 from harness.report.meta import Docs, by_group, by_wrapper, goal_sets, goals, in_place, path_info, read_docs, style_info
 from harness.report.suspects import confirmed_section
-from harness.spec import FAILURES, CellId, Status
+from harness.spec import CellId
 
 __all__ = ["SYMBOLS", "contradictions", "escape", "render", "write_chart"]
 
@@ -87,6 +75,10 @@ class Chart:
     @property
     def env(self) -> dict[str, Any]:
         return self.results.environment
+
+    @cached_property
+    def expected_ids(self) -> set[str]:
+        return set(self.expected)
 
     @property
     def candidates(self) -> list[str]:
@@ -162,65 +154,6 @@ def _contradictions(chart: Chart) -> list[str]:
     )
 
 
-def _summary_section(chart: Chart) -> list[str]:
-    out = [
-        "## Summary",
-        "",
-        *wrap(
-            f"Cases passing (every attempt) out of cases run, per style and path. {SYMBOLS['wrong'][0]}: some case "
-            f"gives wrong numbers; {SUBSYSTEM}: a subsystem ignored the kernel; {GRAPH_BREAK}: the kernel ran outside "
-            f"the compiled graph; {FLAKY}: some case is flaky. Each case's own cells are under its heading below.",
-            "",
-        ),
-        "",
-    ]
-    for group, group_paths in chart.path_groups:
-        out += [
-            *_caption(group, chart.path_groups),
-            _summary(chart.cells, chart.cases, chart.style_groups, group_paths),
-            "",
-        ]
-    return out
-
-
-def _per_case(chart: Chart) -> list[str]:
-    out = []
-    for case in chart.cases:
-        broken = {p for p in chart.paths if _at(chart.cells, case, "control", p) in FAILURES}
-        tables = []
-        for group, group_paths in chart.path_groups:
-            rows = [
-                [style, *(_cell(chart, case, style, p, broken) for p in group_paths)]
-                for style in _rows(chart.style_groups)
-            ]
-            tables += [*_caption(group, chart.path_groups), _table(rows, chart.style_groups, group_paths), ""]
-        records = [r for r in chart.cells.values() if r.case == case and r.ran]
-        passed = sum(r.reliable_pass for r in records)
-        out += [
-            f"## {case}",
-            "",
-            *details(f"{case}: {passed} of {len(records)} cells run pass on every attempt", tables),
-        ]
-    return out
-
-
-def _cell(chart: Chart, case: str, style: str, path: str, broken: set[str]) -> str:
-    """One cell's text in its case's table: mark, note number and flags."""
-    record = chart.cells.get(str(CellId(case, style, path)))
-    text = mark(record)
-    if record is None:
-        return text
-    if not record.reliable_pass:
-        text += f" [{chart.note(record)}]"
-    if path in broken and record.failed and style != "control":
-        text += BROKEN_PATH
-    if record.id in chart.contradicting:
-        text += f" {CONTRADICTS}"
-    if record.reused_from:
-        text += f" {REUSED}"
-    return text
-
-
 def _notes(chart: Chart) -> list[str]:
     if not chart.note.numbers:
         return []
@@ -241,54 +174,10 @@ SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
     _legend_section,
     _shipped_section,
     _contradictions,
-    _summary_section,
-    _per_case,
+    tables.summary_section,
+    tables.differ_section,
     _notes,
 )
-
-
-def _rows(style_groups: list[tuple[str, list[str]]]) -> list[str]:
-    return [style for _, styles in style_groups for style in styles]
-
-
-def _table(rows: list[list[str]], style_groups: list[tuple[str, list[str]]], paths: list[str]) -> str:
-    """Rows grouped by wrapper: the wrapper's name in the first column of its first row."""
-    first = {styles[0]: wrapper for wrapper, styles in style_groups}
-    table = [[first.get(row[0], ""), *row] for row in rows]
-    return tabulate(table, headers=["wrapper", "style \\ path", *paths], tablefmt="github")
-
-
-def _caption(group: str, path_groups: list[tuple[str, list[str]]]) -> list[str]:
-    return [f"**{group}**", ""] if len(path_groups) > 1 else []
-
-
-def _summary(
-    cells: dict[str, Record], cases: list[str], style_groups: list[tuple[str, list[str]]], paths: list[str]
-) -> str:
-    rows = []
-    for style in _rows(style_groups):
-        row = [style]
-        for path in paths:
-            records = [cells[k] for case in cases if (k := str(CellId(case, style, path))) in cells]
-            ran = [r for r in records if r.ran]
-            if not ran:
-                row.append(SYMBOLS["skip"] if records else MISSING)
-                continue
-            passed = sum(r.reliable_pass for r in ran)
-            flags = [
-                (SYMBOLS["wrong"][0], any(wrong_numbers(r) for r in ran)),
-                (SUBSYSTEM, any(is_subsystem(r) for r in ran)),
-                (GRAPH_BREAK, any(Status.GRAPH_BREAK in r.attempts for r in ran)),
-                (FLAKY, any(r.flaky for r in ran)),
-            ]
-            row.append(f"{passed}/{len(ran)}" + "".join(f" {flag}" for flag, on in flags if on))
-        rows.append(row)
-    return _table(rows, style_groups, paths)
-
-
-def _at(cells: dict[str, Record], case: str, style: str, path: str) -> Status | None:
-    record = cells.get(str(CellId(case, style, path)))
-    return record.status if record is not None else None
 
 
 def write_chart(results_file: Path | str, chart_file: Path | str) -> None:
