@@ -126,3 +126,13 @@ def test_graph_breaks_of_different_kernels_are_different_failures():
     element = "kernel(s) element_mul_kernel ran outside the compiled graph (6 graph break(s): Tensor.item())"
     kl_div = "kernel(s) _kldiv_kernel_backward ran outside the compiled graph (2 graph break(s): aten.equal)"
     assert failure_signature(broke("liger_cross_entropy", element)) != failure_signature(broke("liger_kl_div", kl_div))
+
+
+def test_a_script_asked_for_by_cell_id_leaves_the_folders_other_scripts(tmp_path: Path):
+    """``repro CELL --out DIR`` adds that cell's script to DIR; only a whole run's scripts replace a folder's."""
+    results = REPO / "reports" / "results.json"
+    cell_id = next(cell.id for cell in read_results(results).cells if cell.status == "error")
+    (tmp_path / "kept.py").write_text("print('a script written earlier')\n")
+    made = harness_main("repro", cell_id, "--results", str(results), "--out", str(tmp_path))
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.glob("*.py")) == sorted(["kept.py", f"{cell_id}.py"])

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from harness.matrix.builtin import matrix_file
-from harness.plugin.values import joined_ids, parse_mib, parse_shard
+from harness.plugin.values import joined_ids, parse_amount, parse_mib, parse_shard
 
 DEFAULT_REPORT_DIR = "reports/latest"
 DEFAULT_CACHE_DIR = ".cache"
 DEFAULT_MAX_RSS_MB = "4096"
 AXES = ("cases", "styles", "paths")
+ON_A_TERMINAL, IN_A_LOG = 10.0, 30.0  # seconds between progress lines by default: a person watching, a CI log
 
 
 def declare(add: Callable[..., Any]) -> None:
@@ -64,6 +65,13 @@ def declare(add: Callable[..., Any]) -> None:
         help="write the repro scripts but do not run them (every failure is then shown unconfirmed)",
     )
     add(
+        "--progress",
+        default=None,
+        metavar="SECONDS",
+        help=f"print the cells done and the time left every SECONDS (default: {ON_A_TERMINAL:g} on a terminal, "
+        f"{IN_A_LOG:g} otherwise; 0: never)",
+    )
+    add(
         "--max-rss-mb",
         default=DEFAULT_MAX_RSS_MB,
         help=f"replace a cell process resident above this many MiB after a cell (default {DEFAULT_MAX_RSS_MB}; "
@@ -91,6 +99,7 @@ class Options:
     reuse: Path | None
     interpret: bool = False
     confirm: bool = True
+    progress: float | None = None  # seconds between progress lines (None: the default for the terminal)
 
     @property
     def results_file(self) -> Path:
@@ -119,6 +128,7 @@ def options(config: pytest.Config) -> Options:
             reuse=Path(option("reuse")) if option("reuse") else None,
             interpret=option("interpret"),
             confirm=not option("no_confirm"),
+            progress=parse_amount(option("progress"), "--progress", "seconds") if option("progress") else None,
         )
     return config.stash[options_key]
 

@@ -21,19 +21,7 @@ from harness.records.results import read_results
 from harness.spec import CellId
 
 NAME = "harness-progress"
-ON_A_TERMINAL, IN_A_LOG = 10.0, 30.0  # seconds between lines by default: a person watching, a CI log
 progress_key = pytest.StashKey["Progress"]()
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.getgroup("harness").addoption(
-        "--progress",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help=f"print the cells done and the time left every SECONDS (default: {ON_A_TERMINAL:g} on a terminal, "
-        f"{IN_A_LOG:g} otherwise; 0: never)",
-    )
 
 
 @pytest.hookimpl(trylast=True)  # after harness.plugin's, which reads the options
@@ -43,8 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if not opts.runs_matrix(config):
         return
-    every = config.getoption("progress")
-    every = (ON_A_TERMINAL if terminal.isatty() else IN_A_LOG) if every is None else every
+    every = config.stash[opts.options_key].progress
+    every = (opts.ON_A_TERMINAL if terminal.isatty() else opts.IN_A_LOG) if every is None else every
     if every > 0:
         estimate = Estimate(previous_times(config.stash[opts.options_key]), opts.workers(config))
         files = (config.rootpath, config.stash[opts.options_key].matrix_file.resolve())

@@ -26,12 +26,17 @@ def joined_ids(option: str, given: list[str] | None) -> str | None:
 
 def parse_mib(text: str) -> float:
     """``--max-rss-mb``: a number of MiB >= 0 (0: never replace a cell process for its size)."""
+    return parse_amount(text, "--max-rss-mb", "MiB")
+
+
+def parse_amount(text: str, option: str, unit: str) -> float:
+    """A finite number >= 0 of ``unit`` given to ``option`` (0: never)."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value) or value < 0:
-        raise InputError("command line", "--max-rss-mb", f"expected a number of MiB >= 0 (0: never), got {text!r}")
+        raise InputError("command line", option, f"expected a number of {unit} >= 0 (0: never), got {text!r}")
     return value
 
 

@@ -47,8 +47,8 @@ def write_repros(
     cells: list[str] | None = None,
     leaders: dict[str, str] | None = None,
 ) -> dict[Path, list[str]]:
-    """Into ``out_dir`` (emptied of older scripts first): for the ``cells`` named, one script each; else one
-    script per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
+    """Into ``out_dir``: for the ``cells`` named, one script each, beside the scripts already there; else (the
+    folder emptied of older scripts first) one script per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
     every cell it stands for, written for its first cell, or for the cell ``leaders`` names for its signature (the
     one whose script already ran). Returns each script with the cells it stands for, the one written for first."""
     records = results.by_id()
@@ -66,7 +66,7 @@ def write_repros(
             lead = (leaders or {}).get(key)
             group.sort(key=lambda record: record.id != lead)  # stable: the leader first, the rest in order
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in out_dir.glob("*.py"):
+    for old in [] if cells else out_dir.glob("*.py"):
         old.unlink()
     written: dict[Path, list[str]] = {}
     for key, group in groups.items():
