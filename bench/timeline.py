@@ -17,7 +17,8 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.errors import EXIT_BAD_INPUT, InputError
-from harness.records.results import Results, read_results
+from harness.records.files import read_results
+from harness.records.results import Results
 
 
 @dataclass(frozen=True)

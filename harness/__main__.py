@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
 from harness.matrix.builtin import matrix_file
+from harness.matrix.catalogue import Registries
 from harness.plugin.options import AXES, DEFAULT_REPORT_DIR
 from harness.report import commands
 
@@ -111,7 +113,7 @@ def gate(args: argparse.Namespace) -> int:
     """``gate``, its regressions re-run here (harness/cli/rerun.py) with the matrix named."""
     from harness.cli.rerun import Rerun
 
-    return commands.gate(args, Rerun(args.matrix, args.rerun, args.current))
+    return commands.gate(args, Rerun(args.matrix, args.rerun, args.current), Registries())
 
 
 def write_repro_scripts(args: argparse.Namespace) -> int:
@@ -121,14 +123,19 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     return write_repro_scripts(args)
 
 
+def described(command: Callable[[argparse.Namespace, Registries], int]) -> Callable[[argparse.Namespace], int]:
+    """A command reading results files, an older file's styles and paths described from this harness's own."""
+    return lambda args: command(args, Registries())
+
+
 COMMANDS = {
     "list": list_cells,
-    "report": commands.report,
-    "which": commands.which,
+    "report": described(commands.report),
+    "which": described(commands.which),
     "repro": write_repro_scripts,
     "gate": gate,
-    "history": commands.draw_history,
-    "merge": commands.merge_shards,
+    "history": described(commands.draw_history),
+    "merge": described(commands.merge_shards),
 }
 
 

@@ -94,11 +94,12 @@ def make_record(case: str, style: str, path: str, **fields) -> dict:
 def typed(data):
     """A results file's JSON (a dict with "cells", read as schema 1: what it lacks is filled in as for an older
     file) or one record's, as the reader types them (None stays)."""
+    from harness.matrix.catalogue import Registries
     from harness.records.record import Record
     from harness.records.results import load
 
     if data is None:
         return None
     if "cells" in data:
-        return load({"environment": {}, **data, "schema": 1}, "test")
+        return load({"environment": {}, **data, "schema": 1}, "test", Registries())
     return Record.from_dict(data)

@@ -295,7 +295,7 @@ def test_history_marks_subsystem_and_flaky_cells():
 
 def test_the_committed_reference_renders_with_its_answers():
     """reports/results.json, the committed GPU reference, renders with its own goals, sources and marks."""
-    from harness.records.results import read_results
+    from harness.records.files import read_results
 
     data = read_results(REPO / "reports" / "results.json")
     chart = chart_of(data)

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from harness.execution.machine import versions
 from harness.matrix.config import load_matrix
-from harness.records import results as records
+from harness.records import files as records
 from harness.records.reuse import cell_keys
 from harness.spec import STATUSES
 from tests.conftest import REPO, run_harness
@@ -89,7 +90,7 @@ def test_chart_is_drawn_from_the_records(cpu_run):
 def test_each_record_is_its_cell_with_its_key(cpu_run):
     """Each record names its cell as the matrix does, carries the key --reuse compares, and says where it ran."""
     raw = json.loads((cpu_run[1] / "results.json").read_text())
-    keys, specs = cell_keys(MATRIX, "cpu"), {spec.id: spec for spec in MATRIX.cells}
+    keys, specs = cell_keys(MATRIX, versions(), "cpu"), {spec.id: spec for spec in MATRIX.cells}
     for cell in raw["cells"]:
         spec = specs[cell["id"]]
         assert (cell["case"], cell["style"], cell["path"], cell["module"]) == (

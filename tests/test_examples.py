@@ -8,7 +8,7 @@ import torch
 from examples.activations import CASES
 from examples.rmsnorm import CASE
 from harness.matrix.config import load_matrix
-from harness.records import results as records
+from harness.records import files as records
 from tests.conftest import REPO, run_harness
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records import results as records
+from harness.records import files as records
 from harness.report.gate import check_comparable
 from tests.conftest import REPO, run_harness, typed
 from tests.test_cells import run

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.records import results as records
+from harness.records import files as records
 from tests.conftest import REPO, harness_main, run_harness
 
 

@@ -8,9 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.errors import InputError
+from harness.matrix.catalogue import Registries
+from harness.records.files import read_results
 from harness.records.log import RecordLog, read_log
 from harness.records.record import Record
-from harness.records.results import SCHEMA, Results, read_results
+from harness.records.results import SCHEMA, Results
 from harness.spec import CellId, Stage, Status
 from tests.conftest import make_record, typed
 
@@ -40,7 +42,8 @@ def test_a_schema_1_file_is_upgraded_once_when_read(tmp_path: Path):
     docs = {"source": "the docs", "expect": {"triton_op": {"vmap": False}}}
     file = tmp_path / "old.json"
     file.write_text(json.dumps({"schema": 1, "environment": {"device": "cpu", "docs": docs}, "cells": cells}))
-    results = read_results(file)
+    assert read_results(file).environment["styles"]["triton_op"] == {"decorator": None, "wrapper": "other"}
+    results = read_results(file, Registries())  # as the command line reads it: this harness's own registries
     env = results.environment
     assert env["styles"]["triton_op"] == {"decorator": "jit", "wrapper": "triton_op"}
     assert env["paths"]["vmap"]["group"] and env["paths"]["vmap"]["doc"]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.records.results import SCHEMA, read_results, write_results
+from harness.records.files import read_results
+from harness.records.results import SCHEMA, write_results
 from harness.report import chart
 from harness.report.chart import escape
 from tests.conftest import harness_main, make_record, typed

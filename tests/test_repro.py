@@ -13,7 +13,7 @@ import pytest
 from harness.cell.paths import PATHS
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
-from harness.records.results import read_results
+from harness.records.files import read_results
 from harness.repro.failures import failure_signature
 from harness.repro.script import script_source
 from tests.conftest import REPO, harness_main, make_record, run_harness, typed

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.execution.machine import versions
 from harness.kernel.compare import Tolerance
 from harness.matrix.config import load_matrix
 from harness.records import reuse
@@ -144,35 +145,36 @@ def test_only_a_stable_verdict_with_the_same_key_is_reusable():
 
 def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     matrix = load_matrix(REPO / "matrix.toml")
-    keys = cell_keys(matrix, "cpu")
-    assert keys == cell_keys(matrix, "cpu") and len(set(keys.values())) == len(keys)  # stable, one per cell
+    keys = cell_keys(matrix, versions(), "cpu")
+    assert keys == cell_keys(matrix, versions(), "cpu") and len(set(keys.values())) == len(keys)  # stable, one per cell
     assert set(keys) == set(matrix.cell_ids())
 
     def changed(other: dict[str, str]) -> set[str]:
         return {cell for cell in keys if other[cell] != keys[cell]}
 
     everything = set(keys)
-    assert changed(cell_keys(matrix, "NVIDIA H200")) == everything
-    assert changed(cell_keys(dataclasses.replace(matrix, reruns=matrix.reruns + 1), "cpu")) == everything
-    assert changed(cell_keys(dataclasses.replace(matrix, environment={"X": "1"}), "cpu")) == everything
+    assert changed(cell_keys(matrix, versions(), "NVIDIA H200")) == everything
+    assert changed(cell_keys(matrix, {**versions(), "torch": "9.9.9"}, "cpu")) == everything  # another torch
+    assert changed(cell_keys(dataclasses.replace(matrix, reruns=matrix.reruns + 1), versions(), "cpu")) == everything
+    assert changed(cell_keys(dataclasses.replace(matrix, environment={"X": "1"}), versions(), "cpu")) == everything
     looser = {**matrix.tolerances, "float32": Tolerance(1e-3, 1e-3)}
     float32 = {c.id for c in matrix.cells if c.tolerance == matrix.tolerances["float32"]}
-    assert changed(cell_keys(dataclasses.replace(matrix, tolerances=looser), "cpu")) == float32
+    assert changed(cell_keys(dataclasses.replace(matrix, tolerances=looser), versions(), "cpu")) == float32
     eager = dataclasses.replace(matrix.path("eager"), timeout=1)
     paths = tuple(eager if p.id == "eager" else p for p in matrix.paths)
-    assert changed(cell_keys(dataclasses.replace(matrix, paths=paths), "cpu")) == {
+    assert changed(cell_keys(dataclasses.replace(matrix, paths=paths), versions(), "cpu")) == {
         c for c in keys if c.endswith("-eager")
     }
     axes = {**matrix.style_axes, "raw_jit": ("autotune", "launcher")}
-    assert changed(cell_keys(dataclasses.replace(matrix, style_axes=axes), "cpu")) == {
+    assert changed(cell_keys(dataclasses.replace(matrix, style_axes=axes), versions(), "cpu")) == {
         c.id for c in matrix.cells if c.style == "raw_jit"
     }
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    assert changed(cell_keys(matrix, "cpu")) == everything
+    assert changed(cell_keys(matrix, versions(), "cpu")) == everything
     # the flag as keys have always spelled it, so that older results files keep their reusable records
-    assert run_ingredients(matrix, "cpu")["triton_interpret"] == "1"
+    assert run_ingredients(matrix, versions(), "cpu")["triton_interpret"] == "1"
     monkeypatch.delenv("TRITON_INTERPRET")
-    assert run_ingredients(matrix, "cpu")["triton_interpret"] == ""
+    assert run_ingredients(matrix, versions(), "cpu")["triton_interpret"] == ""
 
 
 def test_a_reused_record_is_marked_and_the_legend_names_its_run():

@@ -140,7 +140,7 @@ def test_a_failed_write_is_said_once(when, matrix, tmp_path, capsys, monkeypatch
     """Issue 36: the line of a failed records write was printed twice (pytest's stop banner, or the summary, and
     the command line's ``error:``); once now, on stderr, whether the write fails mid-run or at the end."""
     from harness.plugin.processes import CellProcesses
-    from harness.records import results
+    from harness.records import files as results
     from tests.fakes import FakeCells
 
     def full_disk(*args, **kwargs) -> None:

@@ -10,6 +10,7 @@ import torch
 
 from harness.__main__ import main
 from harness.execution.cellprocess import CellProcess
+from harness.execution.machine import versions
 from harness.matrix.config import load_matrix
 from harness.plugin.confirming import Confirmer
 from harness.plugin.processes import CellProcesses, CellRunner, assigned_gpu
@@ -136,7 +137,7 @@ def test_a_run_records_every_verdict_without_a_process(fake: FakeCells, tmp_path
         "wrong-control-cpu_fallback": ("pass", None),
     }
     assert len(fake.runs) == 6 and not (tmp_path / "out" / "logs" / "zygote.log").exists()
-    keys = cell_keys(load_matrix(tmp_path / "m.toml"), "cpu")
+    keys = cell_keys(load_matrix(tmp_path / "m.toml"), versions(), "cpu")
     assert {cell: record["key"] for cell, record in cells.items()} == keys  # what --reuse compares
     assert {record["measurements"]["worker"] for record in cells.values()} == {"main"}
     chart = (tmp_path / "out" / "matrix.md").read_text()

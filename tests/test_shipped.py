@@ -151,7 +151,7 @@ def test_examples_run_under_the_interpreter(write_matrix, tmp_path: Path):
     scale_inplace through its backward kernel, the ops as shipped (autograd.Function, function, module) run their
     Triton kernel on CPU tensors (the shipped triton_op its own CPU kernel), and the bool mask of dropout_mask is
     compared exactly."""
-    from harness.records.results import read_results
+    from harness.records.files import read_results
     from tests.conftest import run_harness
 
     matrix = write_matrix(

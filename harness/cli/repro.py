@@ -8,7 +8,7 @@ from pathlib import Path
 
 from harness.errors import InputError
 from harness.matrix.config import load_matrix
-from harness.records.results import read_results
+from harness.records.files import read_results
 from harness.repro.failures import write_repros
 
 

@@ -11,8 +11,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.records.environment import interpreted, versions
-from harness.records.results import Results, read_results
+from harness.execution.machine import versions
+from harness.records.environment import interpreted
+from harness.records.files import read_results
+from harness.records.results import Results
 from harness.report.gate import Change
 from harness.spec import Status, triton_interpreted
 

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from harness.errors import InputError
+from harness.execution.machine import versions
 from harness.matrix.builtin import matrix_file
 from harness.plugin.options import Options, options
+from harness.records.files import read_results
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
-from harness.records.results import Results, read_results
+from harness.records.results import Results
 from harness.spec import CellSpec
 
 if TYPE_CHECKING:
@@ -114,7 +116,7 @@ class RunInputs:
         from harness.cell.runner import device_name
         from harness.records import reuse
 
-        return reuse.cell_keys(self.matrix, device_name())
+        return reuse.cell_keys(self.matrix, versions(), device_name())
 
     @cached_property
     def baseline(self) -> dict[str, str]:

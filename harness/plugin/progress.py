@@ -17,7 +17,7 @@ import pytest
 from harness.errors import InputError
 from harness.plugin import options as opts
 from harness.plugin.collect import CellItem, record_of
-from harness.records.results import read_results
+from harness.records.files import read_results
 from harness.spec import CellId
 
 NAME = "harness-progress"

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from harness.errors import EXIT_RUN_BROKE
+from harness.execution.machine import versions
+from harness.matrix.catalogue import Registries
 from harness.plugin.collect import CellItem, device_of, record_of
 from harness.plugin.confirming import Confirmer
 from harness.plugin.inputs import inputs
@@ -33,14 +35,14 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
 
     given, run, count = options(config), inputs(config), workers(config)
     matrix = run.matrix
-    env = environment(device or device_name(), count, str(given.matrix_file))
+    env = environment(versions(), device or device_name(), count, str(given.matrix_file))
+    described = path_entries([spec.id for spec in matrix.paths], Registries())
     env.update(
         docs=matrix.docs,
         axes={"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]},
         styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
         paths={
-            spec.id: {**entry, "device": spec.device}
-            for spec, entry in zip(matrix.paths, path_entries([spec.id for spec in matrix.paths]).values(), strict=True)
+            spec.id: {**described[spec.id], "device": spec.device} for spec in matrix.paths
         },
         reruns=matrix.reruns,
         goals=matrix.goals or None,

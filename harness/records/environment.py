@@ -19,10 +19,11 @@ ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
 
 
-def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
-    """What was measured: versions, machine, the harness's commit, how the run was made."""
+def environment(versions: Mapping[str, str | None], device: str, workers: int, matrix_file: str) -> dict[str, Any]:
+    """What was measured: ``versions`` (harness/execution/machine.py), machine, the harness's commit, how the run
+    was made."""
     return {
-        **versions(),
+        **versions,
         "device": device,
         "python": platform.python_version(),
         "host": platform.node(),
@@ -37,15 +38,6 @@ def environment(device: str, workers: int, matrix_file: str) -> dict[str, Any]:
         "matrix": matrix_file,
         "argv": sys.argv[1:],
     }
-
-
-def versions() -> dict[str, str | None]:
-    """The versions a verdict depends on: torch, triton, and the CUDA torch was built with (None without): in a
-    run's environment and in every cell's key."""
-    import torch
-    import triton
-
-    return {"torch": torch.__version__, "triton": triton.__version__, "cuda": torch.version.cuda}
 
 
 def interpreted(env: Mapping[str, Any]) -> bool:

@@ -10,11 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError, unreadable
+from harness.errors import InputError
 from harness.records import validate
 from harness.records.environment import interpreted
 from harness.records.record import Record
-from harness.records.upgrade import upgrade
+from harness.records.upgrade import Catalogue, upgrade
 from harness.spec import Measurements
 
 # 3: a record's typed capture and measurements in place of its diagnostics (a 2's are read into them, from_diagnostics);
@@ -49,26 +49,9 @@ def write_results(file: Path, results: Results) -> None:
         raise
 
 
-def read_results(file: Path | str) -> Results:
-    """Load and check a results file (a run's records.jsonl beside it when that is newer: the run was killed
-    before it wrote results.json); ``InputError`` names the file and the key that is wrong."""
-    from harness.records.log import LOG_NAME, read_log
-
-    file = Path(file)
-    log = file.with_name(LOG_NAME)
-    if file.suffix == ".jsonl" or (log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime)):
-        return read_log(log if file.suffix != ".jsonl" else file)
-    try:
-        data = json.loads(file.read_text())
-    except OSError as error:
-        raise unreadable(file, error) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise InputError(file, "(json)", f"not valid JSON ({error})") from None
-    return load(data, file)
-
-
-def load(data: Any, file: Path | str) -> Results:
-    """The typed results of a results file's JSON ``data``; a schema 1 file is upgraded first."""
+def load(data: Any, file: Path | str, catalogue: Catalogue) -> Results:
+    """The typed results of a results file's JSON ``data``; a schema 1 file is upgraded first (its undescribed
+    styles and paths described from ``catalogue``)."""
     if not isinstance(data, dict):
         raise InputError(file, "(top)", "expected an object with 'environment' and 'cells'")
     if data.get("schema") not in (1, 2, SCHEMA):
@@ -79,7 +62,7 @@ def load(data: Any, file: Path | str) -> Results:
         raise InputError(file, "cells", "expected a list of records")
     validate.check_environment(Path(file), data["environment"])
     if data["schema"] == 1:
-        data = upgrade(data)
+        data = upgrade(data, catalogue)
     seen: set[str] = set()
     cells = []
     for index, cell in enumerate(data["cells"]):

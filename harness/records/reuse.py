@@ -14,16 +14,29 @@ import dataclasses
 import hashlib
 import importlib.util
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from harness.records.environment import harness_digest, versions
+from harness.records.environment import harness_digest
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.spec import CellSpec, Status, triton_interpreted
 
-if TYPE_CHECKING:
-    from harness.matrix.config import Matrix
+
+class Keyed(Protocol):
+    """What a cell's key reads of the matrix (harness/matrix/config.py's ``Matrix`` has it)."""
+
+    @property
+    def cells(self) -> Sequence[CellSpec]: ...
+    @property
+    def modules(self) -> Mapping[str, str]: ...
+    @property
+    def style_axes(self) -> Mapping[str, tuple[str | None, str]]: ...
+    @property
+    def reruns(self) -> int: ...
+    @property
+    def environment(self) -> Mapping[str, str]: ...
 
 REUSABLE = tuple(status for status in Status if status.rule.reusable)  # deterministic verdicts (harness/spec.py)
 NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
@@ -38,10 +51,10 @@ def module_digest(module: str) -> str:
     return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:16]
 
 
-def run_ingredients(matrix: Matrix, device: str) -> dict[str, Any]:
+def run_ingredients(matrix: Keyed, versions: Mapping[str, str | None], device: str) -> dict[str, Any]:
     """What every cell's key shares: versions, device, harness source, the matrix's run-wide settings."""
     return {
-        **versions(),
+        **versions,
         "device": device,
         "harness": harness_digest(),
         "triton_interpret": "1" if triton_interpreted() else "",  # as keys have always spelled it
@@ -50,7 +63,7 @@ def run_ingredients(matrix: Matrix, device: str) -> dict[str, Any]:
     }
 
 
-def cell_key(spec: CellSpec, matrix: Matrix, shared: dict[str, Any], modules: dict[str, str]) -> str:
+def cell_key(spec: CellSpec, matrix: Keyed, shared: dict[str, Any], modules: dict[str, str]) -> str:
     """sha256 (16 hex) over ``shared`` (``run_ingredients``) and the cell's matrix entry."""
     decorator, wrapper = matrix.style_axes.get(spec.style, (None, None))
     entry = {
@@ -67,9 +80,9 @@ def cell_key(spec: CellSpec, matrix: Matrix, shared: dict[str, Any], modules: di
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def cell_keys(matrix: Matrix, device: str) -> dict[str, str]:
-    """Each cell's key, by cell id."""
-    shared = run_ingredients(matrix, device)
+def cell_keys(matrix: Keyed, versions: Mapping[str, str | None], device: str) -> dict[str, str]:
+    """Each cell's key, by cell id (``versions``: harness/execution/machine.py)."""
+    shared = run_ingredients(matrix, versions, device)
     modules = {module: module_digest(module) for module in set(matrix.modules.values())}
     return {spec.id: cell_key(spec, matrix, shared, modules) for spec in matrix.cells}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from harness.errors import InputError
 from harness.records.environment import ROOT
@@ -22,8 +22,28 @@ OLD_DOCS_SOURCE = "docs"  # the one unnamed source of the older docs shape
 CHECKOUT_MATRIX = ROOT / "matrix.toml"  # where a file without goals (or goal sets) gets them
 
 
-def upgrade(data: dict[str, Any]) -> dict[str, Any]:
-    """A schema 1 file's JSON as schema 2 (shape already checked: an object with environment and cells)."""
+class Catalogue(Protocol):
+    """What the harness reading a file knows of each style and path by id (its kernel and cell registries): where
+    a file from before runs described their styles and paths gets the descriptions. None: not known."""
+
+    def style_axes(self, style: str) -> tuple[str | None, str] | None: ...  # (decorator, wrapper)
+
+    def path_entry(self, path: str) -> dict[str, str] | None: ...  # {"group", "doc"}
+
+
+class NoCatalogue:
+    """A reader that knows no style or path: an older file's undescribed ones stay so (wrapper "other")."""
+
+    def style_axes(self, style: str) -> tuple[str | None, str] | None:
+        return None
+
+    def path_entry(self, path: str) -> dict[str, str] | None:
+        return None
+
+
+def upgrade(data: dict[str, Any], catalogue: Catalogue) -> dict[str, Any]:
+    """A schema 1 file's JSON as schema 2 (shape already checked: an object with environment and cells), its
+    styles and paths described from ``catalogue`` where the file does not describe them."""
     env = dict(data["environment"])
     cells = [_cell(cell) if isinstance(cell, dict) else cell for cell in data["cells"]]
     ids = [CellId.parse(cell) for cell in env.get("expected_cells") or [] if str(cell).count("-") == 2]
@@ -33,7 +53,7 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         given = env[key] if isinstance(env.get(key), dict) else {}
         named = dict.fromkeys([*(cell.get(key[:-1]) for cell in cells if isinstance(cell, dict)), *expected[key]])
         missing = [name for name in named if isinstance(name, str) and not isinstance(given.get(name), dict)]
-        env[key] = {**entries(missing), **given}
+        env[key] = {**entries(missing, catalogue), **given}
     if "goals" in derived:
         env["goals"] = matrix_goals()
     if isinstance(env.get("docs"), dict) and not {"claims", "sources"} & set(env["docs"]):
@@ -72,25 +92,15 @@ def from_diagnostics(diagnostics: Any, file: Path | str, key: str) -> tuple[Capt
     return from_json(Capture, facts, file, key), from_json(Measurements, measured, file, key)
 
 
-def style_entries(styles: list[str]) -> dict[str, dict[str, str | None]]:
-    """style -> {"decorator", "wrapper"} from the live registry (a style it lacks: wrapper "other")."""
-    from harness.kernel.styles import KNOWN_STYLES
-
-    axes = {style: KNOWN_STYLES.get(style, (None, "other")) for style in styles}
+def style_entries(styles: list[str], catalogue: Catalogue) -> dict[str, dict[str, str | None]]:
+    """style -> {"decorator", "wrapper"} from ``catalogue`` (a style it lacks: wrapper "other")."""
+    axes = {style: catalogue.style_axes(style) or (None, "other") for style in styles}
     return {style: {"decorator": decorator, "wrapper": wrapper} for style, (decorator, wrapper) in axes.items()}
 
 
-def path_entries(paths: list[str]) -> dict[str, dict[str, str]]:
-    """path -> {"group", "doc"} from the live registry: its group, its function's docstring's first sentence."""
-    from harness.cell.paths import PATH_GROUPS, PATHS
-
-    def first_sentence(function: Any) -> str:
-        return " ".join((function.__doc__ or "").split()).split(". ")[0].rstrip(".")
-
-    return {
-        path: {"group": PATH_GROUPS[path], "doc": first_sentence(PATHS[path])} if path in PATHS else {}
-        for path in paths
-    }
+def path_entries(paths: list[str], catalogue: Catalogue) -> dict[str, dict[str, str]]:
+    """path -> {"group", "doc"} from ``catalogue`` ({} for a path it lacks)."""
+    return {path: catalogue.path_entry(path) or {} for path in paths}
 
 
 def matrix_goals(table: str = "goals") -> dict[str, list[str]]:

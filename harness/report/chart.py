@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.records.environment import interpreted
 from harness.records.record import Record
-from harness.records.results import Results, read_results
+from harness.records.results import Results
 from harness.report import goals as chart_goals
 from harness.report import tables, which
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
@@ -180,6 +180,6 @@ SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
 )
 
 
-def write_chart(results_file: Path | str, chart_file: Path | str) -> None:
-    """Draw ``chart_file`` from ``results_file`` (raises ``InputError`` for an unusable results file)."""
-    Path(chart_file).write_text(render(read_results(results_file)))
+def write_chart(results: Results, chart_file: Path | str) -> None:
+    """Draw ``chart_file`` from ``results``."""
+    Path(chart_file).write_text(render(results))

@@ -11,6 +11,7 @@ from typing import Any
 
 from harness.errors import EXIT_RUN_BROKE, InputError, unknown_id
 from harness.records.results import Results
+from harness.records.upgrade import Catalogue
 from harness.report.gate import Change
 from harness.spec import CellId
 
@@ -47,14 +48,15 @@ def narrowed(results: Results, args: argparse.Namespace) -> Results:
     return Results({**results.environment, "expected_cells": expected}, cells, results.from_log)
 
 
-def report(args: argparse.Namespace) -> int:
+def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
     it), results.json is derived first."""
-    from harness.records.results import read_results, write_results
+    from harness.records.files import read_results
+    from harness.records.results import write_results
     from harness.report.chart import render
 
     file = Path(args.results)
-    results = read_results(file)
+    results = read_results(file, catalogue)
     if results.from_log:
         derived = file.with_name("results.json")
         try:  # as in a run whose results.json cannot be written: one line, exit 6 (records.jsonl is kept)
@@ -69,14 +71,16 @@ def report(args: argparse.Namespace) -> int:
     return 0
 
 
-def gate(args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]]) -> int:
+def gate(
+    args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]], catalogue: Catalogue
+) -> int:
     """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
     fails on some attempts only; with --strict also on fixes and stale known failures. ``rerun``: the diff with
     its regressions judged again by re-runs on this machine (the command line's)."""
-    from harness.records.results import read_results
+    from harness.records.files import read_results
     from harness.report import gate as gating
 
-    baseline, current = read_results(args.baseline), read_results(args.current)
+    baseline, current = read_results(args.baseline, catalogue), read_results(args.current, catalogue)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
@@ -96,42 +100,43 @@ def write_text(file: Path, text: str) -> None:
         raise InputError(file, "--out", f"cannot write it: {error.strerror or error}") from None
 
 
-def draw_history(args: argparse.Namespace) -> int:
-    from harness.records.results import read_results
+def draw_history(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    from harness.records.files import read_results
     from harness.report.history import render
 
-    runs = [read_results(file) for file in args.results]
+    runs = [read_results(file, catalogue) for file in args.results]
     write_text(Path(args.out), render(runs))
     print(f"history: {args.out}")
     return 0
 
 
-def merge_shards(args: argparse.Namespace) -> int:
-    from harness.records.results import merge, read_results, write_results
+def merge_shards(args: argparse.Namespace, catalogue: Catalogue) -> int:
+    from harness.records.files import read_results
+    from harness.records.results import merge, write_results
     from harness.report.chart import write_chart
 
-    merged = merge([(file, read_results(file)) for file in args.results])
+    merged = merge([(file, read_results(file, catalogue)) for file in args.results])
     out = Path(args.out)
     try:
         write_results(out, merged)
     except OSError as error:
         raise InputError(out, "--out", f"cannot write it: {error.strerror or error}") from None
     try:
-        write_chart(out, out.with_name("matrix.md"))
+        write_chart(merged, out.with_name("matrix.md"))
     except OSError as error:
         raise InputError(out.with_name("matrix.md"), "--out", f"cannot write it: {error.strerror or error}") from None
     print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
     return 0
 
 
-def which(args: argparse.Namespace) -> int:
+def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """The styles meeting every goal of ``--goals`` in a results file (and the near misses), printed."""
-    from harness.records.results import read_results
+    from harness.records.files import read_results
     from harness.report import which as query
     from harness.report.chart import chart_of
     from harness.report.meta import goals, in_place
 
-    results = read_results(args.results)
+    results = read_results(args.results, catalogue)
     declared = goals(results.environment)
     wanted = ids(args.goals)
     for goal in wanted:

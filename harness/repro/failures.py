@@ -48,9 +48,10 @@ def write_repros(
     leaders: dict[str, str] | None = None,
 ) -> dict[Path, list[str]]:
     """Into ``out_dir``: for the ``cells`` named, one script each, beside the scripts already there; else (the
-    folder emptied of older scripts first) one script per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
-    every cell it stands for, written for its first cell, or for the cell ``leaders`` names for its signature (the
-    one whose script already ran). Returns each script with the cells it stands for, the one written for first."""
+    folder emptied of older scripts first) one script per distinct failure of ``results`` (every status but pass
+    and skip), named after the failure and listing every cell it stands for, written for its first cell, or for the
+    cell ``leaders`` names for its signature (the one whose script already ran). Returns each script with the cells
+    it stands for, the one written for first."""
     records = results.by_id()
     unknown = [cell for cell in cells or [] if cell not in records or not records[cell].module]
     if unknown:

@@ -1,0 +1,29 @@
+"""Reading a run's results: its results.json, or its records.jsonl when that is newer (the run was killed before
+it wrote results.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from harness.errors import InputError, unreadable
+from harness.records.log import LOG_NAME, read_log
+from harness.records.results import Results, load
+from harness.records.upgrade import Catalogue, NoCatalogue
+
+
+def read_results(file: Path | str, catalogue: Catalogue | None = None) -> Results:
+    """Load and check a results file (a run's records.jsonl beside it when that is newer); ``InputError`` names
+    the file and the key that is wrong. ``catalogue``: what the reader knows of styles and paths an older file
+    does not describe (harness/matrix/catalogue.py; default: nothing)."""
+    file = Path(file)
+    log = file.with_name(LOG_NAME)
+    if file.suffix == ".jsonl" or (log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime)):
+        return read_log(log if file.suffix != ".jsonl" else file)
+    try:
+        data = json.loads(file.read_text())
+    except OSError as error:
+        raise unreadable(file, error) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(json)", f"not valid JSON ({error})") from None
+    return load(data, file, catalogue or NoCatalogue())
