@@ -9,12 +9,14 @@ It needs torch, triton and the case's own imports; no code of the harness is in 
 """
 
 import os
+
 import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+import torch.utils.flop_counter
 import triton
 
 # ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
@@ -110,10 +112,7 @@ def sin_triton_backward_triton_op_autotune_heuristics(x: torch.Tensor) -> torch.
 sin_triton_backward_triton_op_autotune_heuristics.register_kernel('cpu')(CASE.reference)
 
 
-from torch.utils.flop_counter import register_flop_formula  # noqa: E402
-
-
-register_flop_formula(torch.ops.mylib.sin_triton_backward_triton_op_autotune_heuristics)(
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.sin_triton_backward_triton_op_autotune_heuristics)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
@@ -194,7 +193,5 @@ def check():
 
 
 if __name__ == "__main__":
-    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
-        torch._dynamo.reset()
-        check()
+    check()
     print("no failure: sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic passes here")

@@ -9,12 +9,14 @@ It needs torch, triton and the case's own imports; no code of the harness is in 
 """
 
 import os
+
 import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+import torch.utils.flop_counter
 import triton
 
 # ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
@@ -91,10 +93,7 @@ def add_triton_op_heuristics_autotune(x: torch.Tensor, y: torch.Tensor) -> torch
 add_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
 
 
-from torch.utils.flop_counter import register_flop_formula  # noqa: E402
-
-
-register_flop_formula(torch.ops.mylib.add_triton_op_heuristics_autotune)(
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.add_triton_op_heuristics_autotune)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
@@ -163,12 +162,11 @@ def infer(what, run, inputs):  # every call compared: the same inputs twice
 
 
 def check():
-    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and True) if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs_of()))
+    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i] and True) if isinstance(v, torch.Tensor)
+                   else v for i, v in enumerate(inputs_of()))
     torch.library.opcheck(torch.ops.mylib.add_triton_op_heuristics_autotune, tuple(inputs))
 
 
 if __name__ == "__main__":
-    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
-        torch._dynamo.reset()
-        check()
+    check()
     print("no failure: add-triton_op_heuristics_autotune-opcheck passes here")

@@ -9,12 +9,14 @@ It needs torch, triton and the case's own imports; no code of the harness is in 
 """
 
 import os
+
 import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+import torch.utils.flop_counter
 import triton
 
 # ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
@@ -94,10 +96,7 @@ def add_inplace_triton_op_heuristics_autotune(x: torch.Tensor, y: torch.Tensor) 
 add_inplace_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
 
 
-from torch.utils.flop_counter import register_flop_formula  # noqa: E402
-
-
-register_flop_formula(torch.ops.mylib.add_inplace_triton_op_heuristics_autotune)(
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.add_inplace_triton_op_heuristics_autotune)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
@@ -171,7 +170,8 @@ def infer(what, run, inputs):  # every call compared: the same inputs twice
 
 def check():
     items = [inputs_of(seed=SEED + k) for k in range(3)]
-    items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item)) for item in items]
+    items = [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(items[0], item))
+             for item in items]
     batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))
     in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)
     with torch.no_grad():
@@ -183,7 +183,5 @@ def check():
 
 
 if __name__ == "__main__":
-    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
-        torch._dynamo.reset()
-        check()
+    check()
     print("no failure: add_inplace-triton_op_heuristics_autotune-vmap passes here")

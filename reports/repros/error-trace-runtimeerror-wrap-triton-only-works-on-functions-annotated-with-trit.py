@@ -9,12 +9,14 @@ It needs torch, triton and the case's own imports; no code of the harness is in 
 """
 
 import os
+
 import subprocess
 import sys
 import tempfile
 import time
 
 import torch
+import torch.utils.flop_counter
 import triton
 
 # ---- the case: cases.matmul (its kernel, launch and PyTorch reference) ----
@@ -126,10 +128,7 @@ def matmul_triton_op_heuristics_autotune(a: torch.Tensor, b: torch.Tensor) -> to
 matmul_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
 
 
-from torch.utils.flop_counter import register_flop_formula  # noqa: E402
-
-
-register_flop_formula(torch.ops.mylib.matmul_triton_op_heuristics_autotune)(
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.matmul_triton_op_heuristics_autotune)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
@@ -205,7 +204,5 @@ def check():
 
 
 if __name__ == "__main__":
-    for attempt in range(1):  # the cell's attempts differed: run it again, afresh
-        torch._dynamo.reset()
-        check()
+    check()
     print("no failure: matmul-triton_op_heuristics_autotune-aoti_nonstrict passes here")
