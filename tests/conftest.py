@@ -10,13 +10,30 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+# a test's tier is the folder it is in (tests/README.md), and these are the markers the tiers are selected with
+TIER_MARKERS = {"fast": (), "process": ("process",), "slow": ("slow", "process")}
 TOLERANCES = """
 [tolerances]
 float32 = { atol = 1e-5, rtol = 1e-5 }
 float16 = { atol = 1e-3, rtol = 4e-3 }
 bfloat16 = { atol = 1e-2, rtol = 1.6e-2 }
 """
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by them
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its folder's tier; a test in tests/ outside the tier folders is a usage error. (Items
+    elsewhere, such as the cells of a run a test starts in this process, are not the harness's own tests.)"""
+    for item in items:
+        if not item.path.is_relative_to(TESTS):
+            continue
+        folder = item.path.relative_to(TESTS).parts[0]
+        if folder not in TIER_MARKERS:
+            raise pytest.UsageError(f"{item.path}: a test goes in tests/fast, tests/process or tests/slow")
+        for marker in TIER_MARKERS[folder]:
+            item.add_marker(marker)
 
 
 def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

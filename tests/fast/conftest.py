@@ -1,0 +1,30 @@
+"""The fast tier runs in this process: a test here that starts the harness in a Python of its own (``python -m
+harness``, the zygote and its cell processes, a repro or example script) fails, and belongs in tests/process.
+PyTorch's own helper processes (Inductor's compile workers and library probes, the standalone server that an
+AOTInductor path loads its package in) are part of the paths measured and are let through."""
+
+import subprocess
+import sys
+
+import pytest
+
+
+def starts_the_harness(argv: list[str]) -> bool:
+    if len(argv) < 2 or argv[0] != sys.executable:
+        return False
+    if argv[1] == "-c":
+        return "from harness" in argv[2] or "import harness" in argv[2]
+    return argv[1] == "-m" or argv[1].endswith(".py")
+
+
+@pytest.fixture(autouse=True)
+def no_harness_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    start = subprocess.Popen.__init__
+
+    def refuse_the_harness(self: subprocess.Popen, args: object, *rest: object, **kwargs: object) -> None:
+        argv = [str(arg) for arg in ([args] if isinstance(args, str | bytes) else args)]
+        if starts_the_harness(argv):
+            raise AssertionError(f"a fast-tier test started {' '.join(argv)[:160]!r}: it belongs in tests/process")
+        start(self, args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse_the_harness)

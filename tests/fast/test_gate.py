@@ -1,0 +1,321 @@
+"""The upgrade gate: properties of the diff, known failures, flakes, and the CLI's exit codes on real files."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.cli import rerun
+from harness.errors import InputError
+from harness.records.results import SCHEMA
+from harness.report import gate as reading
+from harness.report import history
+from harness.spec import STATUSES, Status
+from tests.conftest import harness_main, make_record, typed
+
+
+class gate:
+    CLASSES, KnownFailure = reading.CLASSES, reading.KnownFailure
+    failing = staticmethod(reading.failing)
+    load_known = staticmethod(reading.load_known)
+
+    @staticmethod
+    def diff(before: dict, after: dict, known=None) -> list:
+        return reading.diff(typed(before), typed(after), known)
+
+    @staticmethod
+    def classify(before: dict | None, after: dict | None) -> str | None:
+        cell = {"id": "a-b-c", "case": "a", "style": "b", "path": "c"}  # a bare {"status": ...} as one cell's
+        return reading.classify(*(typed({**cell, **r}) if r is not None else None for r in (before, after)))
+
+    @staticmethod
+    def outcome(record: dict | None) -> str:
+        return reading.outcome(typed(record))
+
+    @staticmethod
+    def check_comparable(before: dict, after: dict, before_file: str, after_file: str) -> None:
+        reading.check_comparable(typed(before), typed(after), before_file, after_file)
+
+
+def render_history(runs: list[dict]) -> str:
+    return history.render([typed(run) for run in runs])
+
+
+FLAKY_WRONG_FIELDS = {"status": "wrong", "error_type": "Mismatch", "error": "output: 1 / 9", "stage": "compare"}
+CASES, STYLES, PATHS = ["add", "sin"], ["raw_jit", "triton_op"], ["eager", "compile", "aoti_strict"]
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> dict:
+    """A results file: a non-empty subset of the cells, each with a status (and an error where failing)."""
+    ids = [(c, s, p) for c in CASES for s in STYLES for p in PATHS]
+    chosen = draw(st.lists(st.sampled_from(ids), min_size=1, unique=True))
+    cells = []
+    for case, style, path in chosen:
+        status = draw(st.sampled_from(STATUSES))
+        failing = status in ("wrong", "error", "crash", "timeout")
+        cells.append(
+            make_record(
+                case,
+                style,
+                path,
+                status=status,
+                error_type=draw(st.sampled_from(["RuntimeError", "Mismatch"])) if failing else None,
+                stage=draw(st.sampled_from(["trace", "run"])) if failing else None,
+            )
+        )
+    return {"schema": SCHEMA, "environment": {"torch": "2.11.0", "device": "NVIDIA H200"}, "cells": cells}
+
+
+@given(runs())
+@settings(deadline=None)  # the first example reads matrix.toml's goals and imports the paths: seconds
+def test_a_run_against_itself_changes_nothing(run: dict):
+    assert gate.diff(run, run) == []
+
+
+@given(runs(), st.data())
+def test_one_pass_turned_error_is_exactly_one_regression(run: dict, data: st.DataObject):
+    passing = [cell for cell in run["cells"] if cell["status"] == "pass"]
+    if not passing:
+        run["cells"][0]["status"] = "pass"
+        passing = [run["cells"][0]]
+    victim = data.draw(st.sampled_from(passing))["id"]
+    current = json.loads(json.dumps(run))
+    for cell in current["cells"]:
+        if cell["id"] == victim:
+            cell.update(status="error", error_type="RuntimeError", stage="compile")
+    changes = gate.diff(run, current)
+    assert [(c.id, c.kind) for c in changes] == [(victim, "regression")]
+    assert gate.failing(changes, strict=False) == changes
+    known = {victim: gate.KnownFailure(victim, "upstream bug", "https://example.invalid/1")}
+    assert [c.kind for c in gate.diff(run, current, known)] == ["known"]
+    assert gate.failing(gate.diff(run, current, known), strict=True) == []
+
+
+@given(runs(), st.data())
+def test_a_dropped_cell_is_missing_and_an_added_one_new(run: dict, data: st.DataObject):
+    dropped = data.draw(st.sampled_from(run["cells"]))
+    smaller = {**run, "cells": [cell for cell in run["cells"] if cell is not dropped]}
+    assert [(c.id, c.kind) for c in gate.diff(run, smaller)] == [(dropped["id"], "missing")]
+    assert [(c.id, c.kind) for c in gate.diff(smaller, run)] == [(dropped["id"], "new")]
+
+
+@given(runs(), runs())
+@settings(max_examples=50)
+def test_only_regressions_wrong_flaky_and_missing_cells_fail_unless_strict(before: dict, after: dict):
+    changes = gate.diff(before, after)
+    assert {c.kind for c in gate.failing(changes, strict=False)} <= {"regression", "missing", "wrong", "flaky"}
+    lenient = gate.failing(changes, strict=False, allow_flaky=True)
+    assert {c.kind for c in lenient} <= {"regression", "missing", "wrong"}
+    assert [c for c in changes if c.kind == "wrong"] == [c for c in lenient if c.kind == "wrong"]
+    assert set(gate.failing(changes, strict=False)) <= set(gate.failing(changes, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("was", "now", "kind"),
+    [
+        ({"status": "pass"}, {"status": "wrong"}, "wrong"),
+        ({"status": "pass"}, {"status": "error"}, "regression"),
+        ({"status": "error"}, {"status": "pass"}, "fix"),
+        ({"status": "pass"}, {"status": "skip"}, "skipped_now"),
+        (
+            {"status": "error", "error_type": "A", "stage": "trace"},
+            {"status": "error", "error_type": "B", "stage": "trace"},
+            "changed_failure",
+        ),
+        (
+            {"status": "error", "error_type": "A", "stage": "trace"},
+            {"status": "error", "error_type": "A", "stage": "run"},
+            "changed_failure",
+        ),
+        (
+            {"status": "error", "error_type": "A", "stage": "run"},
+            {"status": "error", "error_type": "A", "stage": "run"},
+            None,
+        ),
+        ({"status": "skip"}, {"status": "skip"}, None),
+    ],
+)
+def test_classes(was: dict, now: dict, kind: str | None):
+    assert gate.classify(was, now) == kind
+
+
+def results_file(path: Path, cells: list[dict], device: str = "NVIDIA H200", torch: str = "2.11.0", **env) -> Path:
+    environment = {"torch": torch, "triton": "3.6.0", "device": device, "commit": "abc", **env}
+    path.write_text(json.dumps({"schema": SCHEMA, "environment": environment, "cells": cells}))
+    return path
+
+
+def run_gate(*args: str) -> subprocess.CompletedProcess:
+    return harness_main("gate", *args)
+
+
+def test_cli_exit_codes_and_readable_diff(tmp_path: Path):
+    good = [
+        make_record("sin", "triton_op", "aoti_strict", status="pass"),
+        make_record("sin", "raw_jit", "export_nonstrict", status="error", error_type="RuntimeError", stage="trace"),
+    ]
+    bad = [make_record("sin", "triton_op", "aoti_strict", status="crash", error_type="SIGSEGV"), good[1]]
+    old, new = results_file(tmp_path / "old.json", good), results_file(tmp_path / "new.json", bad, torch="2.13.0")
+    out = tmp_path / "gate.md"
+
+    same = run_gate("--baseline", str(old), "--current", str(old), "--out", str(out))
+    assert same.returncode == 0 and "# Upgrade gate: PASS" in out.read_text()
+
+    broke = run_gate("--baseline", str(old), "--current", str(new), "--out", str(out))
+    assert broke.returncode == 1
+    text = out.read_text()
+    assert "# Upgrade gate: FAIL" in text and "## Regressions" in text
+    row = next(line for line in text.splitlines() if line.startswith("| sin-triton_op-aoti_strict"))
+    assert [part.strip() for part in row.strip("|").split("|")] == [
+        "sin-triton_op-aoti_strict",
+        "✅ pass",
+        "💥 crash (SIGSEGV)",
+    ]
+    assert "torch 2.11.0" in text and "torch 2.13.0" in text
+    assert "not re-running regressions" in broke.stderr  # measured on another machine than this one
+
+    known = tmp_path / "known.toml"
+    known.write_text(
+        '[[known]]\nid = "sin-triton_op-aoti_strict"\nreason = "AOTI load segfault"\n'
+        'link = "https://github.com/pytorch/pytorch/issues/1"\n'
+    )
+    assert (
+        run_gate("--baseline", str(old), "--current", str(new), "--known", str(known), "--out", str(out)).returncode
+        == 0
+    )
+    assert "## Known failures" in out.read_text() and "AOTI load segfault" in out.read_text()
+
+    fixed = run_gate("--baseline", str(new), "--current", str(old), "--out", str(out), "--strict")
+    assert fixed.returncode == 1 and "## Fixes" in out.read_text()
+    assert run_gate("--baseline", str(new), "--current", str(old), "--out", str(out)).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("current", "message"),
+    [
+        ('{"schema": 1, "environment": {}, "cells": [{"id": "a-b', "(json): not valid JSON"),
+        ('{"schema": 4, "environment": {}, "cells": []}', "schema: expected 1, 2 or 3"),
+        ('{"schema": 1, "environment": {}, "cells": []}', "cells: no cell ran"),
+    ],
+)
+def test_cli_unusable_input_is_exit_2(tmp_path: Path, current: str, message: str):
+    old = results_file(tmp_path / "old.json", [make_record("sin", "raw_jit", "eager", status="pass")])
+    bad = tmp_path / "new.json"
+    bad.write_text(current)
+    done = run_gate("--baseline", str(old), "--current", str(bad), "--out", str(tmp_path / "g.md"))
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_all_skip_and_foreign_case_sets_are_errors(tmp_path: Path):
+    old = {"cells": [make_record("sin", "raw_jit", "eager", status="pass")]}
+    with pytest.raises(InputError, match="no cell ran"):
+        gate.check_comparable(old, {"cells": [make_record("sin", "raw_jit", "eager", status="skip")]}, "o", "n")
+    with pytest.raises(InputError, match="another case set"):
+        gate.check_comparable(old, {"cells": [make_record("add", "raw_jit", "eager", status="pass")]}, "o", "n")
+
+
+def test_known_file_entries_must_match_cells(tmp_path: Path):
+    known = tmp_path / "known.toml"
+    known.write_text('[[known]]\nid = "nope-raw_jit-eager"\nreason = "r"\nlink = "l"\n')
+    with pytest.raises(InputError, match=r"known\[0\]\.id: matches no cell"):
+        gate.load_known(known, {"sin-raw_jit-eager"})
+    known.write_text('[[known]]\nid = "sin-raw_jit-eager"\nreason = "r"\n')
+    with pytest.raises(InputError, match=r"known\[0\]: expected exactly the keys"):
+        gate.load_known(known, {"sin-raw_jit-eager"})
+
+
+def test_history_shows_each_cell_across_versions():
+    def run(torch: str, status: str) -> dict:
+        return {
+            "environment": {"torch": torch, "triton": "3", "device": "cpu"},
+            "cells": [
+                make_record("sin", "triton_op", "cpu_compile", status=status),
+                make_record("sin", "control", "cpu_compile", status="pass"),
+            ],
+        }
+
+    text = render_history([run("2.13.0+cpu", "error"), run("2.15.0", "pass")])
+    assert "| sin-triton_op-cpu_compile | 2.13.0 ❌ → 2.15.0 ✅ |" in text
+    assert "## Cells whose status changed (1)" in text
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "kind"),
+    [
+        (["pass"], ["wrong", "pass", "wrong"], "wrong"),  # wrong numbers on any attempt: never flaky
+        (["pass"], ["pass", "wrong", "pass"], "wrong"),
+        (["pass"], ["error", "pass", "error"], "flaky"),
+        (["wrong", "pass", "pass", "pass"], ["wrong", "wrong", "wrong"], "regression"),
+        (["wrong", "wrong", "pass"], ["wrong", "wrong", "wrong"], "changed_failure"),
+        (["wrong", "pass", "wrong"], ["wrong", "wrong", "pass"], None),
+        (["wrong", "pass"], ["pass"], "fix"),
+        (["wrong", "wrong"], ["wrong", "wrong", "wrong"], None),
+    ],
+)
+def test_cells_are_gated_by_their_measured_rate(before: list[str], after: list[str], kind: str | None):
+    def measured(outcomes: list[str]) -> dict:
+        fields = {"outcomes": outcomes} if len(outcomes) > 1 else {}
+        return make_record("add", "autotune_heuristics", "compile", status=outcomes[0], **fields)
+
+    assert gate.classify(measured(before), measured(after)) == kind
+    assert gate.outcome(measured(["wrong", "pass", "wrong", "pass", "pass"])) == "wrong 2/5"
+
+
+def test_a_cell_wrong_on_one_attempt_fails_the_gate_even_with_allow_flaky(tmp_path: Path):
+    passed = make_record("sin", "triton_op", "aoti_strict", status="pass")
+    wrong = make_record(
+        "sin", "triton_op", "aoti_strict", **FLAKY_WRONG_FIELDS, outcomes=["wrong", "pass", "pass", "pass", "pass"]
+    )
+    old, new = results_file(tmp_path / "old.json", [passed]), results_file(tmp_path / "new.json", [wrong])
+    out = tmp_path / "gate.md"
+    for flags in ([], ["--allow-flaky"]):
+        done = run_gate("--baseline", str(old), "--current", str(new), "--out", str(out), *flags)
+        assert done.returncode == 1, done.stdout
+        text = out.read_text()
+        assert "# Upgrade gate: FAIL" in text and "- 1 wrong cell" in text
+        assert "## Wrong numbers (was pass, now wrong on some attempt: never excused by a re-run) — fails" in text
+
+
+def test_flaky_errors_fail_unless_allowed(tmp_path: Path):
+    passed = make_record("sin", "triton_op", "aoti_strict", status="pass")
+    flaky = make_record(
+        "sin", "triton_op", "aoti_strict", status="error", error_type="RuntimeError", outcomes=["error", "pass"]
+    )
+    old, new = results_file(tmp_path / "old.json", [passed]), results_file(tmp_path / "new.json", [flaky])
+    out = tmp_path / "gate.md"
+    assert run_gate("--baseline", str(old), "--current", str(new), "--out", str(out)).returncode == 1
+    assert "## Flaky (was pass, now errs, crashes or times out on some attempts only) — fails the gate" in (
+        out.read_text()
+    )
+    allowed = run_gate("--baseline", str(old), "--current", str(new), "--out", str(out), "--allow-flaky")
+    assert allowed.returncode == 0 and "— allowed by --allow-flaky" in out.read_text()
+
+
+def test_re_runs_that_see_wrong_numbers_make_a_regression_wrong_never_flaky():
+    changes = [reading.Change(cell, "regression", "pass", "error") for cell in ("a-b-c", "d-e-f", "g-h-i")]
+    seen = {"a-b-c": ["pass", "wrong"], "d-e-f": ["error", "pass"]}
+    after = rerun.apply_reruns(changes, {k: [Status(s) for s in v] for k, v in seen.items()})
+    assert [(c.kind, c.current) for c in after] == [
+        ("wrong", "error; wrong on re-run 2"),
+        ("flaky", "error; pass on re-run 2"),
+        ("regression", "error"),
+    ]
+    assert [c.id for c in reading.failing(after, strict=False, allow_flaky=True)] == ["a-b-c", "g-h-i"]
+
+
+def test_header_counts_in_plural_and_says_commit_unknown(tmp_path: Path):
+    cells = [make_record("sin", style, "eager", status="pass") for style in ("raw_jit", "triton_op", "custom_op")]
+    broke = [{**cell, "status": "error", "error_type": "E"} for cell in cells[:2]] + [cells[2]]
+    old = results_file(tmp_path / "old.json", cells)
+    data = json.loads(results_file(tmp_path / "new.json", broke).read_text())
+    data["environment"]["commit"] = None  # an installed harness: no git checkout
+    (tmp_path / "new.json").write_text(json.dumps(data))
+    out = tmp_path / "gate.md"
+    run_gate("--baseline", str(old), "--current", str(tmp_path / "new.json"), "--out", str(out))
+    text = out.read_text()
+    assert "- 2 regressions" in text and "commit None" not in text
+    assert "· commit abc" in text and "· commit unknown" in text

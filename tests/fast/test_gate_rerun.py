@@ -1,0 +1,89 @@
+"""Issue 36: the gate re-runs a regression only where torch, triton, the device and the interpreter setting are
+the current file's, and counts a re-run only when its own stamp is that too; elsewhere the regression stands."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+
+from harness.cli import rerun
+from tests.conftest import harness_main, make_record
+from tests.fast.test_gate import results_file
+
+CELL = "good-triton_op-cpu_fallback"
+HERE = {"device": "cpu", "torch": torch.__version__, "triton": triton.__version__}
+
+
+@pytest.fixture
+def reruns(monkeypatch) -> list[dict]:
+    """Each re-run the gate starts (its environment stamp to write, set by the test), as a fake ``run`` whose
+    results.json says the regressed cell passed."""
+    started: list[dict] = [dict(HERE)]
+
+    def fake_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+        out = Path(command[command.index("--report-dir") + 1])
+        record = make_record("good", "triton_op", "cpu_fallback", status="pass")
+        data = {"schema": 2, "environment": started[0], "cells": [record]}
+        (out / "results.json").write_text(json.dumps(data))
+        started.append({"command": command})
+        return subprocess.CompletedProcess(command, 0)
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    return started
+
+
+def run_gate(tmp_path: Path, *options: str, **stamp) -> subprocess.CompletedProcess:
+    passed = make_record("good", "triton_op", "cpu_fallback", status="pass")
+    failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
+    old = results_file(tmp_path / "old.json", [passed], **HERE)
+    new = results_file(tmp_path / "new.json", [failed], **{**HERE, **stamp})
+    args = ["--baseline", str(old), "--current", str(new), "--rerun", "1", "--out", str(tmp_path / "gate.md")]
+    return harness_main("gate", *args, *options)
+
+
+@pytest.mark.parametrize(
+    ("stamp", "there", "here"),
+    [
+        ({"triton": "3.9.0"}, "triton 3.9.0", f"triton {triton.__version__}"),
+        ({"torch": "2.99.0"}, "torch 2.99.0", f"torch {torch.__version__}"),
+        ({"device": "NVIDIA H200"}, "device NVIDIA H200", "device cpu"),
+    ],
+)
+def test_a_regression_measured_elsewhere_is_not_re_run_and_stands(stamp, there, here, tmp_path, reruns):
+    done = run_gate(tmp_path, **stamp)
+    assert done.returncode == 1, done.stderr
+    assert f"was measured with {there}, this machine has {here}: the regressions stand" in done.stderr
+    assert len(reruns) == 1  # no re-run started
+    assert (
+        "## Regressions" in (tmp_path / "gate.md").read_text() and "## Flaky" not in (tmp_path / "gate.md").read_text()
+    )
+
+
+def test_an_interpreter_setting_unlike_the_current_runs_is_not_re_run(tmp_path, reruns, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # every run here would be an interpreter run; the current was not
+    done = run_gate(tmp_path)
+    assert done.returncode == 1 and "triton_interpret False, this machine has triton_interpret True" in done.stderr
+    assert len(reruns) == 1
+
+
+def test_a_re_run_under_the_current_runs_stamp_can_find_a_flake(tmp_path, reruns, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    done = run_gate(tmp_path, "--allow-flaky")  # a flaky error passes the gate only when allowed
+    assert done.returncode == 0, done.stderr
+    assert "--interpret" not in reruns[1]["command"]
+    assert "pass on re-run 1" in (tmp_path / "gate.md").read_text()
+
+
+def test_a_re_run_that_measured_something_else_does_not_count(tmp_path, reruns, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    reruns[0]["triton"] = "0.0.0"  # the re-run's own stamp: not the current run's
+    done = run_gate(tmp_path)
+    assert done.returncode == 1 and "## Flaky" not in (tmp_path / "gate.md").read_text()
+
+
+def test_stamps_compare_the_interpreter_setting_as_a_flag():
+    assert rerun.stamp_differs({**HERE, "triton_interpret": None}, {**HERE, "triton_interpret": False}) is None
+    assert rerun.stamp_differs(HERE, {**HERE, "triton": "9"}) == (f"triton {triton.__version__}", "triton 9")

@@ -1,0 +1,111 @@
+"""Running as an installed tool, in process: which matrix file a run uses, how a bare case name resolves, the
+standalone server's imports, and the summary at the end of a run (tests/slow/test_wheel.py runs the built wheel)."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from harness.matrix import builtin
+from harness.plugin.summary import summary_lines
+from harness.records.record import Record
+from harness.spec import Status
+from tests.conftest import REPO
+
+
+def test_without_a_matrix_file_here_the_packaged_default_is_used_and_said(tmp_path: Path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    file, source = builtin.matrix_file(None)
+    assert file.read_text() == (REPO / "matrix.toml").read_text() and file.is_absolute()
+    assert source == "the packaged default (no ./matrix.toml here)"
+    assert main(["list"]) == 0
+    out, err = capsys.readouterr()
+    assert "sin-triton_op-eager" in out.splitlines()
+    assert err == f"matrix: {file} ({source})\n"
+
+
+def test_a_matrix_file_here_wins_over_the_default(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "matrix.toml").write_text("")
+    assert builtin.matrix_file(None) == (Path("matrix.toml"), "./matrix.toml")
+    assert builtin.matrix_file("other.toml") == (Path("other.toml"), "--matrix")
+
+
+def test_a_bare_name_is_a_built_in_case_or_else_a_module():
+    assert builtin.case_module("sin") == f"{builtin.package()}.sin"
+    assert builtin.case_module("mykernels") == "mykernels"
+    assert builtin.case_module("mypkg.kernels") == "mypkg.kernels"
+    assert {"sin", "rmsnorm", "layernorm"} <= builtin.case_ids()
+
+
+@pytest.mark.parametrize("graph_breaks", [0, 2])
+def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(graph_breaks: int):
+    cells = [Record(f"p{n}", "s", "p", Status.PASS) for n in range(3)] + [
+        Record("sin", "autotune", "vmap", Status.WRONG),
+        Record("add", "raw_jit", "export", Status.ERROR),
+    ]
+    cells += [Record(f"g{n}", "s", "p", Status.GRAPH_BREAK) for n in range(graph_breaks)]
+    lines = summary_lines(cells, Path("/r/matrix.md"))
+    assert lines[:3] == [
+        "[harness] chart: /r/matrix.md",
+        f"[harness] {len(cells)} cells: 3 pass, " + ("2 graph_break, " if graph_breaks else "") + "1 wrong, 1 error",
+        "[harness] silently wrong (1): sin-autotune-vmap",
+    ]
+    outside = "[harness] passes whose kernel ran outside the compiled graph (graph_break): 2"
+    assert lines[3:] == ["[harness]   sin-autotune-vmap: wrong", *([outside] if graph_breaks else [])]
+
+
+MISMATCH = (
+    "output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: "
+    "{diff} at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,)"
+)
+
+
+def test_a_kernel_wrong_in_every_style_on_eager_is_named_once_with_each_first_mismatch():
+    def wrong(case: str, style: str, diff: float, path: str = "eager") -> Record:
+        error = mismatch_of(diff)
+        return Record(case, style, path, Status.WRONG, error_type="Mismatch", error=error)
+
+    cells = [
+        wrong("leaky", "raw_jit", 0.5),
+        wrong("leaky", "triton_op", 2.25),
+        Record("leaky", "control", "eager", Status.PASS),
+        wrong("leaky", "raw_jit", 0.5, "compile"),
+        wrong("sin", "raw_jit", 1.0),  # wrong in one style only: a style's problem, not the kernel's
+        Record("sin", "triton_op", "eager", Status.PASS),
+        Record("sin", "control", "eager", Status.PASS),
+    ]
+    lines = summary_lines(cells, Path("/r/matrix.md"))
+    assert (
+        "[harness]   leaky-triton_op-eager: output: max abs diff 2.25 at index (10,), 3001 / 3001 elements differ"
+        in (lines)
+    )
+    assert sum(line.startswith("[harness]   ") for line in lines) == 4  # every wrong cell's first mismatch
+    assert lines[-1] == (
+        "[harness] the kernel leaky disagrees with its reference in every style (max abs diff 2.25), while its "
+        "control passes: fix the kernel first"
+    )
+    assert not any("the kernel sin" in line for line in lines)
+    broken_path = [c.replace(status=Status.ERROR) if c.style == "control" else c for c in cells]
+    assert not any("disagrees" in line for line in summary_lines(broken_path, Path("/r/matrix.md")))
+
+
+def mismatch_of(diff: float) -> str:
+    return MISMATCH.format(diff=diff)
+
+
+def test_autotuned_stacks_benchmark_by_the_wall_clock_in_the_interpreter(monkeypatch):
+    """Under TRITON_INTERPRET=1 the autotuner gets ``wall_clock_bench`` (Triton's own asks a device's driver);
+    on a device, Triton's own; it runs the config once and times it."""
+    from harness.case import load_cases
+    from harness.kernel.decorators import autotune
+    from harness.kernel.interpreter import INTERPRET_ENV, wall_clock_bench
+
+    (case,) = load_cases(builtin.case_module("rmsnorm"))
+    monkeypatch.setenv(INTERPRET_ENV, "1")
+    assert autotune(case)[0]._do_bench is wall_clock_bench
+    monkeypatch.delenv(INTERPRET_ENV)
+    assert autotune(case)[0]._do_bench is None
+    calls = []
+    timings = wall_clock_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    assert calls == [1] and len(timings) == 3 and len(set(timings)) == 1 and timings[0] >= 0

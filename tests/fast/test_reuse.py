@@ -1,0 +1,136 @@
+"""--reuse: a cell whose key (versions, GPU, harness and case sources, matrix entry) is unchanged keeps its
+record from the earlier run and is not run; a pull request that touches one case module re-runs that case's
+cells only. A wrong, flaky, crashed or timed-out cell, or one without a key, is never reused."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.execution.machine import versions
+from harness.kernel.compare import Tolerance
+from harness.matrix.config import load_matrix
+from harness.records import reuse
+from harness.records.reuse import cell_keys, run_ingredients
+from tests.conftest import REPO, harness_main, make_record, run_harness, typed
+from tests.fast.test_records_report import render, results, section, table
+
+REUSED = "♻"
+
+
+def kernels(tmp_path: Path) -> Path:
+    """A package of two case modules, copies of tests/fixtures/good.py defining cases k1 and k2."""
+    package = tmp_path / "lib" / "mykernels"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    good = (REPO / "tests" / "fixtures" / "good.py").read_text()
+    for name in ("k1", "k2"):
+        (package / f"{name}.py").write_text(good.replace('"good"', f'"{name}"'))
+    return package
+
+
+def write_the_matrix(write_matrix, package: Path) -> Path:
+    cases = ["mykernels.k1", "mykernels.k2", "tests.fixtures.wrong"]
+    matrix = write_matrix(cases, ["triton_op", "control"], {"cpu_fallback": ("cpu", 120)})
+    matrix.write_text(matrix.read_text() + "[run]\nreruns = 1\n")
+    return matrix
+
+
+def run(matrix: Path, out: Path, package: Path, *args: str) -> dict:
+    env = {"PYTHONPATH": str(package.parent)}
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-q", *args, env=env)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    return json.loads((out / "results.json").read_text())
+
+
+def by_id(data: dict) -> dict[str, dict]:
+    return {cell["id"]: cell for cell in data["cells"]}
+
+
+def source(data: dict, file: Path) -> dict:
+    env = data["environment"]
+    return {"timestamp": env["timestamp"], "commit": env["commit"], "file": str(file)}
+
+
+def test_reuse_of_a_missing_file_is_one_line(write_matrix, tmp_path: Path):
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 60)})
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path), "--reuse", "nosuch.json")
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
+    assert done.stderr.startswith("error: nosuch.json: (file): no such file")
+
+
+def test_only_a_stable_verdict_with_the_same_key_is_reusable():
+    def record(**fields) -> dict:
+        return {**make_record("add", "raw_jit", "eager", **fields), "key": "k"}
+
+    def reusable(record: dict, key: str | None) -> bool:
+        return reuse.reusable(typed(record), key)
+
+    assert reusable(record(status="pass"), "k") and reusable(record(status="skip"), "k")
+    assert reusable(record(status="error", error_type="RuntimeError"), "k")
+    assert reusable(record(status="pass", outcomes=["pass", "pass"]), "k")
+    assert not reusable(record(status="pass"), "other") and not reusable(record(status="pass"), None)
+    assert not reusable({**record(status="pass"), "key": None}, None)
+    for status in ("wrong", "crash", "timeout"):
+        assert not reusable(record(status=status), "k")
+    assert not reusable(record(status="pass", outcomes=["pass", "wrong"]), "k")  # flaky
+    assert not reusable(record(status="error", cuda_fault=True), "k")
+    reproduced = {"script": "repros/x.py", "reproduced": True, "line": "CUDA error: an illegal memory access"}
+    faulted = typed(record(status="error", cuda_fault=True))
+    assert reuse.reusable(faulted.replace(confirmation=reproduced), "k")  # the fault was shown outside the harness
+    wrong = typed(record(status="wrong", outcomes=["wrong"] * 5))
+    assert reuse.reusable(wrong.replace(confirmation=reproduced), "k") and not reuse.reusable(wrong, "k")
+    flaky = typed(record(status="wrong", outcomes=["wrong", "pass"])).replace(confirmation=reproduced)
+    assert not reuse.reusable(flaky, "k")  # its rate is re-measured
+    suspect = typed(record(status="error", error_type="RuntimeError")).replace(confirmation={"reproduced": False})
+    assert not reuse.reusable(suspect, "k")
+    assert not reusable(record(status="error", error_type="CellProcessFailed"), "k")  # not a verdict
+
+
+def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    matrix = load_matrix(REPO / "matrix.toml")
+    keys = cell_keys(matrix, versions(), "cpu")
+    assert keys == cell_keys(matrix, versions(), "cpu") and len(set(keys.values())) == len(keys)  # stable, one per cell
+    assert set(keys) == set(matrix.cell_ids())
+
+    def changed(other: dict[str, str]) -> set[str]:
+        return {cell for cell in keys if other[cell] != keys[cell]}
+
+    everything = set(keys)
+    assert changed(cell_keys(matrix, versions(), "NVIDIA H200")) == everything
+    assert changed(cell_keys(matrix, {**versions(), "torch": "9.9.9"}, "cpu")) == everything  # another torch
+    assert changed(cell_keys(dataclasses.replace(matrix, reruns=matrix.reruns + 1), versions(), "cpu")) == everything
+    assert changed(cell_keys(dataclasses.replace(matrix, environment={"X": "1"}), versions(), "cpu")) == everything
+    looser = {**matrix.tolerances, "float32": Tolerance(1e-3, 1e-3)}
+    float32 = {c.id for c in matrix.cells if c.tolerance == matrix.tolerances["float32"]}
+    assert changed(cell_keys(dataclasses.replace(matrix, tolerances=looser), versions(), "cpu")) == float32
+    eager = dataclasses.replace(matrix.path("eager"), timeout=1)
+    paths = tuple(eager if p.id == "eager" else p for p in matrix.paths)
+    assert changed(cell_keys(dataclasses.replace(matrix, paths=paths), versions(), "cpu")) == {
+        c for c in keys if c.endswith("-eager")
+    }
+    axes = {**matrix.style_axes, "raw_jit": ("autotune", "launcher")}
+    assert changed(cell_keys(dataclasses.replace(matrix, style_axes=axes), versions(), "cpu")) == {
+        c.id for c in matrix.cells if c.style == "raw_jit"
+    }
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert changed(cell_keys(matrix, versions(), "cpu")) == everything
+    # the flag as keys have always spelled it, so that older results files keep their reusable records
+    assert run_ingredients(matrix, versions(), "cpu")["triton_interpret"] == "1"
+    monkeypatch.delenv("TRITON_INTERPRET")
+    assert run_ingredients(matrix, versions(), "cpu")["triton_interpret"] == ""
+
+
+def test_a_reused_record_is_marked_and_the_legend_names_its_run():
+    source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
+    reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
+    chart = render(results(reused, make_record("sin", "autotune", "eager", status="pass")))
+    assert table(chart, "Summary") == {"style \\ path": ["eager"], "raw_jit": ["✅ ♻"], "autotune": ["✅"]}
+    legend = section(chart, "Legend")
+    assert (
+        "- ♻ **reused**: not run this time, the record was copied from the run of 2026-11-20T08:00:00+00:00, "
+        "commit abc123 (1 cell): its key (torch, triton, CUDA, GPU, harness and case sources, matrix entry) "
+        "is unchanged"
+    ) in legend
+    assert "♻" not in render(results(make_record("sin", "raw_jit", "eager", status="pass")))

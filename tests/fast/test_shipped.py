@@ -1,0 +1,218 @@
+"""The Case API for kernels as users ship them (examples/dropout.py, row_normalize.py, shipped.py) and the Liger suite:
+ops as shipped, non-float outputs, inputs with no gradient, optional backward and flops, several kernels per op,
+in-place ops with a backward, the opcheck path and the interpreter's self-check. In-process cells on CPU."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+
+from examples.dropout import CASE as DROPOUT
+from examples.row_normalize import CASES as ROW_CASES
+from examples.shipped import CASES as SHIPPED
+from harness.case import Case
+from harness.kernel import interpreter
+from harness.kernel.casecheck import check_case
+from harness.kernel.compare import Mismatch, assert_match
+from harness.kernel.styles import as_shipped
+from harness.spec import Tolerance
+from tests.conftest import REPO
+from tests.fast.test_cells import run
+
+ROW_NORMALIZE, SCALE_INPLACE = ROW_CASES
+BF16 = Tolerance(atol=1e-2, rtol=1.6e-2)
+
+
+def test_shipped_ops_are_labelled_by_how_they_are_wrapped():
+    labels = {case.id: as_shipped(case).wrapped_as for case in SHIPPED}
+    assert labels == {
+        "mul_add_autograd": "autograd.Function MulAddFunction.apply",
+        "mul_add_function": "function examples.shipped.mul_add",
+        "mul_add_library_op": "torch.library op examples.mul_add",
+        "mul_add_module": "nn.Module MulAdd",
+    }
+
+
+def test_shipped_library_op_runs_as_shipped_and_records_it(tmp_path: Path):
+    record = run(SHIPPED[2], "as_shipped", "cpu_fallback", tmp_path)
+    assert record["status"] == "pass", record
+    assert record["measurements"].wrapped_as == "torch.library op examples.mul_add"
+
+
+def test_styles_a_case_cannot_build_are_skips_saying_why(tmp_path: Path):
+    no_kernel = run(SHIPPED[1], "triton_op", "cpu_fallback", tmp_path)
+    assert (no_kernel["status"], no_kernel["reason"]) == (
+        "skip",
+        "case mul_add_function gives no kernel to re-wrap, only its op as shipped (style as_shipped)",
+    )
+    not_shipped = run(DROPOUT, "as_shipped", "cpu_fallback", tmp_path)
+    assert (not_shipped["status"], not_shipped["reason"]) == (
+        "skip",
+        "case dropout_mask gives no op as shipped (Case.shipped)",
+    )
+    assert run(SHIPPED[0], "triton_op", "cpu_fallback", tmp_path)["status"] == "pass"  # kernel and shipped op both
+
+
+def test_non_float_outputs_are_compared_exactly():
+    indices = torch.tensor([5000, 7, 3])
+    assert_match("output", (torch.ones(3), indices.clone()), (torch.ones(3), indices), BF16)
+    off_by_one = torch.tensor([5001, 7, 3])  # within bf16's rtol * 5000: a tolerance would pass it
+    with pytest.raises(Mismatch, match=r"^output 1: 1 of 3 elements differ \(compared exactly\); first at \(0,\)"):
+        assert_match("output", (torch.ones(3), off_by_one), (torch.ones(3), indices), BF16)
+    with pytest.raises(Mismatch, match=r"expected torch.bool of shape \(3,\), got torch.int64"):
+        assert_match("output", indices, indices > 4, BF16)
+
+
+@pytest.mark.parametrize("style", ["triton_op", "custom_op"])
+def test_bool_output_and_no_grad_input_train_through_autograd_of_the_reference(style: str, tmp_path: Path):
+    """dropout_mask gives no backward: its styles train through autograd of the reference; the bool mask is never
+    differentiated and the noise (no_grad) gets no gradient, like the reference's."""
+    check_case(DROPOUT, Tolerance(1e-5, 1e-5))
+    assert run(DROPOUT, style, "train_eager", tmp_path, device="cpu")["status"] == "pass"
+    assert run(DROPOUT, style, "cpu_fallback", tmp_path)["status"] == "pass"
+
+
+def test_a_hand_written_backward_need_not_give_a_no_grad_gradient():
+    case = Case(
+        id="rope_like",
+        reference=lambda x, cos: x * cos,
+        make_inputs=lambda size, device, seed: (torch.randn(size), torch.randn(size)),
+        backward=lambda inputs, out, grad: (grad * inputs[1], None),
+        arg_names=("x", "cos"),
+        no_grad=("cos",),
+        sizes=(5,),
+        shipped=torch.mul,
+    )
+    check_case(case, Tolerance(1e-5, 1e-5))
+    without = Case(**{**vars(case), "no_grad": ()})
+    with pytest.raises(Exception, match="backward: no gradient of cos, autograd of the reference has one"):
+        check_case(without, Tolerance(1e-5, 1e-5))
+
+
+def test_flop_counter_without_flops_is_a_skip(tmp_path: Path):
+    record = run(DROPOUT, "triton_op", "flop_counter", tmp_path, device="cpu")
+    assert (record["status"], record["reason"]) == (
+        "skip",
+        "the case declares no flops (Case.flops): nothing to compare FlopCounterMode's count with",
+    )
+
+
+def test_opcheck_checks_library_ops_and_skips_the_rest(tmp_path: Path):
+    assert run(ROW_NORMALIZE, "custom_op", "opcheck", tmp_path, device="cpu")["status"] == "pass"
+    assert run(SCALE_INPLACE, "custom_op", "opcheck", tmp_path, device="cpu")["status"] == "pass"
+    launcher = run(ROW_NORMALIZE, "raw_jit", "opcheck", tmp_path, device="cpu")
+    assert (launcher["status"], launcher["reason"]) == ("skip", "not a torch.library op (function): opcheck checks ops")
+    shipped = run(SHIPPED[0], "as_shipped", "opcheck", tmp_path, device="cpu")
+    assert shipped["reason"] == "not a torch.library op (autograd.Function MulAddFunction.apply): opcheck checks ops"
+
+
+def test_inplace_library_op_cannot_train_and_says_so(tmp_path: Path):
+    record = run(SCALE_INPLACE, "custom_op", "train_eager", tmp_path, device="cpu")
+    assert record["status"] == "error"
+    assert record["error"].startswith("harness::scale_inplace_custom_op writes into x: custom_op cannot train it (")
+    assert run(SCALE_INPLACE, "custom_op", "cpu_fallback", tmp_path)["status"] == "pass"
+
+
+def test_interpreter_self_check_flags_what_it_computes_wrong(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    interpreter.interpreter_fault.cache_clear()
+    try:
+        assert interpreter.interpreter_fault("float32") is None
+        if triton.__version__ == "3.7.1":  # its interpreter's bf16 products are wrong (measured: 7e32 for 0.68)
+            fault = interpreter.interpreter_fault("bfloat16")
+            assert fault and fault.startswith("Triton's interpreter computes bfloat16 wrong here (self-check a*b+a")
+            bf16 = Case(**{**vars(SHIPPED[0]), "id": "mul_add_bf16", "dtype": torch.bfloat16})
+            record = run(bf16, "raw_jit", "eager", tmp_path)
+            assert (record["status"], record["reason"]) == ("skip", fault)
+    finally:
+        interpreter.interpreter_fault.cache_clear()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("liger_kernel") is None, reason="the liger extra is not installed")
+def test_liger_suite_lists_and_its_references_load():
+    from harness.matrix.config import load_matrix
+
+    matrix = load_matrix(REPO / "matrix-liger.toml")  # imports each case and runs its load check on CPU
+    assert len(matrix.cases) >= 6 and matrix.styles == ("as_shipped", "control")
+    assert "opcheck" in [path.id for path in matrix.paths]
+    assert len(matrix.cells) == len(matrix.cases) * 2 * len(matrix.paths)
+    from harness.case import load_case
+
+    labels = {case: as_shipped(load_case(matrix.modules[case], case)).wrapped_as for case in matrix.cases}
+    assert labels["liger_rms_norm"] == "autograd.Function LigerRMSNormFunction.apply"
+    assert labels["liger_cross_entropy"] == "autograd.Function LigerCrossEntropyFunction.apply"
+
+
+def test_captured_kernels_are_named_from_the_graph(tmp_path: Path):
+    """record_graph names the Triton kernels a captured graph holds (through the kernel side table), under their
+    decorators: the kernels_captured diagnostic."""
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table, triton_kernel_wrapper_mutation
+
+    from harness.cell.context import Cell
+
+    autotuned = triton.autotune(configs=[triton.Config({"BLOCK_SIZE": 256})], key=["n_elements"])(SHIPPED[0].kernel)
+    graph = torch.fx.Graph()
+    for kernel in (autotuned, ROW_NORMALIZE.kernels["scale"]):
+        graph.call_function(triton_kernel_wrapper_mutation, kwargs={"kernel_idx": kernel_side_table.add_kernel(kernel)})
+    graph.output(None)
+    cell = Cell(case=SHIPPED[0], style="triton_op", device="cpu", tolerance=BF16, workdir=tmp_path)
+    cell.record_graph(torch.fx.GraphModule(torch.nn.Module(), graph))
+    assert cell.capture.kernels_captured == ("mul_add_kernel", "scale_rows_kernel")
+    assert cell.capture.captured == ("triton_kernel_wrapper_mutation",)
+
+
+def test_launch_observer_is_undone_after_the_cell():
+    from triton import knobs
+    from triton.runtime.jit import JITFunction
+
+    from harness.kernel.launches import observed_launches
+
+    before, hooks = JITFunction.run, list(getattr(knobs.runtime.launch_enter_hook, "calls", []))
+    with observed_launches() as launched:
+        assert JITFunction.run is not before
+    assert JITFunction.run is before and launched == set()
+    assert list(getattr(knobs.runtime.launch_enter_hook, "calls", [])) == hooks
+
+
+def test_load_check_takes_a_backward_beside_an_integer_output():
+    """An argmax output beside the values: the load check draws no grad for the integer output (a random int64 grad
+    crashed it) and compares the backward of the float one."""
+    case = Case(
+        id="max_and_argmax",
+        reference=lambda x: (x.max(-1).values, x.argmax(-1)),
+        make_inputs=lambda size, device, seed: (torch.randn(size, 7, generator=torch.Generator().manual_seed(seed)),),
+        backward=lambda inputs, out, grad: (
+            torch.zeros_like(inputs[0]).scatter(-1, out[1][:, None], grad[0][:, None]),
+        ),
+        arg_names=("x",),
+        outputs=2,
+        sizes=(5,),
+        shipped=lambda x: (x.max(-1).values, x.argmax(-1)),
+    )
+    check_case(case, Tolerance(1e-5, 1e-5))
+    wrong = Case(**{**vars(case), "backward": lambda inputs, out, grad: (torch.zeros_like(inputs[0]),)})
+    with pytest.raises(Exception, match="backward: gradient of x differs from autograd of the reference"):
+        check_case(wrong, Tolerance(1e-5, 1e-5))
+
+
+def test_the_launch_observer_reads_the_name_and_never_breaks_a_launch():
+    """Triton hands the launch hook lazy metadata; evaluating it runs the kernel's ``launch_metadata``
+    function, which is None for a kernel launched from Dynamo's graph-broken frame (on the H200 every
+    autotune-over-heuristics launcher on ``dynamic`` raised TypeError inside Triton's launch, charged to the
+    style). The observer takes the name without evaluating it."""
+    from triton import knobs
+    from triton.compiler.compiler import LazyDict
+
+    from harness.kernel.launches import observed_launches
+
+    metadata = LazyDict({"name": "add_kernel", "function": None, "stream": 0})
+    metadata.add(None, ())  # what Triton left for that launch: metadata.get() raises
+    with pytest.raises(TypeError):
+        metadata.get()
+    metadata = LazyDict({"name": "add_kernel", "function": None, "stream": 0})
+    metadata.add(None, ())
+    with observed_launches() as launched:
+        knobs.runtime.launch_enter_hook(metadata)
+    assert launched == {"add_kernel"}

@@ -1,0 +1,39 @@
+"""How a cell's failures are recorded: a CUDA fault (and the cell process replaced after one), a cell process that
+cannot start, the failing example hypothesis shrinks to, and each cell process's memory series."""
+
+from pathlib import Path
+
+from harness.execution.cellprocess import CellProcess
+from harness.records.record import Record
+from harness.records.reuse import reusable
+from tests.fast.test_cell_failures import FAULT, GOOD, WRONG
+
+
+def test_a_cuda_fault_replaces_the_cell_process_and_a_wrong_cell_does_not(tmp_path: Path):
+    process = CellProcess(tmp_path / "logs" / "main.log", {}, None)
+    try:
+        assert process.run(GOOD).status == "pass"
+        first = process.pid
+        assert process.run(WRONG).status == "wrong" and process.pid == first  # a verdict: the process goes on
+        fault = process.run(FAULT)
+        assert (fault.status, fault.cuda_fault, fault.measurements.pid) == ("error", True, first)
+        assert process.pid is None  # its CUDA context may be poisoned: stopped
+        after = process.run(GOOD)
+        assert after.status == "pass" and after.measurements.pid not in (None, first)
+        assert after.measurements.process_start > 0  # the next cell paid for a fresh process
+    finally:
+        process.close()
+
+
+def test_a_cell_process_that_cannot_start_is_an_error_not_a_verdict(tmp_path: Path):
+    log = tmp_path / "logs" / "main.log"
+    process = CellProcess(log, {"PYTHONHOME": str(tmp_path / "no-python-here")}, None)  # its zygote cannot start
+    try:
+        for _ in range(2):  # each cell tries again
+            outcome = process.run(GOOD)
+            assert (outcome.status, outcome.error_type, outcome.stage) == ("error", "CellProcessFailed", "build")
+            assert outcome.error.startswith("the cell processes' fork server exited 1 while starting; see ")
+            assert outcome.error.endswith(str(log))
+        assert not reusable(Record.of(GOOD, outcome, "k"), "k")
+    finally:
+        process.close()

@@ -1,0 +1,66 @@
+"""Issue 26, faults and small things of a run: Ctrl-C and SIGTERM exit 130 and clean up, dead runs' temp folders go,
+a failed write stops the run at once keeping every record, ``--co`` is not a failed run, the kept-records line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from tests.conftest import REPO
+
+
+def test_a_failed_write_after_the_last_record_exits_6_with_every_record(matrix, tmp_path, capsys):
+    """results.json cannot be derived at the end (a non-empty folder in its place): exit 6, one line, the
+    records kept in records.jsonl and in the file the line names."""
+    out = tmp_path / "out"
+    (out / "results.json" / "blocker").mkdir(parents=True)  # os.replace cannot put a file over a non-empty folder
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q"])
+    captured = capsys.readouterr()
+    err = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert code == 6 and len(err) == 1, err
+    assert err[0].startswith(f"error: {out / 'results.json'}: (write): ") and "the run stops" in err[0]
+    rescued = json.loads(Path(err[0].rpartition(" are in ")[2]).read_text())
+    assert [cell["id"] for cell in rescued["cells"]] == ["good-control-cpu_fallback"]
+    assert '"good-control-cpu_fallback"' in (out / "records.jsonl").read_text()
+    assert (captured.out + captured.err).count(err[0].removeprefix("error: ")) == 1  # said once (issue 36)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--max-rss-mb", "-5"], "--max-rss-mb: expected a number of MiB >= 0"),
+        ([], "--report-dir: another run (pid 4242) writes there"),
+        (["--cache-dir", "{matrix}"], "--cache-dir: a file, not a folder"),
+    ],
+)
+def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, words, matrix, tmp_path):
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "w") as other_run:
+        other_run.write("4242\n")
+        other_run.flush()
+        fcntl.flock(other_run, fcntl.LOCK_EX)
+        command = [sys.executable, "-m", "pytest", "-p", "harness.plugin", "-p", "no:benchmark", str(matrix)]
+        done = subprocess.run(
+            [
+                *command,
+                "--matrix",
+                str(matrix),
+                "--report-dir",
+                str(out),
+                "-n",
+                "0",
+                *(a.format(matrix=matrix) for a in args),
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode in (2, 4) and words in done.stderr, done.stderr[-2000:]
+    assert not (out / "results.json").exists()
