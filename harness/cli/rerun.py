@@ -85,12 +85,11 @@ def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[C
     out = []
     for change in changes:
         statuses = seen.get(change.id, [])
-        if change.kind == "regression" and Status.WRONG in statuses:
-            n = statuses.index(Status.WRONG) + 1
-            change = dataclasses.replace(change, kind="wrong", current=f"{change.current}; wrong on re-run {n}")
-        elif change.kind == "regression" and Status.PASS in statuses:
-            n = statuses.index(Status.PASS) + 1
-            change = dataclasses.replace(change, kind="flaky", current=f"{change.current}; pass on re-run {n}")
+        for status, kind in ((Status.WRONG, "wrong"), (Status.PASS, "flaky")):
+            if change.kind == "regression" and status in statuses:
+                decided = tuple(statuses[: statuses.index(status) + 1])  # up to the re-run that decided it
+                change = dataclasses.replace(change, kind=kind, reruns=decided)
+                break
         out.append(change)
     return out
 

@@ -50,10 +50,22 @@ NOUNS = {
 
 @dataclass(frozen=True)
 class Change:
+    """One cell whose outcome changed: its class (a key of ``CLASSES``), its record in each run (None: absent),
+    and the statuses its re-runs on this machine gave (harness/cli/rerun.py), the one that decided its class last."""
+
     id: str
     kind: str
-    baseline: str
-    current: str
+    before: Record | None
+    after: Record | None
+    reruns: tuple[Status, ...] = ()
+
+    def shown(self) -> tuple[str, str]:
+        """The baseline's and the current outcome as the gate's table shows them (``outcome``), the current one
+        with what decided a re-judged regression: ``error (RuntimeError at run); pass on re-run 2``."""
+        now = outcome(self.after)
+        if self.reruns:
+            now += f"; {self.reruns[-1]} on re-run {len(self.reruns)}"
+        return outcome(self.before), now
 
 
 @dataclass(frozen=True)
@@ -120,7 +132,7 @@ def diff(baseline: Results, current: Results, known: dict[str, KnownFailure] | N
             elif kind == "regression":
                 kind = "known"
         if kind is not None:
-            changes.append(Change(cell_id, kind, outcome(before.get(cell_id)), outcome(after.get(cell_id))))
+            changes.append(Change(cell_id, kind, before.get(cell_id), after.get(cell_id)))
     return changes
 
 
@@ -219,7 +231,7 @@ def render(
         if not rows:
             continue
         table = [
-            [c.id, _mark(c.baseline), _mark(c.current)]
+            [c.id, *(_mark(record, text) for record, text in zip((c.before, c.after), c.shown(), strict=True))]
             + ([escape(known[c.id].reason, 120), known[c.id].link] if c.id in known else [])
             for c in rows
         ]
@@ -234,6 +246,6 @@ def render(
     return "\n".join(out)
 
 
-def _mark(text: str) -> str:
-    status = text.split(" ")[0]
-    return f"{SYMBOLS[status]} {escape(text, 120)}" if status in SYMBOLS else escape(text, 120)
+def _mark(record: Record | None, text: str) -> str:
+    """``text`` led by the chart's mark of the record's status (none for an absent cell)."""
+    return escape(text, 120) if record is None else f"{SYMBOLS[record.status]} {escape(text, 120)}"
