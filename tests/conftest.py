@@ -48,6 +48,18 @@ def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = N
     )
 
 
+def run_interpreted(code: str) -> subprocess.CompletedProcess:
+    """``python -c CODE`` from the repository root under Triton's CPU interpreter (``TRITON_INTERPRET=1``)."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**os.environ, "TRITON_INTERPRET": "1"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
 def harness_main(*args: str, main: Callable[[list[str]], int] | None = None) -> subprocess.CompletedProcess:
     """``python -m harness ARGS`` in this process (``harness.__main__.main``, or ``main``) from the repository root:
     its exit status and what it printed, as ``run_harness`` gives them, without starting Python and torch again."""
@@ -76,6 +88,19 @@ def checkout_goals(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness.records import upgrade
 
     monkeypatch.setattr(upgrade, "CHECKOUT_MATRIX", Path(__file__).parent / "fixtures" / "checkout_goals.toml")
+
+
+# a matrix of one passing cell: tests/fixtures/good's case, the control, on CPU
+GOOD_CELL = 'cases = ["tests.fixtures.good"]\nstyles = ["control"]\n'
+GOOD_CELL += '[paths]\ncpu_fallback = { device = "cpu", timeout = 60 }\n'
+
+
+@pytest.fixture
+def matrix(tmp_path: Path) -> Path:
+    """A matrix file of one passing cell (``GOOD_CELL``)."""
+    file = tmp_path / "m.toml"
+    file.write_text(GOOD_CELL + TOLERANCES)
+    return file
 
 
 @pytest.fixture

@@ -16,17 +16,6 @@ from harness.execution import tempdirs
 from harness.plugin.session import exit_status
 from harness.plugin.writer import kept_line
 from harness.records.log import RecordLog
-from tests.conftest import TOLERANCES
-
-HEAD = 'cases = ["tests.fixtures.good"]\nstyles = ["control"]\n'
-HEAD += '[paths]\ncpu_fallback = { device = "cpu", timeout = 60 }\n'
-
-
-@pytest.fixture
-def matrix(tmp_path: Path) -> Path:
-    file = tmp_path / "m.toml"
-    file.write_text(HEAD + TOLERANCES)
-    return file
 
 
 def test_ctrl_c_exits_130(matrix, tmp_path, monkeypatch):

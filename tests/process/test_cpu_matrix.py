@@ -22,12 +22,6 @@ CPU_PATHS = [spec.id for spec in MATRIX.paths if spec.device == "cpu"]
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run")
 
 
-@pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    out = tmp_path_factory.mktemp("reports")
-    return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
-
-
 def test_pytest_collects_the_same_ids_as_list():
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "matrix.toml", "--collect-only", "-q", "-p", "no:cacheprovider"],

@@ -2,12 +2,9 @@
 the results say so, and a gate refuses to compare such a run with one on the device."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import REPO, run_harness
+from tests.conftest import run_harness, run_interpreted
 from tests.fast.test_interpret import INTERPRETED_TRAINING, read_results
 
 
@@ -36,14 +33,7 @@ def test_interpreted_run_is_recorded_and_not_gated_against_a_device_run(tmp_path
 
 
 def test_backward_kernels_train_under_the_interpreter():
-    done = subprocess.run(
-        [sys.executable, "-c", INTERPRETED_TRAINING],
-        cwd=REPO,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_interpreted(INTERPRETED_TRAINING)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.endswith(" None")]
     assert len(lines) == 9 and all(" pass " in line for line in lines), done.stdout

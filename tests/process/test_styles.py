@@ -1,24 +1,14 @@
 """Styles as two axes: every decorator stack inside every wrapper, each built around the case's one kernel."""
 
-import os
-import subprocess
-import sys
 
-from tests.conftest import REPO
+from tests.conftest import run_interpreted
 from tests.fast.test_styles import INTERPRETED
 
 
 def test_autotuner_over_heuristics_runs_the_config_heuristic_on_each_config():
     """Triton's interpreter on CPU: the autotuner hands each config's BLOCK_SIZE to the heuristic under it, and
     the kernel computes the right numbers with the EVEN it gets."""
-    done = subprocess.run(
-        [sys.executable, "-c", INTERPRETED],
-        cwd=REPO,
-        env={**os.environ, "TRITON_INTERPRET": "1"},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = run_interpreted(INTERPRETED)
     assert done.returncode == 0, done.stderr[-3000:]
     seen = dict(line.split(" ", 1) for line in done.stdout.splitlines())
     assert seen == {

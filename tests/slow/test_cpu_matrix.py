@@ -1,7 +1,10 @@
 """The real matrix, run on this machine through the CLI, exactly as users run it; asserts on its records."""
 
 import json
+import subprocess
+from pathlib import Path
 
+import pytest
 import torch
 
 from harness.execution.machine import versions
@@ -10,6 +13,14 @@ from harness.spec import STATUSES
 from tests.conftest import run_harness
 from tests.process.test_cpu_matrix import CPU_PATHS, MATRIX, read_results
 
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run")
+
+
+
+@pytest.fixture(scope="module")
+def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("reports")
+    return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
 
 def test_every_cell_has_a_record(cpu_run):
     done, out = cpu_run

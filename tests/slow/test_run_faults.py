@@ -15,8 +15,9 @@ import pytest
 from harness.__main__ import main
 from harness.execution import tempdirs
 from harness.records.log import RecordLog
-from tests.conftest import REPO, TOLERANCES
-from tests.fast.test_run_faults import HEAD, _owned_by
+from harness.records.results import SCHEMA
+from tests.conftest import GOOD_CELL, REPO, TOLERANCES
+from tests.fast.test_run_faults import _owned_by
 
 
 @pytest.mark.parametrize("workers", ["0", "2"])
@@ -25,7 +26,8 @@ def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tm
     records writer is on the controller, this process)."""
     cases = '["tests.fixtures.good", "tests.fixtures.slow", "tests.fixtures.flaky"]'
     matrix = tmp_path / "m.toml"
-    matrix.write_text(HEAD.replace('["tests.fixtures.good"]', cases).replace('["control"]', '["control", "triton_op"]'))
+    styles = '["control", "triton_op"]'
+    matrix.write_text(GOOD_CELL.replace('["tests.fixtures.good"]', cases).replace('["control"]', styles))
     matrix.write_text(matrix.read_text() + TOLERANCES)
     out = tmp_path / "out"
     log = out / "records.jsonl"
@@ -51,7 +53,7 @@ def test_a_failed_write_stops_the_run_at_once_and_keeps_every_record(workers, tm
     ran = [cell["id"] for cell in rescued["cells"]]
     # every record so far kept, the one that could not be written too; the run went no further
     assert sorted(ran) == sorted(written + unwritten) and len(unwritten) == 1
-    assert rescued["schema"] == 2 and rescued["environment"]["complete"] is False
+    assert rescued["schema"] == SCHEMA and rescued["environment"]["complete"] is False
     assert [json.loads(line)["record"]["id"] for line in log.read_text().splitlines()[1:]] == written  # on disk
     assert not (out / "results.json").exists()  # nothing derived from a run that stopped
 
@@ -62,7 +64,8 @@ def test_sigterm_cleans_up_as_ctrl_c_and_exits_130(signals, workers, tmp_path):
     harness-cells-* folders were left (issue 36)."""
     matrix = tmp_path / "m.toml"
     matrix.write_text(
-        HEAD.replace('"tests.fixtures.good"', '"tests.fixtures.slow"').replace('"control"', '"control", "triton_op"')
+        GOOD_CELL.replace('"tests.fixtures.good"', '"tests.fixtures.slow"')
+        .replace('"control"', '"control", "triton_op"')
         + TOLERANCES
     )
     gone = subprocess.Popen(["true"])
