@@ -8,6 +8,7 @@ import pytest
 
 from harness.errors import InputError
 from harness.records.environment import Claim, PathEntry, RunEnvironment
+from harness.records.files import read_results
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = sorted(
@@ -59,3 +60,10 @@ def test_a_badly_typed_key_is_an_input_error_naming_it(data, key, problem):
         RunEnvironment.from_dict(data, "f.json")
     assert str(error.value).startswith(f"f.json: {key}: ")
     assert problem in str(error.value)
+
+
+def test_a_record_log_with_a_badly_typed_environment_is_an_input_error(tmp_path):
+    log = tmp_path / "records.jsonl"
+    log.write_text(json.dumps({"environment": {"torch": "2.13", "settings": {"TORCH_X": 1}}}) + "\n")
+    with pytest.raises(InputError, match=r"environment\.settings\.TORCH_X: expected str"):
+        read_results(log)
