@@ -3,6 +3,7 @@ digests that say which code measured it."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import hashlib
 import os
@@ -10,13 +11,122 @@ import platform
 import subprocess
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.spec import triton_interpreted
+from harness.records.schema import from_json, to_json
+from harness.spec import OMIT, triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
+
+
+@dataclass(frozen=True)
+class StyleEntry:
+    """How a style wraps its kernel: its decorator stack and its wrapper."""
+
+    decorator: str | None = None
+    wrapper: str | None = None
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    """A path's group in the chart, its one-line doc and the device it runs on."""
+
+    group: str | None = field(default=None, metadata=OMIT)
+    doc: str | None = field(default=None, metadata=OMIT)
+    device: str | None = field(default=None, metadata=OMIT)
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    """One cell process's memory over the cells it ran (harness/records/log.py ``memory_by_process``)."""
+
+    cells: int | None = None
+    gpu: str | None = None
+    rss_first_mb: float | None = None
+    rss_last_mb: float | None = None
+    peak_rss_mb: float | None = None
+    gpu_peak_mb: float | None = None
+    rss_mb_per_cell: float | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a source documents of a style on a path: ``supported`` or not, and which source says so."""
+
+    supported: bool
+    source: str | None = field(default=None, metadata=OMIT)
+
+
+@dataclass(frozen=True)
+class Docs:
+    """The matrix's documentation claims: ``sources`` (name -> text) and ``claims`` (style -> path -> a claim, or a
+    bare bool); ``expect`` is an older file's name for ``claims``."""
+
+    sources: dict[str, str] | None = field(default=None, metadata=OMIT)
+    claims: dict[str, dict[str, bool | Claim] | None] | None = field(default=None, metadata=OMIT)
+    expect: dict[str, dict[str, bool | Claim] | None] | None = field(default=None, metadata=OMIT)
+
+
+@dataclass(frozen=True)
+class RunEnvironment:
+    """A results file's ``environment``: what was measured (versions, machine, commit), how the run was made, the
+    selected matrix (axes, styles, paths, goals, docs) and, once it ended, its summary (``complete``,
+    ``wall_seconds``, ``memory``); a merged file's ``shards`` and ``hosts``. Every key may be absent (an older or a
+    killed run's file); ``extra``: keys this harness does not know, kept as they were."""
+
+    torch: str | None = None
+    triton: str | None = None
+    cuda: str | None = None
+    device: str | None = None
+    python: str | None = None
+    host: str | None = None
+    timestamp: str | None = None
+    commit: str | None = None
+    source_digest: str | None = None
+    workers: int | None = None
+    ld_preload: str | None = None
+    settings: dict[str, str] | None = None  # the run's TORCH*, TRITON*, CUDA_VISIBLE_DEVICES variables
+    triton_interpret: bool | None = None
+    matrix: str | None = None
+    argv: tuple[str, ...] | None = None
+    docs: Docs | None = None
+    axes: dict[str, tuple[str, ...]] | None = None
+    styles: dict[str, StyleEntry] | None = None
+    paths: dict[str, PathEntry] | None = None
+    reruns: int | None = None
+    goals: dict[str, tuple[str, ...]] | None = None
+    goal_sets: dict[str, tuple[str, ...]] | None = None
+    in_place: dict[str, tuple[str, ...]] | None = None
+    cell_environment: dict[str, str] | None = None
+    cache_dir: str | None = None
+    resumed_cells: int | None = None
+    reused_cells: int | None = None
+    shard: str | None = None
+    shards: int | None = None
+    hosts: tuple[str, ...] | None = None
+    expected_cells: tuple[str, ...] | None = None
+    complete: bool | None = None
+    wall_seconds: float | None = None
+    memory: dict[str, MemoryEntry] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], file: Path | str, key: str = "environment") -> RunEnvironment:
+        """The environment of its JSON object ``data``, each field checked against its type (``InputError`` naming
+        ``file`` and the key)."""
+        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
+        env = from_json(cls, {name: value for name, value in data.items() if name in known}, file, key)
+        extra = {name: value for name, value in data.items() if name not in known}
+        return dataclasses.replace(env, extra=extra) if extra else env
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object: every field that is not None, then ``extra``."""
+        data = to_json(self)
+        extra = data.pop("extra")
+        return {**{name: value for name, value in data.items() if value is not None}, **extra}
 
 
 def environment(versions: Mapping[str, str | None], device: str, workers: int, matrix_file: str) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.errors import InputError, unreadable
-from harness.records import validate
+from harness.records.environment import RunEnvironment
 from harness.records.record import Record
 from harness.records.results import Results, check_record, memory_by_process, ordered
 
@@ -86,7 +86,7 @@ def read_log(file: Path | str) -> Results:
             raise InputError(file, f"line {number}", "expected one of environment (first), record, end")
     if environment is None:
         raise InputError(file, "line 1", "expected the run's environment")
-    validate.check_environment(file, environment)
+    RunEnvironment.from_dict(environment, file)
     return assemble(environment, records, end, from_log=True)
 
 

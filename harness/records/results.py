@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.records import validate
-from harness.records.environment import interpreted
+from harness.records.environment import RunEnvironment, interpreted
 from harness.records.record import Record
 from harness.records.upgrade import Catalogue, upgrade
 from harness.spec import Measurements
@@ -60,7 +59,7 @@ def load(data: Any, file: Path | str, catalogue: Catalogue) -> Results:
         raise InputError(file, "environment", "expected an object")
     if not isinstance(data.get("cells"), list):
         raise InputError(file, "cells", "expected a list of records")
-    validate.check_environment(Path(file), data["environment"])
+    RunEnvironment.from_dict(data["environment"], file)
     if data["schema"] == 1:
         data = upgrade(data, catalogue)
     seen: set[str] = set()

@@ -38,7 +38,7 @@ def to_json(value: Any) -> Any:
 def from_json(cls: type[T], data: Any, file: Path | str, key: str) -> T:
     """``cls`` from its JSON object ``data`` (at ``key`` of ``file``); keys it has no field for are not read."""
     if not isinstance(data, dict):
-        raise InputError(file, key, f"expected an object, got {data!r:.80}")
+        raise InputError(file, key, f"expected a table, got {data!r:.80}")
     values = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         if field.name in data:
@@ -50,13 +50,17 @@ def from_json(cls: type[T], data: Any, file: Path | str, key: str) -> T:
 
 def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
     """``value`` as type ``hint`` (``X | None``, ``str``, ``int``, ``float``, ``bool``, a string enum,
-    ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, a dataclass, ``Any``); ``InputError`` when it is not one."""
+    ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, a dataclass, ``Any``, a union of these); ``InputError`` when
+    it is not one."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
-        (inner,) = [arg for arg in args if arg is not type(None)]
-        return read(inner, value, file, key)
+        inner = [arg for arg in args if arg is not type(None)]
+        if len(inner) > 1:  # ``bool | Claim``: a table is read as the dataclass, any other value as the rest
+            tables = [arg for arg in inner if dataclasses.is_dataclass(arg) or typing.get_origin(arg) is dict]
+            inner = (tables if isinstance(value, dict) else [arg for arg in inner if arg not in tables]) or inner
+        return read(inner[0], value, file, key)
     if hint is Any:
         return value
     if dataclasses.is_dataclass(hint):
