@@ -22,7 +22,7 @@ class Registries:
 def _styles() -> dict[str, tuple[str | None, str]]:
     from harness.kernel.styles import KNOWN_STYLES
 
-    return dict(KNOWN_STYLES)
+    return KNOWN_STYLES
 
 
 @functools.cache

@@ -41,9 +41,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         docs=matrix.docs,
         axes={"cases": list(matrix.cases), "styles": list(matrix.styles), "paths": [p.id for p in matrix.paths]},
         styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
-        paths={
-            spec.id: {**described[spec.id], "device": spec.device} for spec in matrix.paths
-        },
+        paths={spec.id: {**described[spec.id], "device": spec.device} for spec in matrix.paths},
         reruns=matrix.reruns,
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,

@@ -3,7 +3,6 @@ digests that say which code measured it."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import hashlib
 import os
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.records.schema import from_json, to_json
+from harness.records.schema import from_json_keeping_extra, to_json
 from harness.spec import OMIT, triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,10 +116,7 @@ class RunEnvironment:
     def from_dict(cls, data: dict[str, Any], file: Path | str, key: str = "environment") -> RunEnvironment:
         """The environment of its JSON object ``data``, each field checked against its type (``InputError`` naming
         ``file`` and the key)."""
-        known = {f.name for f in dataclasses.fields(cls)} - {"extra"}
-        env = from_json(cls, {name: value for name, value in data.items() if name in known}, file, key)
-        extra = {name: value for name, value in data.items() if name not in known}
-        return dataclasses.replace(env, extra=extra) if extra else env
+        return from_json_keeping_extra(cls, data, file, key, ignored=set())
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: every field that is not None, then ``extra``."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.records.schema import from_json, to_json
+from harness.records.schema import from_json_keeping_extra, to_json
 from harness.records.upgrade import from_diagnostics
 from harness.spec import FAILURES, OMIT, Capture, CellId, CellSpec, Measurements, Outcome, Stage, Status
 
@@ -68,14 +68,10 @@ class Record:
     def from_dict(cls, data: dict[str, Any], file: Path | str = "(record)", key: str = "record") -> Record:
         """A record from its JSON object, each field checked against its type (``InputError`` naming ``key`` and
         the field); an older record's ``diagnostics`` are read into its capture and measurements."""
-        known = {f.name for f in dataclasses.fields(cls)} | {"id"}
         if "diagnostics" in data:
             capture, measurements = from_diagnostics(data["diagnostics"], file, f"{key}.diagnostics")
             data = {**data, "capture": to_json(capture), "measurements": to_json(measurements)}
-            known.add("diagnostics")
-        extra = {name: value for name, value in data.items() if name not in known}
-        record = from_json(cls, {name: value for name, value in data.items() if name != "extra"}, file, key)
-        return record.replace(extra=extra) if extra else record
+        return from_json_keeping_extra(cls, data, file, key, ignored={"id", "diagnostics"})
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: its id, every field (those marked ``OMIT`` only when set), then ``extra``."""

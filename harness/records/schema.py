@@ -48,6 +48,15 @@ def from_json(cls: type[T], data: Any, file: Path | str, key: str) -> T:
     return cls(**values)
 
 
+def from_json_keeping_extra(cls: type[T], data: dict[str, Any], file: Path | str, key: str, ignored: set[str]) -> T:
+    """``from_json``, the keys ``cls`` has no field for (``ignored`` aside) kept as they were in its ``extra``
+    field: a file of a newer harness loses nothing when this one reads and writes it again."""
+    known = {field.name for field in dataclasses.fields(cls)} - {"extra"}  # type: ignore[arg-type]
+    value = from_json(cls, {name: item for name, item in data.items() if name in known}, file, key)
+    extra = {name: item for name, item in data.items() if name not in known | ignored}
+    return dataclasses.replace(value, extra=extra) if extra else value  # type: ignore[type-var]
+
+
 def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
     """``value`` as type ``hint`` (``X | None``, ``str``, ``int``, ``float``, ``bool``, a string enum,
     ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, a dataclass, ``Any``, a union of these); ``InputError`` when
