@@ -153,6 +153,8 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--cases", "nosuch", "--cases", "sin"], "command line: --cases[0]: ", "unknown case 'nosuch'"),
         (["--max-rss-mb", "-5"], "command line: --max-rss-mb: ", "expected a number of MiB >= 0"),
         (["--max-rss-mb", "abc"], "command line: --max-rss-mb: ", "got 'abc'"),
+        (["--progress", "abc"], "command line: --progress: ", "expected a number of seconds >= 0 (0: never)"),
+        (["--progress=-1"], "command line: --progress: ", "got '-1'"),
         # issue 36: what pytest refused with its usage text and exit 4, or ran to fail every cell
         (["other.toml::sin-control-cpu_fallback"], "command line: other.toml::sin-control-cpu_fallback: ", "not a"),
         (["mtrix.toml::sin-control-cpu_fallback"], "command line: mtrix.toml::", "not a node id of the matrix file"),
