@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from harness.case import Case
 from harness.kernel.model import parameters
-from harness.repro.style import LIBRARY, kernels_argument, signature, value
+from harness.repro.style import LIBRARY, annotation, kernels_argument, signature, value
 
 SAVE = '''
 
@@ -142,7 +142,8 @@ def backward_op_lines(case: Case, name: str, wrapper: str, interpreted: bool) ->
     tensor_args = [parameters(case)[i] for i in case.tensor_args]
     outs = [f"output_{i}: torch.Tensor" for i in range(case.outputs)]
     grads = [f"grad_{i}: torch.Tensor" for i in range(case.outputs)]
-    params = [f"{p}: torch.Tensor" if i in case.tensor_args else p for i, p in enumerate(parameters(case))]
+    names = zip(parameters(case), case.arg_names, strict=True)
+    params = [f"{p}: {annotation(case.arg_type(name))}" for p, name in names]
     count = len(tensor_args)
     result = "torch.Tensor" if count == 1 else f"tuple[{', '.join(['torch.Tensor'] * count)}]"
     wrap = "torch.library.wrap_triton" if wrapper == "triton_op" else ""

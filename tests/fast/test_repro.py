@@ -3,6 +3,7 @@ every script of any style and path is complete: each name it uses is defined or 
 
 import builtins
 import itertools
+import runpy
 import symtable
 from pathlib import Path
 
@@ -96,3 +97,16 @@ def test_a_script_asked_for_by_cell_id_leaves_the_folders_other_scripts(tmp_path
     made = harness_main("repro", cell_id, "--results", str(results), "--out", str(tmp_path))
     assert made.returncode == 0, made.stderr
     assert sorted(p.name for p in tmp_path.glob("*.py")) == sorted(["kept.py", f"{cell_id}.py"])
+
+
+@pytest.mark.parametrize("style", ["triton_op", "custom_op"])
+def test_a_scripts_backward_op_declares_its_scalar_arguments(style: str, tmp_path: Path):
+    """The backward kernel's op (``<op>_backward``) takes the forward's scalars typed as the case types them: a
+    script whose schema inference fails on ``eps`` would blame every training cell of a scalar-argument case."""
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    record = make_record("rmsnorm", style, "train_eager", module="cases.rmsnorm", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "def rmsnorm_" + style + "_backward(x: torch.Tensor, weight: torch.Tensor, eps: float," in source
+    script = tmp_path / "script.py"  # Triton reads a kernel's source from its file
+    script.write_text(source)
+    runpy.run_path(str(script), run_name="script")  # registers both ops (not __main__: nothing runs), or raises
