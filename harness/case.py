@@ -40,7 +40,8 @@ class Case:
       arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
       a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
       argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
-      in the records (default: inferred).
+      in the records (default: inferred). A ``shipped_module`` with parameters: ``reference`` takes them after the
+      op's arguments (in ``parameters()`` order, the module built seeded); their gradients are compared too.
     - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
       ``requires_grad``, their gradient never asked of ``backward``.
     - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
@@ -155,6 +156,15 @@ class Case:
             if len(others) < 2 and size != traced and size not in others and low <= size <= high:
                 others.append(size)
         return others
+
+    def shipped_parameters(self) -> tuple[Tensor, ...]:
+        """The parameters of ``shipped_module`` built seeded, as the paths build it (none without one): what
+        ``reference`` takes after the op's arguments."""
+        if self.shipped_module is None:
+            return ()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            return tuple(parameter.detach() for parameter in self.shipped_module().parameters())
 
     @property
     def mutates_index(self) -> tuple[int, ...]:

@@ -60,7 +60,8 @@ class FakeProcess:
 class FakeCells:
     """The factory ``CellProcesses.make_process`` calls; it keeps every process it made and every run.
     ``statuses``: cell id -> the status of each attempt in turn (the last repeats; ``pass`` for other cells);
-    a ``crash`` comes with ``error_type`` SIGSEGV, as a dead cell process's does."""
+    a ``crash`` comes with ``error_type`` SIGSEGV, as a dead cell process's does; a ``cuda_fault`` is an error
+    with ``cuda_fault`` set, as a cell whose GPU faulted gets."""
 
     statuses: dict[str, list[str]] = field(default_factory=dict)
     processes: list[FakeProcess] = field(default_factory=list)
@@ -84,6 +85,9 @@ class FakeCells:
         status = statuses[min(spec.attempt, len(statuses)) - 1]
         if status == "crash":
             return Outcome(status="crash", error_type="SIGSEGV", error="cell process died of SIGSEGV")
+        if status == "cuda_fault":
+            fault = "CUDA error: an illegal memory access was encountered"
+            return Outcome(status="error", error_type="AcceleratorError", error=fault, cuda_fault=True)
         if status in ("wrong", "error"):
             return Outcome(status=status, error_type="Mismatch" if status == "wrong" else "RuntimeError", error="x")
         return Outcome(status=status, reason="no CUDA device" if status == "skip" else None)

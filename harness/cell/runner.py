@@ -73,6 +73,9 @@ def run_cell(
         mismatch = str(error).strip() or repr(error)
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
+    fault = end_of_cell_fault()
+    if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
+        outcome = faulted(fault, outcome, mismatch)
     cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
     for name, value in memory(device).items():
         setattr(cell.measurements, name, value)
@@ -84,6 +87,32 @@ def run_cell(
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
+
+
+def end_of_cell_fault() -> Exception | None:
+    """Wait for the GPU at the cell's end, whether it raised or not: an asynchronous fault of its kernels (an
+    illegal memory access found after the launch returned) surfaces here, while the cell is still the one
+    running."""
+    if not torch.cuda.is_initialized():
+        return None
+    try:
+        torch.cuda.synchronize()
+    except Exception as fault:
+        return fault
+    return None
+
+
+def faulted(fault: Exception, outcome: Outcome | None, mismatch: str | None) -> Outcome:
+    """The outcome of a cell whose GPU faulted at its end (a CUDA fault: its process is replaced), naming what
+    the cell had said before it (its own error, or a mismatch)."""
+    if outcome is not None and outcome.cuda_fault:  # the cell's own error was the fault already
+        return outcome
+    found = classify(fault, Stage.RUN)
+    before = mismatch or (f"{outcome.error_type}: {outcome.error}" if outcome and outcome.error else None)
+    if before:
+        found.error = f"{found.error} (found at the cell's end, after: {before.splitlines()[0][:300]})"
+    found.cuda_fault = True
+    return found
 
 
 def run_path(cell: Cell, spec: CellSpec, cache: dict[tuple[str, str], Wrapped]) -> None:

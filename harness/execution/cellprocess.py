@@ -1,6 +1,7 @@
 """The pytest side of a cell process: a long-lived child, forked from the run's zygote (zygote.py) with torch
 already imported, that runs cells one by one (harness/execution/child.py). Its parent (a pytest process) survives
-the child's crashes, hangs and CUDA faults, turns them into outcomes, and gets a new child."""
+the child's crashes and hangs, turns them into outcomes, and gets a new child (after a CUDA fault the plugin stops
+it: harness/plugin/processes.py)."""
 
 from __future__ import annotations
 
@@ -88,9 +89,7 @@ class CellProcess:
                 seconds=round(time.perf_counter() - start, 3),
                 error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",
             )
-        if reply.cuda_fault:
-            self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
-        elif self.max_rss_mb and (reply.measurements.rss_mb or 0) > self.max_rss_mb:
+        if self.max_rss_mb and (reply.measurements.rss_mb or 0) > self.max_rss_mb:
             reply.measurements.replaced_above_rss_mb = self.max_rss_mb
             self.stop()  # memory stays bounded however many cells a worker runs
         return reply

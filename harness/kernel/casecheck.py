@@ -75,7 +75,7 @@ class _TimeUp(BaseException):
 def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
     _check_inputs(case, inputs)
-    output = _call("reference", case.reference, *copy_inputs(inputs))
+    output = _call("reference", case.reference, *copy_inputs(inputs), *case.shipped_parameters())
     if not case.mutates:
         _check_outputs(case, output)
     _check_heuristics(case)
@@ -187,7 +187,8 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
     differentiable = [value for i, value in enumerate(wide) if case.takes_grad(i, value)]
     if not differentiable:
         return
-    outputs = as_tuple(_call("reference", case.reference, *wide))
+    parameters = tuple(parameter.double() for parameter in case.shipped_parameters())
+    outputs = as_tuple(_call("reference", case.reference, *wide, *parameters))
     generator = torch.Generator().manual_seed(1)
     grads = tuple(
         torch.randn(out.shape, generator=generator, dtype=out.dtype) if _floating(out) else torch.zeros_like(out)

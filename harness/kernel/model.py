@@ -95,6 +95,19 @@ def model_source(
     return "\n".join([*lines, f"        {expression}({args})", f"        return {params[mutated[0]]}", ""])
 
 
+def reference_source(case: Case, expression: str, name: str = "Reference") -> str:
+    """The source of class ``name`` calling the reference ``expression``. For a ``shipped_module`` case it holds the
+    module's parameters (built seeded, as the module is: the same values) and passes them after the op's arguments,
+    so their gradients are compared too; it reads ``CASE``."""
+    params = parameters(case)
+    if case.shipped_module is None:
+        return model_source(expression, params, case.mutates_index, name=name)
+    source = model_source(expression, params, case.mutates_index, ["*self.shipped.parameters()"], name)
+    head, forward = source.split("\n", 1)
+    init = ["    def __init__(self):", "        super().__init__()", "        self.shipped = CASE.shipped_module()"]
+    return "\n".join([head, *init, forward])
+
+
 def op_function_source(name: str, expression: str, params: Sequence[str], extra: Sequence[str] = ()) -> str:
     """A plain function calling ``expression`` (a case's own ``module`` gets it: what it holds is a function)."""
     args = ", ".join([*params, *extra])
@@ -148,5 +161,8 @@ def build_model(case: Case, op: Callable[..., Any], extra: Sequence[Any] = ()) -
         name = "op" if call.expression != "op" else "call_op"
         source = op_function_source(name, call.expression, params, extra_source)
         return case.module(_execute(source, names, f"{case.id} op")[name])
+    if op is case.reference and not extra:  # the reference (and the control): with a shipped module's parameters
+        source = reference_source(case, call.expression, MODEL_CLASS)
+        return _execute(source, {**names, "CASE": case}, f"{case.id} reference")[MODEL_CLASS]()
     source = model_source(call.expression, params, case.mutates_index, extra_source)
     return _execute(source, names, f"{case.id} model")[MODEL_CLASS]()

@@ -90,7 +90,7 @@ class CellProcesses:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
         more times and keep every attempt's status in attempt order (the first is the record's;
         ``measurements.ended`` is the last attempt's end)."""
-        outcome = self._cell_process().run(spec)
+        outcome = self._run_in(self._cell_process(), spec)
         outcome.measurements.worker = self.worker  # the pytest process's lane on the run's timeline
         plan = inputs(self.config).plan
         if not suspect(outcome.status, plan.baseline.get(spec.id)) or not plan.reruns:
@@ -114,8 +114,17 @@ class CellProcesses:
                 process.close()
         own = self._cell_process()
         own.stop()
-        outcomes.append(own.run(dataclasses.replace(spec, attempt=numbers[-1])))
+        outcomes.append(self._run_in(own, dataclasses.replace(spec, attempt=numbers[-1])))
         return outcomes
+
+    @staticmethod
+    def _run_in(process: CellRunner, spec: CellSpec) -> Outcome:
+        """Run the cell in ``process``; after a CUDA fault (the cell's own, or found by its end-of-cell sync)
+        the process is stopped: its CUDA context may be poisoned, and the next cell gets a fresh one."""
+        outcome = process.run(spec)
+        if outcome.cuda_fault:
+            process.stop()
+        return outcome
 
     @property
     def device(self) -> str | None:

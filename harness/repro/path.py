@@ -5,9 +5,11 @@ is shown with a backend that keeps the graphs Dynamo hands it: the kernel is in 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from harness.case import Case
+from harness.cell.paths.training import noncontiguous
 from harness.kernel.styles import AS_SHIPPED, CONTROL
 from harness.repro.style import LIBRARY
 
@@ -68,28 +70,40 @@ def infer(what, run, inputs):  # every call compared: the same inputs twice
 '''
 TRAIN = '''
 
-def forward_backward(model, inputs):  # backward of each output times a seeded random grad
+LAYOUTS = {"": False, " (non-contiguous output grad)": True}  # the output grads as they are, then strided views
+
+
+NONCONTIGUOUS
+
+
+def forward_backward(model, inputs, strided):  # backward of each output times a seeded random grad
     inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i]) if isinstance(v, torch.Tensor) else v
                    for i, v in enumerate(inputs))
     out = model(*inputs)
     outs = tuple(out) if isinstance(out, tuple | list) else (out,)
     gen = torch.Generator().manual_seed(1)
     grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
+    grads = [noncontiguous(g) for g in grads] if strided else grads
     pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
     torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
     synchronize()
-    leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
+    named = [(f"input {i}", v) for i, v in enumerate(inputs) if isinstance(v, torch.Tensor) and v.requires_grad]
+    named += list(model.named_parameters())  # a module's parameters: the reference holds the same ones
     detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
-    return detached, [leaf.grad for leaf in leaves]
+    return detached, [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]
 
 
 def train(model):
-    out, grads = forward_backward(model, inputs_of())
-    want, want_grads = forward_backward(build(Reference), inputs_of())
-    compare("output", out, want)
-    for index, (grad, want_grad) in enumerate(zip(grads, want_grads)):
-        compare(f"gradient {index}", grad, want_grad)
-'''
+    reference = build(Reference)
+    for layout, strided in LAYOUTS.items():
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+        out, grads, names = forward_backward(model, inputs_of(), strided)
+        want, want_grads, _ = forward_backward(reference, inputs_of(), strided)
+        compare("output", out, want)
+        for name, grad, want_grad in zip(names, grads, want_grads, strict=True):
+            compare(f"gradient of {name}{layout}", grad, want_grad)
+'''.replace("NONCONTIGUOUS", inspect.getsource(noncontiguous).strip())
 GRAPHS = '''
 
 GRAPHS = {"dynamo": [], "forward": [], "backward": []}

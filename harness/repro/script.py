@@ -109,13 +109,15 @@ def style_code(case: Case, module_name: str, style: str, path: str, interpreted:
 
 
 def _main(record: Record) -> str:
-    """Run ``check()`` once, or ``REPEAT_FLAKY`` times, each afresh, for a cell whose attempts differed."""
+    """Run ``check()`` once, or ``REPEAT_FLAKY`` times, each afresh, for a cell whose attempts differed; then wait for
+    the GPU, raised or not (a fault left behind is the run's, as the cell's end-of-cell sync charges it)."""
     if not record.flaky:
-        run = "    check()"
+        run = "        check()"
     else:
-        run = f"    for attempt in range({REPEAT_FLAKY}):  # the cell's attempts differed: run it again, afresh"
-        run += "\n        torch._dynamo.reset()\n        check()"
-    return f'\n\nif __name__ == "__main__":\n{run}\n    print("no failure: {record.id} passes here")\n'
+        run = f"        for attempt in range({REPEAT_FLAKY}):  # the cell's attempts differed: run it again, afresh"
+        run += "\n            torch._dynamo.reset()\n            check()"
+    end = "    finally:  # a GPU fault left behind surfaces here, as at the end of a cell\n        synchronize()"
+    return f'\n\nif __name__ == "__main__":\n    try:\n{run}\n{end}\n    print("no failure: {record.id} passes here")\n'
 
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:

@@ -15,8 +15,15 @@ import torch
 
 from harness.case import OPTIONAL_TENSOR, Case
 from harness.kernel.decorators import DECORATORS
-from harness.kernel.model import library_name, literal, model_source, op_function_source, parameters
-from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
+from harness.kernel.model import (
+    library_name,
+    literal,
+    model_source,
+    op_function_source,
+    parameters,
+    reference_source,
+)
+from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES
 
 LIBRARY = "mylib"  # the namespace a repro registers its op under, as the recipe's examples do
 TRAIN_PATHS = ("train_eager", "train_compile")
@@ -142,10 +149,12 @@ def model_code(case: Case, style: str, expression: str) -> str:
         model = "Model = CASE.shipped_module  # the library's nn.Module\n"
     elif case.module is not None:
         model = op_function_source("op", expression, params, extra) + "\n\ndef Model():\n    return CASE.module(op)\n"
+    elif KNOWN_STYLES[style][1] == CONTROL:
+        model = reference_source(case, expression, "Model")  # the control: the PyTorch reference itself
     else:
         model = model_source(expression, params, case.mutates_index, extra)
     if case.module is not None:
         reference = "def Reference():\n    return CASE.module(CASE.reference)\n"
     else:
-        reference = model_source("CASE.reference", params, case.mutates_index, name="Reference")
+        reference = reference_source(case, "CASE.reference")
     return model + "\n\n" + reference

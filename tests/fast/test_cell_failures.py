@@ -4,6 +4,7 @@ cannot start, the failing example hypothesis shrinks to, and each cell process's
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness.case import load_cases
 from harness.cell.runner import CUDA_FAULT_MARKERS, classify, run_cell
@@ -34,6 +35,38 @@ def test_a_cpu_kernel_raising_a_cuda_fault_is_recorded_as_one(tmp_path: Path):
     )
     record = Record.of(FAULT, outcome, "k")
     assert record.cuda_fault is True and not reusable(record, "k")  # re-measured every run
+
+
+def test_an_asynchronous_cuda_fault_is_charged_to_the_cell_that_caused_it(tmp_path: Path, monkeypatch):
+    """The fault surfaces at the end-of-cell sync of the cell whose kernel left it, not in the next cell."""
+    from tests.fixtures import async_fault
+
+    def synchronize() -> None:  # raises what the kernels left (the process is replaced after: none is left)
+        if async_fault.PENDING:
+            fault = async_fault.PENDING[0]
+            async_fault.PENDING.clear()
+            raise RuntimeError(fault)
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", synchronize)
+    spec = cell_spec("tests.fixtures.async_fault", "triton_op")
+    faulted = run_cell(async_fault.CASE, spec, tmp_path, {})
+    assert (faulted.status, faulted.stage, faulted.error, faulted.cuda_fault) == (
+        "error",
+        "run",
+        async_fault.FAULT,
+        True,
+    )
+    after = run_cell(load_cases(GOOD.module)[0], GOOD, tmp_path, {})
+    assert (after.status, after.cuda_fault, async_fault.PENDING) == ("pass", False, []), after.error
+
+
+def test_a_fault_found_at_the_cells_end_names_what_the_cell_said_before(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: (_ for _ in ()).throw(RuntimeError("CUDA error: boom")))
+    wrong = run_cell(load_cases(WRONG.module)[0], WRONG, tmp_path, {})
+    assert (wrong.status, wrong.cuda_fault) == ("error", True)
+    assert wrong.error.startswith("CUDA error: boom (found at the cell's end, after: output: Tensor-likes are not")
 
 
 def test_hypothesis_shrinks_to_the_smallest_failing_example_and_the_record_names_it(tmp_path: Path):

@@ -74,6 +74,16 @@ def test_cells_share_the_workers_process_and_a_pass_runs_once(fake: FakeCells, t
     assert fake.processes[0].closed
 
 
+def test_a_cuda_fault_stops_the_cell_process_and_a_wrong_cell_does_not(fake: FakeCells, tmp_path: Path):
+    fault = cell_spec("tests.fixtures.cuda_fault", "triton_op")
+    fake.statuses.update({fault.id: ["cuda_fault"], WRONG.id: ["wrong"]})
+    processes = CellProcesses(fake_config(tmp_path, (GOOD, WRONG, fault)))
+    assert processes.run(WRONG).status == "wrong" and fake.processes[0].stopped == 0  # a verdict: it goes on
+    outcome = processes.run(fault)
+    assert (outcome.status, outcome.cuda_fault, fake.processes[0].stopped) == ("error", True, 1)
+    assert processes.run(GOOD).status == "pass" and fake.processes[0].stopped == 1  # the next cell: a fresh one
+
+
 @pytest.mark.parametrize(
     ("first", "baseline", "reruns", "outcomes"),
     [

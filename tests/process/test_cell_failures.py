@@ -4,25 +4,28 @@ cannot start, the failing example hypothesis shrinks to, and each cell process's
 from pathlib import Path
 
 from harness.execution.cellprocess import CellProcess
+from harness.plugin.processes import CellProcesses
 from harness.records.record import Record
 from harness.records.reuse import reusable
+from tests.fakes import fake_config
 from tests.fast.test_cell_failures import FAULT, GOOD, WRONG
 
 
 def test_a_cuda_fault_replaces_the_cell_process_and_a_wrong_cell_does_not(tmp_path: Path):
-    process = CellProcess(tmp_path / "logs" / "main.log", {}, None)
+    processes = CellProcesses(fake_config(tmp_path, (GOOD, WRONG, FAULT)))  # over real cell processes
     try:
-        assert process.run(GOOD).status == "pass"
+        assert processes.run(GOOD).status == "pass"
+        process = processes.process
         first = process.pid
-        assert process.run(WRONG).status == "wrong" and process.pid == first  # a verdict: the process goes on
-        fault = process.run(FAULT)
+        assert processes.run(WRONG).status == "wrong" and process.pid == first  # a verdict: the process goes on
+        fault = processes.run(FAULT)
         assert (fault.status, fault.cuda_fault, fault.measurements.pid) == ("error", True, first)
         assert process.pid is None  # its CUDA context may be poisoned: stopped
-        after = process.run(GOOD)
+        after = processes.run(GOOD)
         assert after.status == "pass" and after.measurements.pid not in (None, first)
         assert after.measurements.process_start > 0  # the next cell paid for a fresh process
     finally:
-        process.close()
+        processes.pytest_unconfigure(None)
 
 
 def test_a_cell_process_that_cannot_start_is_an_error_not_a_verdict(tmp_path: Path):

@@ -16,14 +16,27 @@ if TYPE_CHECKING:
 GROUP = "training"
 
 
+# each layout the output grads are given in: the mismatch message's suffix -> strided (a non-contiguous view, as a
+# model that concatenates or slices the op's output hands its backward; PyTorch issue 194719)
+LAYOUTS = {"": False, " (non-contiguous output grad)": True}
+
+
 def _train(cell: Cell, compiled: bool) -> None:
-    inputs = cell.inputs(requires_grad=True)
     model = _compiled(cell, train=True) if compiled else cell.model(train=True)
-    cell.stage = "trace" if compiled else "run"
-    out, grads, names = _forward_backward(model, inputs)
     reference = cell.reference_model()
-    expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True))
-    cell.compare("output", out, expected)
+    for layout, strided in LAYOUTS.items():
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+        cell.stage = "trace" if compiled and not strided else "run"
+        out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
+        expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
+        cell.compare("output", out, expected)
+        _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
+
+
+def _compare_gradients(cell: Cell, names: list[str], grads: list[Any], expected_grads: list[Any]) -> None:
+    """Each gradient against the reference's; a half-precision one off by no more than the reference's own error
+    (against float64) is noted, not wrong."""
     exact_grads: list[Any] = []  # the float64 anchor, computed at the first mismatch of a half-precision case
     for index, (name, grad, expected_grad) in enumerate(zip(names, grads, expected_grads, strict=True)):
         if grad is None or expected_grad is None:
@@ -60,13 +73,25 @@ def _exact_gradients(cell: Cell, count: int) -> list[Any]:
     return grads if len(grads) == count else [None] * count
 
 
-def _forward_backward(model: Any, inputs: Inputs) -> Any:
+def noncontiguous(grad: torch.Tensor) -> torch.Tensor:
+    """``grad``'s values in a non-contiguous view (every other element of a tensor twice as wide); a grad of one
+    element or none as it is (it has no other layout)."""
+    if grad.numel() <= 1:
+        return grad
+    wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
+    wide[..., ::2] = grad
+    return wide[..., ::2]
+
+
+def _forward_backward(model: Any, inputs: Inputs, strided: bool = False) -> Any:
     """Forward, then backward of the sum of each output times its own random grad (the same grads for every
-    model: drawn from one seeded generator, in output order), through the outputs that require grad."""
+    model: drawn from one seeded generator, in output order; ``strided``: given as non-contiguous views), through
+    the outputs that require grad."""
     raw = model(*inputs)
     outs = as_tuple(raw)
     gen = torch.Generator().manual_seed(1)
     grads = [torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype) for out in outs]
+    grads = [noncontiguous(grad) for grad in grads] if strided else grads
     # none requiring grad: backward through all of them, which raises (no graph to differentiate)
     differentiable = [index for index, out in enumerate(outs) if out.requires_grad] or range(len(outs))
     torch.autograd.backward([outs[i] for i in differentiable], [grads[i] for i in differentiable])
