@@ -85,12 +85,19 @@ def test_sigterm_during_confirmation_stops_the_run_at_once_keeping_every_record(
     """Issue 41: a SIGTERM while the repro scripts ran took 127 s to stop the run, and the scripts it killed were
     charted as suspects. Here the cell errs at once (``-p tests.fixtures.erring_cells``) and its script hangs (up to
     its path's 300 s): SIGTERM or Ctrl-C stops the run within 10 s (1.4 s measured; 41 s, its path's timeout of 40
-    s, before, and no results.json), exit 130, the record kept and "not confirmed", no suspect, no script left."""
+    s, before, and no results.json), exit 130, the record kept and "not confirmed", no suspect, no script left.
+    Issue 44: another SIGTERM after pytest's last line (``-p tests.fixtures.slow_exit``) leaves the exit at 130."""
     matrix = write_matrix(["tests.fixtures.hang"], ["triton_op"], {"cpu_fallback": ("cpu", 300)})
     out = tmp_path / "reports"
     command = ["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-p", "tests.fixtures.erring_cells"]
+    command += ["-p", "tests.fixtures.slow_exit"]
     run = subprocess.Popen(
-        [sys.executable, "-m", "harness", *command], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        [sys.executable, "-m", "harness", *command],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        errors="replace",
     )
     try:
         deadline = time.monotonic() + 120
@@ -100,8 +107,10 @@ def test_sigterm_during_confirmation_stops_the_run_at_once_keeping_every_record(
         time.sleep(1)  # the script's Python starts
         start = time.monotonic()
         run.send_signal(stop)
-        printed = run.communicate(timeout=60)[0].decode(errors="replace")
+        printed = "".join(iter(run.stdout.readline, "slow_exit: exiting\n"))  # type: ignore[union-attr]
         took = time.monotonic() - start
+        run.send_signal(signal.SIGTERM)
+        run.wait(timeout=60)
     finally:
         run.kill()
         for pid in scripts_running(out):
