@@ -1,8 +1,9 @@
 """Whether a repro script, run outside the harness, showed the failure its cell recorded: a ``wrong`` script raised
 "wrong numbers", a ``graph_break`` one "graph break", a ``blind`` one FlopCounterMode's count, a ``timeout`` one ran
 past its limit, a ``crash`` (or a CUDA fault) one died or met the fault, and an ``error`` one raised the cell's
-exception: the same type with the same message line (op names, paths, addresses and numbers set aside). A failure
-its script did not show is a harness suspect: the harness's own scaffolding may have caused it. A script stopped
+exception, by the script's own exception line: the same type, or the same message line (op names, paths, addresses
+and numbers set aside). A failure its script did not show is a harness suspect: the harness's own scaffolding may
+have caused it. A script stopped
 with the run, or killed at its path's timeout while its cell did not time out, confirms nothing either way: its
 failure is "not confirmed" (``reproduced`` null), never a suspect."""
 
@@ -48,21 +49,18 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
 
 
 def same_exception(record: Record, line: str) -> bool:
-    """Whether ``line`` (``Type: message``) is the exception ``record`` holds: the same type (its module aside)
-    and the same message line, each one's first ``COMPARED`` characters once case-specific names are set aside."""
+    """Whether ``line`` (``Type: message``) is the exception ``record`` holds: the same type (its module aside), or
+    the same message line (its first ``COMPARED`` characters, once case-specific names are set aside: a cell may
+    see an exception wrapped where its script sees it bare, or the reverse)."""
     said = RAISED.match(line.strip())
     if said is None:
         return False
     kind, message = said.group(1).rpartition(".")[2], (said.group(2) or "").strip()
-    if record.error_type and kind != record.error_type:
-        return False
-    lines = (record.error or "").strip().splitlines()
-    recorded = lines[0] if lines else ""
-    if not recorded:
+    if record.error_type and kind == record.error_type:
         return True
-    if not message:  # ``raise E()``: the cell recorded its repr
-        return recorded.startswith(f"{kind}(")
-    return _plain(recorded, record)[:COMPARED] == _plain(message, record)[:COMPARED]
+    lines = (record.error or "").strip().splitlines()
+    recorded = _plain(lines[0], record)[:COMPARED] if lines else ""
+    return bool(recorded) and recorded == _plain(message, record)[:COMPARED]
 
 
 def _plain(message: str, record: Record) -> str:
