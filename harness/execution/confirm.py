@@ -43,10 +43,6 @@ class ScriptRun:
         return cls(returncode, output[-TAIL:], seconds, raised, stopped)
 
     @property
-    def failed(self) -> bool:
-        return self.returncode != 0
-
-    @property
     def last_line(self) -> str:
         """What the script ended with: its last traceback's ``Type: message`` line (the message's own first
         line), else its last line ("no failure: ..."), or how it was stopped."""
