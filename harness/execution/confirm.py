@@ -1,99 +1,142 @@
-"""Confirmation: each repro script run in a fresh Python, a few at a time, each within its time limit; what it did
-(exit code, or killed at the limit, and the last line it printed: the error a user would paste) comes back."""
+"""Confirmation: each repro script run in a fresh Python, a few at a time, each within its time limit and in a
+process group of its own (a Ctrl-C at the terminal reaches the run, not its scripts; ``Scripts.stop`` kills every
+one still running, its children too). What it did comes back: exit code, or killed at its limit, or stopped with
+the run, and its error line (the ``Type: message`` line a user would paste), read from its whole output."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 TAIL = 8000  # characters of a script's output kept
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(:\s|:$)")  # ``torch._dynamo.exc.Unsupported: ...``
+DRAIN = 5.0  # seconds a killed script's pipes may stay open (a child that left its group holds them)
 
 
 @dataclass(frozen=True)
 class ScriptRun:
-    """One run of a script: its exit code (negative: the signal that killed it; None: still running at its limit),
-    the end of what it printed, and how long it took."""
+    """One run of a script: its exit code (negative: the signal that killed it; None: killed at its limit, or
+    ``stopped`` with the run), the end of what it printed, how long it took, and the exception line of its last
+    traceback, found in all it printed (``ScriptRun.of``)."""
 
     returncode: int | None
     output: str
     seconds: float
+    raised: str | None = None
+    stopped: bool = False
 
-    @property
-    def failed(self) -> bool:
-        return self.returncode != 0
+    @classmethod
+    def of(cls, returncode: int | None, output: str, seconds: float, stopped: bool = False) -> ScriptRun:
+        """The run of a script that printed ``output`` (all of it: a long message's first line is far from the
+        end), keeping its tail."""
+        lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+        raised = _raised(lines) if returncode and not stopped else None
+        return cls(returncode, output[-TAIL:], seconds, raised, stopped)
 
     @property
     def last_line(self) -> str:
-        """What the script ended with: its last traceback's ``Type: message`` line, else its last line ("no
-        failure: ..."), or how it was stopped."""
+        """What the script ended with: its last traceback's ``Type: message`` line (the message's own first
+        line), else its last line ("no failure: ..."), or how it was stopped."""
+        if self.stopped:
+            return "not confirmed: the run was stopped before the script ended"
         if self.returncode is None:
-            return f"still running after {self.seconds:.0f} s (killed)"
+            return f"still running after {self.seconds:.0f} s, its path's timeout (killed)"
         lines = [line.rstrip() for line in self.output.strip().splitlines() if line.strip()]
         if self.returncode < 0:
             return f"died of signal {-self.returncode}" + (f": {lines[-1].strip()}" if lines else "")
-        raised = _raised(lines) if self.returncode else None
-        return raised or (lines[-1].strip() if lines else f"exit {self.returncode}, no output")
+        return self.raised or (lines[-1].strip() if lines else f"exit {self.returncode}, no output")
 
 
 def _raised(lines: list[str]) -> str | None:
     """The exception line of the last traceback in ``lines``: the first line after its frames at column 0."""
     starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    if not starts:  # the header fell outside the kept tail: the last line shaped like an exception's
+    if not starts:  # no traceback printed: the last line shaped like an exception's
         return next((line for line in reversed(lines) if EXCEPTION_LINE.match(line)), None)
     after = [line for line in lines[starts[-1] + 1 :] if not line.startswith(" ")]
     return next((line for line in after if EXCEPTION_LINE.match(line)), after[0] if after else None)
 
 
-def run_script(script: Path, timeout: float) -> ScriptRun:
-    """``python script`` in a fresh process, as a user runs it the first time: where the run's case modules import
-    (the working directory leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a folder of its own),
-    stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when it passes)."""
-    caches = tempfile.mkdtemp(prefix="harness-confirm-")
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
-        "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
-        "TRITON_CACHE_DIR": f"{caches}/triton",
-    }
-    start = time.perf_counter()
+class Scripts:
+    """Runs scripts, each as a user runs it the first time; ``stop`` kills those running and starts no more."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running: dict[int, subprocess.Popen[str]] = {}
+        self.killed: set[int] = set()  # pids that stop() killed
+        self.stopped = False
+
+    def stop(self) -> None:
+        """Every script still running killed with its children, and none started after."""
+        with self.lock:
+            self.stopped = True
+            for pid in self.running:
+                self.killed.add(pid)
+                _kill(pid)
+
+    def run(self, script: Path, timeout: float) -> ScriptRun:
+        """``python script`` in a fresh process: where the run's case modules import (the working directory
+        leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a folder of its own), stdin closed. What
+        it printed: stderr, then stdout (whose last line is "no failure" when it passes)."""
+        caches = tempfile.mkdtemp(prefix="harness-confirm-")
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
+            "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
+            "TRITON_CACHE_DIR": f"{caches}/triton",
+        }
+        try:
+            return self._run([sys.executable, str(script)], timeout, env)
+        finally:
+            shutil.rmtree(caches, ignore_errors=True)
+
+    def _run(self, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
+        start = time.perf_counter()
+        with self.lock:
+            if self.stopped:
+                return ScriptRun.of(None, "", 0.0, stopped=True)
+            process = subprocess.Popen(
+                command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                errors="replace", env=env, start_new_session=True,
+            )
+            self.running[process.pid] = process
+        limited = False
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            limited = True
+            _kill(process.pid)
+            stdout, stderr = _drain(process)
+        finally:
+            with self.lock:
+                del self.running[process.pid]
+        stopped = process.pid in self.killed
+        code = None if stopped or limited else process.returncode
+        return ScriptRun.of(code, stderr + stdout, round(time.perf_counter() - start, 1), stopped)
+
+
+def _kill(pid: int) -> None:
+    """The script's process group (it leads one): the script and the processes it started."""
     try:
-        return _run(script, timeout, env, start)
-    finally:
-        shutil.rmtree(caches, ignore_errors=True)
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
-def _run(script: Path, timeout: float, env: dict[str, str], start: float) -> ScriptRun:
+def _drain(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """What a killed script printed, unless a child outside its group keeps its pipes open."""
     try:
-        done = subprocess.run(
-            [sys.executable, str(script)],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            env=env,
-            stdin=subprocess.DEVNULL,
-        )
-    except subprocess.TimeoutExpired as expired:
-        output = "".join(_text(part) for part in (expired.stderr, expired.stdout))
-        return ScriptRun(None, output[-TAIL:], round(time.perf_counter() - start, 1))
-    return ScriptRun(done.returncode, (done.stderr + done.stdout)[-TAIL:], round(time.perf_counter() - start, 1))
+        return process.communicate(timeout=DRAIN)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return "", ""
 
-
-def _text(output: str | bytes | None) -> str:
-    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
-
-
-def run_scripts(timeouts: dict[Path, float], jobs: int) -> dict[Path, ScriptRun]:
-    """Every script, ``jobs`` at a time, each with its own time limit."""
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {script: pool.submit(run_script, script, limit) for script, limit in timeouts.items()}
-        return {script: future.result() for script, future in futures.items()}

@@ -2,7 +2,9 @@
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on,
 a few at a time beside the cells; the end of the run writes the final scripts (for those same cells), waits for
-those runs and runs the rest. Records kept from an earlier run keep theirs; a run that broke confirms nothing."""
+those runs and runs the rest, each within its path's timeout. Records kept from an earlier run keep theirs; a run
+that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills
+every script still running and starts none: their failures are "not confirmed", and the run exits 130."""
 
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from harness.execution.confirm import ScriptRun, run_script, run_scripts
+from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.records.confirmation import confirmation
+from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.broken import run_broke
@@ -36,20 +38,26 @@ class Confirmer:
         self.folder = options(config).report_dir / ".confirming"
         self.pool: ThreadPoolExecutor | None = None
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
+        self.scripts = Scripts()
+        self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
+
+    def stop(self) -> None:
+        """The run is interrupted: every script running is killed, and none starts."""
+        self.scripts.stop()
 
     def submit(self, record: Record, env: dict[str, Any]) -> None:
         """During the run: the script of ``record``, the first failure of its kind, starts running."""
         if not self.enabled or record.status in (Status.PASS, Status.SKIP) or not record.module:
             return
         signature = failure_signature(record)
-        if record.confirmation is not None or signature in self.early:
+        if not needs_confirmation(record) or signature in self.early:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config) // EARLY_SHARE))
-        future = self.pool.submit(run_script, script, self.limit(record.path))
+        future = self.pool.submit(self.scripts.run, script, self.limit(record.path))
         self.early[signature] = (record.id, future)
 
     def limit(self, path: str) -> float:
@@ -69,6 +77,7 @@ class Confirmer:
                 return []
             return self._confirmed(results, scripts)
         finally:
+            self.stop()  # scripts a run that broke left running
             if self.pool is not None:
                 self.pool.shutdown(cancel_futures=True)
             shutil.rmtree(self.folder, ignore_errors=True)
@@ -76,20 +85,32 @@ class Confirmer:
     def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
         records = results.by_id()
         early = {cell: future for cell, future in self.early.values()}
-        to_run = {
-            script: max(self.limit(records[cell].path) for cell in cells)
+        to_run = {  # a script runs its first cell's path: that path's timeout
+            script: self.limit(records[cells[0]].path)
             for script, cells in scripts.items()
-            if cells[0] not in early and any(records[cell].confirmation is None for cell in cells)
+            if cells[0] not in early and any(needs_confirmation(records[cell]) for cell in cells)
         }
-        runs = run_scripts(to_run, workers(self.config))
-        runs.update({script: early[cells[0]].result() for script, cells in scripts.items() if cells[0] in early})
+        with ThreadPoolExecutor(max_workers=max(1, workers(self.config))) as pool:
+            futures = {script: pool.submit(self.scripts.run, script, limit) for script, limit in to_run.items()}
+            futures.update({script: early[cells[0]] for script, cells in scripts.items() if cells[0] in early})
+            runs = self._wait(futures)
         confirmed = []
         for script, run in runs.items():
             name = f"{script.parent.name}/{script.name}"
             for cell in scripts[script]:
                 record = records[cell]
-                if record.confirmation is not None:  # kept from an earlier run, with its own
+                if not needs_confirmation(record):  # kept from an earlier run, with its own
                     continue
-                found = confirmation(record, name, run.returncode, run.output, run.last_line)
+                found = confirmation(record, name, run.returncode, run.output, run.last_line, run.stopped)
                 confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds}))
         return confirmed
+
+    def _wait(self, futures: dict[Path, Future[ScriptRun]]) -> dict[Path, ScriptRun]:
+        """Each script's run; a Ctrl-C or SIGTERM meanwhile (raised here as KeyboardInterrupt) is kept for the
+        session, kills the scripts still running, and every run comes back at once."""
+        try:
+            return {script: future.result() for script, future in futures.items()}
+        except KeyboardInterrupt:
+            self.interrupted = pytest.ExceptionInfo.from_current()
+            self.stop()
+            return {script: future.result() for script, future in futures.items()}

@@ -118,8 +118,11 @@ class MatrixSession:
         session.exitstatus = code
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The SIGTERM handler the run found, back; but a run that was interrupted keeps noting SIGTERM until its
+        process ends: a supervisor's next try, after pytest's last line, does not turn exit 130 into death by the
+        signal (issue 44)."""
         if self.sigterm is not None:
-            signal.signal(signal.SIGTERM, self.sigterm)
+            signal.signal(signal.SIGTERM, _stopping if self.interrupted else self.sigterm)
 
 
 def exit_status(

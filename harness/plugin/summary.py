@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import EXIT_SUSPECTS
 from harness.plugin.options import options, runs_matrix
-from harness.records.confirmation import is_suspect
+from harness.records.confirmation import is_suspect, not_confirmed
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.mismatch import first_mismatch, wrong_kernels
@@ -60,9 +60,14 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
         lines.append("[harness] silently wrong: none")
     confirmed = [cell for cell in cells if cell.confirmation]
     suspects = [cell.id for cell in confirmed if is_suspect(cell)]
+    unconfirmed = [cell.id for cell in confirmed if not_confirmed(cell)]
     if confirmed:
-        lines.append(f"[harness] failures reproduced by their repro script: {len(confirmed) - len(suspects)} "
-                     f"of {len(confirmed)}")
+        shown = len(confirmed) - len(suspects) - len(unconfirmed)
+        lines.append(f"[harness] failures reproduced by their repro script: {shown} of {len(confirmed)}")
+    if unconfirmed:
+        more = f" and {len(unconfirmed) - SHOWN} more" if len(unconfirmed) > SHOWN else ""
+        lines.append(f"[harness] not confirmed, their repro script stopped or out of time ({len(unconfirmed)}): "
+                     f"{', '.join(unconfirmed[:SHOWN])}{more}")
     if suspects:
         more = f" and {len(suspects) - SHOWN} more" if len(suspects) > SHOWN else ""
         lines.append(f"[harness] HARNESS SUSPECTS, not reproduced outside the harness ({len(suspects)}): "

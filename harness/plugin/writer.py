@@ -134,6 +134,10 @@ class RecordsWriter:
             self._write(lambda: self.log.append(record))
             self.confirmer.submit(record, self.env)
 
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """The run stops (Ctrl-C, SIGTERM, a failed write): no repro script runs on."""
+        self.confirmer.stop()
+
     def _open(self, device: str | None) -> None:
         """The log's first lines, once: the environment, then the records this run keeps."""
         if self.log.stream is None:
@@ -179,6 +183,8 @@ class RecordsWriter:
             for record in self.confirmer.confirm(results, scripts):  # confirmed records replace the first ones
                 self.records[record.id] = record
                 self.log.append(record)
+            if self.confirmer.interrupted is not None:  # while the scripts ran: the session exits 130
+                self.config.hook.pytest_keyboard_interrupt(excinfo=self.confirmer.interrupted)
             end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True}
             self.log.end(end)
             results = assemble(self.env, self.records, end, from_log=False)

@@ -1,8 +1,11 @@
 """Whether a repro script, run outside the harness, showed the failure its cell recorded: a ``wrong`` script raised
 "wrong numbers", a ``graph_break`` one "graph break", a ``blind`` one FlopCounterMode's count, a ``timeout`` one ran
 past its limit, a ``crash`` (or a CUDA fault) one died or met the fault, and an ``error`` one raised the cell's
-error type or message. A failure its script did not show is a harness suspect: the harness's own scaffolding may
-have caused it."""
+exception, by the script's own exception line: the same type, or the same message line (op names, paths, addresses
+and numbers set aside). A failure its script did not show is a harness suspect: the harness's own scaffolding may
+have caused it. A script stopped
+with the run, or killed at its path's timeout while its cell did not time out, confirms nothing either way: its
+failure is "not confirmed" (``reproduced`` null), never a suspect."""
 
 from __future__ import annotations
 
@@ -17,33 +20,76 @@ MARKERS = {
     Status.GRAPH_BREAK: "graph break:",
     Status.BLIND: "FlopCounterMode counted",
 }
+RAISED = re.compile(r"^([A-Za-z_][\w.]*):(?:\s(.*))?$")  # ``torch._dynamo.exc.UserError: Constraints violated``
+SPECIFIC = (
+    (re.compile(r"torch\.ops\.\w+\.\w+|\w+::\w+"), "OP"),  # harness::add_triton_op in the cell, mylib::add in its repro
+    (re.compile(r"\S*/\S*"), "PATH"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
+    (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
+)
+COMPARED = 60  # characters of the message lines compared
 
 
-def reproduced(record: Record, returncode: int | None, output: str) -> bool:
-    """Whether a script that exited ``returncode`` (None: killed at its limit) printing ``output`` showed the
-    failure of ``record``."""
+def reproduced(record: Record, returncode: int | None, output: str, line: str) -> bool | None:
+    """Whether a script that exited ``returncode`` (None: killed at its limit) printing ``output``, whose error
+    line is ``line`` (its last traceback's ``Type: message`` line), showed the failure of ``record``; None when it
+    ran out of time on a cell that did not (not confirmed)."""
     if returncode == 0:
         return False
-    if record.status == Status.TIMEOUT:
-        return returncode is None
     if returncode is None:
+        return True if record.status == Status.TIMEOUT else None
+    if record.status == Status.TIMEOUT:
         return False
     if record.cuda_fault or record.status == Status.CRASH:
         return returncode < 0 or any(marker in output for marker in CUDA_FAULT_MARKERS)
     marker = MARKERS.get(record.status)
     if marker is not None:
-        return marker in output
-    first = (record.error or "").strip().splitlines()
-    message = " ".join(first[0].split())[:60] if first else ""
-    typed = bool(record.error_type) and re.search(rf"\b{re.escape(str(record.error_type))}\b", output) is not None
-    return typed or (bool(message) and message in " ".join(output.split()))
+        return marker in line
+    return same_exception(record, line)
 
 
-def confirmation(record: Record, script: str, returncode: int | None, output: str, last_line: str) -> dict[str, Any]:
-    """The record's ``confirmation``: the script, whether it reproduced the failure, and its last line."""
-    return {"script": script, "reproduced": reproduced(record, returncode, output), "line": last_line[:300]}
+def same_exception(record: Record, line: str) -> bool:
+    """Whether ``line`` (``Type: message``) is the exception ``record`` holds: the same type (its module aside), or
+    the same message line (its first ``COMPARED`` characters, once case-specific names are set aside: a cell may
+    see an exception wrapped where its script sees it bare, or the reverse)."""
+    said = RAISED.match(line.strip())
+    if said is None:
+        return False
+    kind, message = said.group(1).rpartition(".")[2], (said.group(2) or "").strip()
+    if record.error_type and kind == record.error_type:
+        return True
+    lines = (record.error or "").strip().splitlines()
+    recorded = _plain(lines[0], record)[:COMPARED] if lines else ""
+    return bool(recorded) and recorded == _plain(message, record)[:COMPARED]
+
+
+def _plain(message: str, record: Record) -> str:
+    for name in (record.case, record.style, record.path):
+        message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
+    for pattern, replacement in SPECIFIC:
+        message = pattern.sub(replacement, message)
+    return " ".join(message.split())
+
+
+def confirmation(
+    record: Record, script: str, returncode: int | None, output: str, line: str, stopped: bool = False
+) -> dict[str, Any]:
+    """The record's ``confirmation``: the script, whether it reproduced the failure (None: not confirmed, as when
+    the run ``stopped`` it), and its last line."""
+    found = None if stopped else reproduced(record, returncode, output, line)
+    return {"script": script, "reproduced": found, "line": line[:300]}
 
 
 def is_suspect(record: Record) -> bool:
     """A failure whose repro script ran and did not show it."""
-    return record.confirmation is not None and not record.confirmation.get("reproduced")
+    return record.confirmation is not None and record.confirmation.get("reproduced", False) is False
+
+
+def not_confirmed(record: Record) -> bool:
+    """A failure whose repro script was stopped, or ran out of time, before it showed anything."""
+    return record.confirmation is not None and record.confirmation.get("reproduced", False) is None
+
+
+def needs_confirmation(record: Record) -> bool:
+    """A failure with no confirmation yet, or one that confirmed nothing (a later run tries again)."""
+    return record.confirmation is None or not_confirmed(record)

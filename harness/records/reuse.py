@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from harness.records.confirmation import is_suspect
 from harness.records.environment import harness_digest
 from harness.records.record import Record
 from harness.records.results import Results
@@ -93,7 +94,7 @@ def reusable(record: Record, key: str | None) -> bool:
     wrong on every attempt and its script reproduced it; a harness suspect (a failure its script did not show)
     always is."""
     confirmed = bool(record.confirmation and record.confirmation.get("reproduced"))
-    suspect = record.confirmation is not None and not confirmed
+    suspect = is_suspect(record)
     always_wrong = record.status == Status.WRONG and confirmed  # every attempt wrong (not flaky), shown outside
     return (
         key is not None

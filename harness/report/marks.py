@@ -168,13 +168,16 @@ def note_text(record: Record) -> str:
 
 
 def confirmed_text(record: Record) -> str:
-    """`` — reproduced by `repros/x.py`: <its error line>``, `` — NOT reproduced by ...: harness suspect``, or
-    nothing (a pass, a skip, a run that confirmed nothing)."""
+    """`` — reproduced by `repros/x.py`: <its error line>``, `` — NOT reproduced by ...: harness suspect``,
+    `` — not confirmed: ...`` (its script stopped with the run, or ran out of time), or nothing (a pass, a skip, a
+    run that confirmed nothing)."""
     found = record.confirmation
     if not found:
         return ""
     if found.get("reproduced"):
         return f" — reproduced by `{found.get('script')}`: {shortened(found.get('line', ''))}"
+    if found.get("reproduced", False) is None:
+        return f" — not confirmed: `{found.get('script')}` {shortened(found.get('line', ''))}"
     return f" — NOT reproduced by `{found.get('script')}` ({shortened(found.get('line', ''))}): harness suspect"
 
 

@@ -11,8 +11,9 @@ import pytest
 
 from harness.case import load_case
 from harness.cell.runner import run_cell
+from harness.execution.confirm import TAIL, ScriptRun
 from harness.plugin.processes import CellProcesses
-from harness.records.confirmation import reproduced
+from harness.records.confirmation import confirmation, is_suspect, reproduced
 from tests.conftest import cell_spec, harness_main, make_record, typed
 from tests.fakes import FakeCells
 
@@ -30,8 +31,12 @@ WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not clo
         ("blind", {}, 1, "AssertionError: FlopCounterMode counted 0 for the op, the case declares 7", True),
         ("error", {"error_type": "Unsupported"}, 1, "torch._dynamo.exc.Unsupported: Attempted to call", True),
         ("error", {"error_type": "Unsupported"}, 1, "RuntimeError: something else", False),
-        ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x: {SCHEMA}", True),
+        ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x.E: {SCHEMA}", True),
+        ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x.F: {SCHEMA}", True),  # wrapped: the same message
+        ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x.F: warning: E raised\nx.F: {SCHEMA[:9]}", False),
+        ("error", {"error_type": "E", "error": "no harness::sin_jit at 0x7f3a"}, 1, "x.F: no mylib::sin at 0x9", True),
         ("timeout", {}, None, "", True),
+        ("error", {"error_type": "E", "error": SCHEMA}, None, "", None),  # out of time: not confirmed
         ("timeout", {}, 1, "RuntimeError: boom", False),
         ("crash", {}, -11, "", True),
         ("error", {"error_type": "AcceleratorError", "cuda_fault": True}, 1, "CUDA error: an illegal memory", True),
@@ -39,7 +44,56 @@ WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not clo
 )
 def test_a_script_reproduces_only_the_failure_its_cell_recorded(status, fields, returncode, output, expected):
     record = typed(make_record("sin", "raw_jit", "eager", status=status, **fields))
-    assert reproduced(record, returncode, output) is expected
+    run = ScriptRun.of(returncode, output, 1.0)
+    assert reproduced(record, run.returncode, run.output, run.last_line) is expected
+
+
+FRAMES = "".join(f'  File "/torch/export/x{n}.py", line {n}, in f{n}\n    g{n}()\n' for n in range(200))
+CONSTRAINTS = 'Constraints violated (dim)! For more information, run with TORCH_LOGS="+dynamic".'
+
+
+def export_message(first: str, guards: int) -> str:
+    """A multi-line ``torch.export`` ``UserError`` message (its frames longer than the output's tail kept)."""
+    guard = "  - Not all values of dim = L['x'].size()[0] in the specified range satisfy the generated guard"
+    return (
+        f"{first}\n" + f"{guard}\n" * guards + f"\nFramework stack:\n{FRAMES}\nUser stack:\n  File \"r.py\"\n\n"
+        "The error above occurred when calling torch.export.export. If you would like to view some more information "
+        "about this error, and get a list of all other errors that may occur in your export call, you can replace "
+        "your `export()` call with `draft_export()`."
+    )
+
+
+def printed(message: str) -> str:
+    return f"Traceback (most recent call last):\n{FRAMES}torch._dynamo.exc.UserError: {message}\n"
+
+
+def test_a_multi_line_message_is_compared_by_its_own_first_line():
+    """Issue 41: FLCE export_dynamic_strict raised ``UserError: Constraints violated (size)! ...``, so did its
+    repro, but the repro's error line came from the message's last line: a false suspect."""
+    error = export_message(CONSTRAINTS, 3)
+    record = typed(make_record("sin", "raw_jit", "eager", status="error", error_type="UserError", error=error))
+    output = printed(export_message(CONSTRAINTS, 1))
+    assert len(output) > TAIL  # the exception line is not in the tail kept
+    run = ScriptRun.of(1, output, 4.0)
+    assert run.last_line == f"torch._dynamo.exc.UserError: {CONSTRAINTS}"
+    assert reproduced(record, run.returncode, run.output, run.last_line) is True
+    other = printed(export_message(CONSTRAINTS, 1)).replace("UserError: Constraints", "Unsupported: Guards")
+    different = ScriptRun.of(1, other.replace("x0.py", "UserError: x0.py"), 4.0)  # the type elsewhere in its output
+    assert reproduced(record, different.returncode, different.output, different.last_line) is False
+
+
+def test_a_script_the_run_stopped_confirms_nothing():
+    record = typed(make_record("sin", "raw_jit", "eager", status="crash"))
+    run = ScriptRun.of(None, "", 2.0, stopped=True)
+    found = confirmation(record, "repros/x.py", run.returncode, run.output, run.last_line, run.stopped)
+    assert found == {
+        "script": "repros/x.py",
+        "reproduced": None,
+        "line": "not confirmed: the run was stopped before the script ended",
+    }
+    assert not is_suspect(record.replace(confirmation=found)) and is_suspect(
+        record.replace(confirmation={**found, "reproduced": False})
+    )
 
 
 def test_a_pass_holds_on_every_call(tmp_path: Path):
@@ -54,8 +108,7 @@ def test_a_pass_holds_on_every_call(tmp_path: Path):
 
 def test_no_confirm_runs_no_script(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
-    monkeypatch.setattr("harness.plugin.confirming.run_scripts", pytest.fail)
-    monkeypatch.setattr("harness.plugin.confirming.run_script", pytest.fail)
+    monkeypatch.setattr("harness.execution.confirm.Scripts.run", pytest.fail)
     matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 120)})
     out = tmp_path / "out"
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-confirm")
@@ -64,12 +117,40 @@ def test_no_confirm_runs_no_script(write_matrix, tmp_path: Path, monkeypatch: py
 
 
 def test_a_scripts_error_line_is_its_exception_even_when_the_traceback_header_was_cut():
-    from harness.execution.confirm import ScriptRun
-
     tail = "    check()\ntorch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
     tail += "RuntimeError: in-place\n\n"
     tail += "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
-    assert ScriptRun(1, tail, 1.0).last_line == "RuntimeError: in-place"
+    assert ScriptRun.of(1, tail, 1.0).last_line == "RuntimeError: in-place"
     whole = "Traceback (most recent call last):\n  File 'x.py', line 3\n" + tail
-    assert ScriptRun(1, whole, 1.0).last_line == "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:"
-    assert ScriptRun(0, "warning: x\nno failure: c passes here", 1.0).last_line == "no failure: c passes here"
+    compiler = "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:"
+    assert ScriptRun.of(1, whole, 1.0).last_line == compiler
+    assert ScriptRun.of(0, "warning: x\nno failure: c passes here", 1.0).last_line == "no failure: c passes here"
+
+
+def test_a_script_out_of_its_paths_time_is_not_confirmed_nor_a_suspect(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Issue 41: a repro still running at its limit was charted a suspect, and the run exited 7. Its limit is its
+    path's timeout (77 s here); the failure is "not confirmed", counted apart, and the run exits 0."""
+    limits: list[float] = []
+
+    def out_of_time(scripts, script: Path, timeout: float) -> ScriptRun:
+        limits.append(timeout)
+        return ScriptRun.of(None, "", timeout)
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
+    monkeypatch.setattr("harness.execution.confirm.Scripts.run", out_of_time)
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 77)})
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert limits == [77]
+    record = json.loads((out / "results.json").read_text())["cells"][0]
+    assert record["confirmation"]["reproduced"] is None
+    assert record["confirmation"]["line"] == "still running after 77 s, its path's timeout (killed)"
+    assert "failures reproduced by their repro script: 0 of 1" in done.stdout
+    assert "not confirmed, their repro script stopped or out of time (1): good-control-cpu_fallback" in done.stdout
+    assert "HARNESS SUSPECTS" not in done.stdout
+    chart = (out / "matrix.md").read_text()
+    assert "Harness suspects" not in chart and "Not confirmed (1)" in chart
+    assert "— not confirmed: 'repros/error-none-runtimeerror-x.py' still running after 77 s" in chart

@@ -124,3 +124,23 @@ def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
     finally:
         session.pytest_unconfigure(session.config)
     assert "the run is stopping already, cleaning up" in capsys.readouterr().err
+
+
+def test_an_interrupted_run_keeps_noting_sigterm_until_its_process_ends():
+    """Issue 44: a second SIGTERM after pytest's last line ended the process with the signal, not 130 (the run's
+    handler was already given back); tests/process/test_interrupted.py sends it."""
+    from harness.plugin.session import MatrixSession, _stopping
+
+    found = signal.getsignal(signal.SIGTERM)
+    session = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
+    try:
+        with pytest.raises(KeyboardInterrupt) as interrupt:
+            raise KeyboardInterrupt
+        session.pytest_keyboard_interrupt(interrupt)
+        session.pytest_unconfigure(session.config)
+        assert signal.getsignal(signal.SIGTERM) is _stopping
+    finally:
+        signal.signal(signal.SIGTERM, found)
+    finished = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
+    finished.pytest_unconfigure(finished.config)
+    assert signal.getsignal(signal.SIGTERM) is found  # a run that was not interrupted gives it back
