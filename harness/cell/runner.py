@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from harness.case import Case
+from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
@@ -73,6 +73,8 @@ def run_cell(
         mismatch = str(error).strip() or repr(error)
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
+    except SystemExit as error:  # the case's code exited: the cell's failure, not the end of its process
+        outcome = Outcome(status=Status.ERROR, error_type="SystemExit", error=exit_words(error), stage=cell.stage)
     cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
     for name, value in memory(device).items():
         setattr(cell.measurements, name, value)

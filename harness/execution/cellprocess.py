@@ -81,12 +81,13 @@ class CellProcess:
         if isinstance(reply, tuple):  # the supervisor's word: the cell process exited mid-cell
             code = reply[1]
             died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
+            hint = " mid-cell (did the case call os._exit?)" if code is not None and code >= 0 else ""
             self.stop()
             return Outcome(
                 status=Status.CRASH,
                 error_type=died.split()[-1],
                 seconds=round(time.perf_counter() - start, 3),
-                error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",
+                error=f"cell process {died}{hint}; stderr: {self._log_tail(log_offset)}",
             )
         if reply.cuda_fault:
             self.stop()  # the CUDA context may be poisoned: the next cell gets a fresh process
