@@ -141,11 +141,11 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
                 f"{interpreted(other)}, but {first_file} has {interpreted(env)}: "
                 "a run in Triton's interpreter (--interpret) and one on the device do not merge",
             )
-        _same_selection(file, other, first_file, env, shares)
         for index, cell in enumerate(results.cells):
             if cell.id in cells:
                 raise InputError(file, f"cells[{index}].id", f"{cell.id!r} is in another shard too")
             cells[cell.id] = cell
+        _same_selection(file, other, first_file, env, shares)
     split = _share(first_file, env)
     missing = [n for n in range(1, split[1] + 1) if n not in shares] if split else []
     if missing:
