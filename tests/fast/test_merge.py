@@ -79,3 +79,14 @@ def test_shares_of_different_selections_or_splits_do_not_merge(tmp_path: Path):
     code, err, data, _ = merged(tmp_path, share(tmp_path, 1), quarter)
     assert (code, data) == (2, {})
     assert err.startswith(f"error: {quarter}: environment.shard: '3/4', but ")
+
+
+def test_a_merge_missing_a_share_of_an_older_run_without_axes_answers_no_goal(tmp_path: Path):
+    shares = [share(tmp_path, n) for n in (1, 2)]
+    for file in shares:  # a run that did not record its axes: the missing share's cells cannot be named
+        data = json.loads(file.read_text())
+        del data["environment"]["axes"]
+        file.write_text(json.dumps(data))
+    code, _, data, chart = merged(tmp_path, *shares)
+    assert code == 1 and data["environment"]["complete"] is False and "**Incomplete run**" in chart
+    assert "use **" not in chart and "Not answered, the run is incomplete" in chart
