@@ -4,7 +4,9 @@ measured against."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -220,3 +222,32 @@ def load_cases(module_name: str) -> list[Case]:
 def load_case(module_name: str, case_id: str) -> Case:
     """The case ``case_id`` of a case module."""
     return next(case for case in load_cases(module_name) if case.id == case_id)
+
+
+class CaseExited(BaseException):
+    """A case module called ``os._exit`` while the harness imported or checked it (``exits_raise``)."""
+
+
+@contextmanager
+def exits_raise() -> Iterator[None]:
+    """While the harness imports and checks case modules in its own process: ``os._exit`` in this process raises
+    ``CaseExited`` instead of ending the run with nothing recorded (a process forked meanwhile still exits)."""
+    real, pid = os._exit, os.getpid()
+
+    def _exit(code: int) -> None:
+        if os.getpid() != pid:
+            real(code)
+        raise CaseExited(f"the case called os._exit({code!r})")
+
+    os._exit = _exit  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real
+
+
+def exit_words(error: SystemExit | CaseExited) -> str:
+    """What a case that exited did, in words: ``the case called sys.exit(2)``."""
+    if isinstance(error, SystemExit):
+        return f"the case called sys.exit({error.code!r})"
+    return str(error)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+EXIT_INCOMPLETE = 1  # a run, or a merge of shares, that did not record every selected cell
 EXIT_BAD_INPUT = 2
 EXIT_RUN_BROKE = 6  # the harness failed to measure: cell processes did not start, no cell built, a write failed
 EXIT_SUSPECTS = 7  # a failure its repro script, run outside the harness, did not show: the harness may cause it

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from harness.case import Case
+from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
@@ -73,6 +73,8 @@ def run_cell(
         mismatch = str(error).strip() or repr(error)
     except Exception as error:  # the cell's own failure is the measurement
         outcome = classify(error, cell.stage)
+    except SystemExit as error:  # the case's code exited: the cell's failure, not the end of its process
+        outcome = Outcome(status=Status.ERROR, error_type="SystemExit", error=exit_words(error), stage=cell.stage)
     fault = end_of_cell_fault()
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)

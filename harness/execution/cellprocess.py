@@ -82,12 +82,13 @@ class CellProcess:
         if isinstance(reply, tuple):  # the supervisor's word: the cell process exited mid-cell
             code = reply[1]
             died = f"died of {signal.Signals(-code).name}" if code is not None and code < 0 else f"exited {code}"
+            hint = " mid-cell (did the case call os._exit?)" if code is not None and code >= 0 else ""
             self.stop()
             return Outcome(
                 status=Status.CRASH,
                 error_type=died.split()[-1],
                 seconds=round(time.perf_counter() - start, 3),
-                error=f"cell process {died}; stderr: {self._log_tail(log_offset)}",
+                error=f"cell process {died}{hint}; stderr: {self._log_tail(log_offset)}",
             )
         if self.max_rss_mb and (reply.measurements.rss_mb or 0) > self.max_rss_mb:
             reply.measurements.replaced_above_rss_mb = self.max_rss_mb

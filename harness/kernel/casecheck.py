@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from harness.case import OPTIONAL_TENSOR, Case, Inputs, as_tuple, copy_inputs
+from harness.case import OPTIONAL_TENSOR, Case, CaseExited, Inputs, as_tuple, copy_inputs, exit_words
 from harness.kernel.gradients import case_value
 from harness.spec import Tolerance
 
@@ -35,7 +35,7 @@ def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -
     after ``seconds`` (a hang; the limit holds in the main thread, where SIGALRM is delivered)."""
     seconds = CHECK_SECONDS if seconds is None else seconds
     if threading.current_thread() is not threading.main_thread():
-        _check(case, tolerance)
+        _exits_named(case, tolerance)
         return
     noticed = NOTICE_SECONDS >= seconds  # else a first alarm at NOTICE_SECONDS says the check waits, and on what
     _running[0] = CHECKING
@@ -56,7 +56,7 @@ def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -
     previous = signal.signal(signal.SIGALRM, time_up)
     signal.setitimer(signal.ITIMER_REAL, seconds if noticed else NOTICE_SECONDS)
     try:
-        _check(case, tolerance)
+        _exits_named(case, tolerance)
     except _TimeUp:
         raise CaseProblem("(check)", f"still running after {seconds:g} s") from None
     finally:
@@ -70,6 +70,17 @@ _running = [CHECKING]  # what of the case the check is calling now (its field), 
 
 class _TimeUp(BaseException):
     """The check's time is up (a BaseException: a case's own ``except Exception`` does not swallow it)."""
+
+
+def _exits_named(case: Case, tolerance: Tolerance) -> None:
+    """``_check``, a case that exits (``sys.exit``, or ``os._exit`` under ``exits_raise``) a problem of the field
+    that called it, never the end of the harness's process."""
+    try:
+        _check(case, tolerance)
+    except (SystemExit, CaseExited) as error:
+        raise CaseProblem(_running[0], exit_words(error)) from None
+    finally:
+        _running[0] = CHECKING
 
 
 def _check(case: Case, tolerance: Tolerance) -> None:
@@ -93,6 +104,8 @@ def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
         ) from None
     except Exception as error:
         raise CaseProblem(field, _one_line(error)) from None
+    except (SystemExit, CaseExited) as error:
+        raise CaseProblem(field, exit_words(error)) from None
     finally:
         _running[0] = CHECKING
 

@@ -9,7 +9,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from harness.case import Case, load_cases
+from harness.case import Case, CaseExited, exit_words, exits_raise, load_cases
 from harness.cell.paths import PATHS
 from harness.errors import InputError, unknown_id, unreadable
 from harness.kernel.casecheck import CaseProblem, check_case
@@ -226,14 +226,17 @@ def _load_cases(
     for index, (entry, module) in enumerate(entries):
         where = f"{key}[{index}]"
         try:
-            cases = load_cases(module)
+            with exits_raise():  # a module calling os._exit: a case that does not load, not a run ended with 0
+                cases = load_cases(module)
         except ModuleNotFoundError as error:
             if not _names_the_module(error, module):  # the module exists and imports one that does not
                 raise InputError(
                     file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}"
                 ) from None
             raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
-        except (Exception, SystemExit) as error:  # a broken user module (or one that exits): say so in one line
+        except (SystemExit, CaseExited) as error:  # a module that exits: one line, exit 2, never a run of nothing
+            raise InputError(file, where, f"case {entry!r} does not load: {exit_words(error)} at import") from None
+        except Exception as error:  # a broken user module: say so in one line
             raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
         if entry in case_ids() and [case.id for case in cases] != [entry]:
             raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
@@ -259,7 +262,8 @@ def _check_case(
     if dtype not in tolerances:
         raise InputError(file, f"tolerances.{dtype}", f"missing (case {case.id!r} runs in {dtype})")
     try:
-        check_case(case, tolerances[dtype])
+        with exits_raise():
+            check_case(case, tolerances[dtype])
     except CaseProblem as problem:  # a broken case, not a style's failure: before any cell runs
         raise InputError(file, where, f"{module}: {problem}") from None
 

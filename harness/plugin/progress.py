@@ -6,6 +6,7 @@ when the session runs the matrix, on the controller."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -67,7 +68,8 @@ def previous_times(options: opts.Options) -> dict[str, float]:
             continue
         spent: dict[str, list[float]] = {}
         for cell in cells:
-            spent.setdefault(cell.path, []).append(cell.seconds)
+            if _usable(cell.seconds):
+                spent.setdefault(cell.path, []).append(cell.seconds)
         if any(any(times) for times in spent.values()):
             return {path: sum(times) / len(times) for path, times in spent.items()}
     return {}
@@ -83,7 +85,8 @@ class Estimate:
         self.spent: dict[str, list[float]] = {}
 
     def add(self, path: str, seconds: float) -> None:
-        self.spent.setdefault(path, []).append(seconds)
+        if _usable(seconds):
+            self.spent.setdefault(path, []).append(seconds)
 
     def cost(self, path: str) -> float | None:
         if path in self.previous:
@@ -100,6 +103,12 @@ class Estimate:
         remaining = sum(costs[path] * n for path, n in todo.items())
         finished = sum(costs[path] * n for path, n in paced.items())
         return elapsed * remaining / finished if finished > 0 and elapsed > 0 else remaining / self.workers
+
+
+def _usable(seconds: Any) -> bool:
+    """A cell time an estimate may use: a finite number >= 0 (a damaged earlier file's NaN is left out)."""
+    number = isinstance(seconds, int | float) and not isinstance(seconds, bool)
+    return number and math.isfinite(seconds) and seconds >= 0
 
 
 def duration(seconds: float) -> str:
@@ -167,5 +176,5 @@ class Progress:
     def line(self, now: float) -> str:
         done = self.done.total()
         left = self.estimate.left(+self.todo, self.paced, now - (self.first or now))
-        estimate = f", the rest in ~{duration(left)}" if left is not None else ""
+        estimate = f", the rest in ~{duration(left)}" if left is not None and _usable(left) else ""
         return f"[harness] {done}/{done + self.todo.total()} cells done{estimate}"

@@ -126,6 +126,7 @@ class RecordsWriter:
             if to_run or self.inputs.kept:
                 self.expected = expected_ids(self.config, to_run)
 
+    @pytest.hookimpl(tryfirst=True)  # the record is in records.jsonl before any other plugin sees its report
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = record_of(report)
         if record is not None:

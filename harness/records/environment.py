@@ -105,6 +105,7 @@ class RunEnvironment:
     reused_cells: int | None = None
     shard: str | None = None
     shards: int | None = None
+    missing_shares: tuple[str, ...] | None = None  # a merge's: the shares (I/N) it was not given
     hosts: tuple[str, ...] | None = None
     expected_cells: tuple[str, ...] | None = None
     complete: bool | None = None

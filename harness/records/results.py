@@ -4,6 +4,7 @@ and an older file upgraded once, by its ``schema``), shards merged."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from harness.errors import InputError
 from harness.records.environment import RunEnvironment, interpreted
 from harness.records.record import Record
 from harness.records.upgrade import Catalogue, upgrade
-from harness.spec import Measurements
+from harness.spec import CellId, Measurements
 
 # 3: a record's typed capture and measurements in place of its diagnostics (a 2's are read into them, from_diagnostics);
 # 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
@@ -114,14 +115,18 @@ def memory_by_process(cells: list[Record]) -> dict[str, Any]:
 
 
 def merge(runs: list[tuple[str, Results]]) -> Results:
-    """One results file from shards of one matrix run on machines alike (same torch, triton, device)."""
+    """One results file from shards of one matrix run on machines alike (same torch, triton, device) and of one
+    selection (same axes, same N of ``--shard I/N``). It is ``complete`` only when every share of the N is there,
+    complete, and every selected cell has a record; a missing share's cells (dealt from the axes) are expected
+    cells without a record, so the chart lists them and no goal is answered from the shares that are there."""
     first_file, first = runs[0]
     env = dict(first.environment)
     cells: dict[str, Record] = {}
     # --shard I/N deals cell k to share k mod N: dealing the shares' lists back restores the matrix order
-    runs = sorted(runs, key=lambda run: str(run[1].environment.get("shard") or ""))
+    runs = sorted(runs, key=lambda run: _share(run[0], run[1].environment) or (0, 0))
     lists = [results.environment.get("expected_cells", []) for _, results in runs]
     expected = [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+    shares: dict[int, str] = {}
     for file, results in runs:
         other = results.environment
         for key in ("torch", "triton", "device"):
@@ -140,16 +145,73 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
             if cell.id in cells:
                 raise InputError(file, f"cells[{index}].id", f"{cell.id!r} is in another shard too")
             cells[cell.id] = cell
+        _same_selection(file, other, first_file, env, shares)
+    split = _share(first_file, env)
+    missing = [n for n in range(1, split[1] + 1) if n not in shares] if split else []
+    if missing:
+        dealt = _selection(env)
+        gone = {cell for k, cell in enumerate(dealt) if k % split[1] + 1 in missing}
+        expected = [cell for cell in dealt if cell in gone or cell in set(expected)] + [
+            cell for cell in expected if cell not in set(dealt)
+        ]
     environments = [results.environment for _, results in runs]
+    env.pop("shard", None)
     env.update(
         expected_cells=expected,
-        complete=all(e.get("complete") for e in environments) and all(cell in cells for cell in expected),
+        complete=not missing
+        and all(e.get("complete") for e in environments)
+        and all(cell in cells for cell in expected),
         wall_seconds=max(e.get("wall_seconds") or 0 for e in environments),
         workers=sum(e.get("workers") or 0 for e in environments),
         shards=len(runs),
         hosts=sorted({str(e.get("host")) for e in environments}),
     )
+    if missing:
+        env["missing_shares"] = [f"{n}/{split[1]}" for n in missing]
     return Results(env, ordered(cells.values(), expected))
+
+
+def _share(file: str, env: dict[str, Any]) -> tuple[int, int] | None:
+    """A share's ``(I, N)`` of ``--shard I/N`` (None: a run not sharded); a malformed one is bad input."""
+    text = env.get("shard")
+    if text is None:
+        return None
+    index, _, count = str(text).partition("/")
+    if not (index.isdecimal() and count.isdecimal() and 1 <= int(index) <= int(count)):
+        raise InputError(file, "environment.shard", f"expected I/N with 1 <= I <= N, got {text!r}")
+    return int(index), int(count)
+
+
+def _same_selection(
+    file: str, other: dict[str, Any], first_file: str, env: dict[str, Any], shares: dict[int, str]
+) -> None:
+    """Shares merge only as shares of one selection, split once: the same axes, the same N, each I once."""
+    if other.get("axes") != env.get("axes"):
+        raise InputError(
+            file,
+            "environment.axes",
+            f"another selection than {first_file}'s: shares of different selections "
+            "(--cases, --styles, --paths, matrix) do not merge",
+        )
+    mine, theirs = _share(file, other), _share(first_file, env)
+    if (mine is None) != (theirs is None) or (mine and theirs and mine[1] != theirs[1]):
+        raise InputError(
+            file,
+            "environment.shard",
+            f"{other.get('shard')!r}, but {first_file} has {env.get('shard')!r}: "
+            "only the shares of one --shard I/N split merge",
+        )
+    if mine is not None:
+        if mine[0] in shares:
+            raise InputError(file, "environment.shard", f"share {other.get('shard')} is {shares[mine[0]]} too")
+        shares[mine[0]] = file
+
+
+def _selection(env: dict[str, Any]) -> list[str]:
+    """The cells a sharded run's selection deals to its shares: its axes crossed (case, then style, then path)."""
+    axes = env.get("axes") or {}
+    crossed = itertools.product(axes.get("cases", []), axes.get("styles", []), axes.get("paths", []))
+    return [str(CellId(*cell)) for cell in crossed]
 
 
 def ordered(cells: Any, expected: list[str]) -> list[Record]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import math
 import types
 import typing
 from functools import cache
@@ -89,6 +90,8 @@ def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
         return {name: read(args[1], item, file, f"{key}.{name}") for name, item in value.items()}
     if not _is(hint, value):
         raise InputError(file, key, f"expected {hint.__name__} (or null), got {value!r:.80}")
+    if hint is float and not math.isfinite(value):  # JSON's NaN and Infinity: no time or size is one
+        raise InputError(file, key, f"expected a finite number, got {value!r}")
     return value
 
 

@@ -80,6 +80,17 @@ class Chart:
     def expected_ids(self) -> set[str]:
         return set(self.expected)
 
+    @cached_property
+    def unrecorded_paths(self) -> set[str]:
+        """The paths of the selected cells (of these cases and styles) with no record: an incomplete run (a merge
+        missing a share) answers no goal on them."""
+        if self.env.get("missing_shares") and not self.env.get("axes"):  # an older merge: its cells are unknown
+            return set(self.paths)
+        styles = {s for _, group in self.style_groups for s in group}
+        recorded = {record.id for record in self.results.cells}
+        unrecorded = [CellId.parse(cell) for cell in self.expected if cell not in recorded]
+        return {cell.path for cell in unrecorded if cell.case in self.cases and cell.style in styles}
+
     @property
     def candidates(self) -> list[str]:
         """The styles that may answer a goal: all but the control."""
@@ -128,13 +139,22 @@ def _head(chart: Chart) -> list[str]:
 
 def _goals(chart: Chart) -> list[str]:
     given = "goals" not in (chart.env.get("derived") or [])  # what an older file lacked, filled in when read
-    return chart_goals.section(goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note)
+    return chart_goals.section(
+        goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note, chart.unrecorded_paths
+    )
 
 
 def _goal_sets(chart: Chart) -> list[str]:
     env, cells = chart.env, chart.cells
     sets, given = goal_sets(env), isinstance(env.get("goal_sets"), dict)
+    on = goals(env)
+    sets = {name: members for name, members in sets.items() if not answers_from_part(chart, members, on)}
     return which.section(sets, goals(env), cells, chart.cases, chart.candidates, in_place(env, cells.values()), given)
+
+
+def answers_from_part(chart: Chart, names: list[str], declared: dict[str, list[str]]) -> list[str]:
+    """The goals of ``names`` a path of which has a selected cell with no record: not answered."""
+    return [goal for goal in names if set(declared.get(goal, [])) & chart.unrecorded_paths]
 
 
 def _legend_section(chart: Chart) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EXIT_RUN_BROKE, InputError, unknown_id
+from harness.errors import EXIT_INCOMPLETE, EXIT_RUN_BROKE, InputError, unknown_id
 from harness.records.results import Results
 from harness.records.upgrade import Catalogue
 from harness.report.gate import Change
@@ -126,14 +126,23 @@ def merge_shards(args: argparse.Namespace, catalogue: Catalogue) -> int:
     except OSError as error:
         raise InputError(out.with_name("matrix.md"), "--out", f"cannot write it: {error.strerror or error}") from None
     print(f"merged {len(args.results)} files, {len(merged.cells)} cells: {out}")
-    return 0
+    if merged.environment["complete"]:
+        return 0
+    expected, missing = merged.environment["expected_cells"], merged.environment.get("missing_shares")
+    absent = f"share(s) {', '.join(missing)} not given; " if missing else ""
+    print(
+        f"incomplete: {absent}{len(merged.cells)} of {len(expected)} selected cells recorded (the chart lists the "
+        "missing ones and answers no goal on their paths)",
+        file=sys.stderr,
+    )
+    return EXIT_INCOMPLETE
 
 
 def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """The styles meeting every goal of ``--goals`` in a results file (and the near misses), printed."""
     from harness.records.files import read_results
     from harness.report import which as query
-    from harness.report.chart import chart_of
+    from harness.report.chart import answers_from_part, chart_of
     from harness.report.meta import goals, in_place
 
     results = read_results(args.results, catalogue)
@@ -143,6 +152,14 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
         if goal not in declared:
             raise InputError("command line", "--goals", unknown_id(goal, list(declared), "goal"))
     chart = chart_of(results, **selection(args, results))
+    partial = answers_from_part(chart, wanted, declared)
+    if partial:  # an incomplete run (a merge missing a share): no answer from part of a goal's cells
+        print(
+            f"not answered: {args.results} is an incomplete run: cells of the paths of {', '.join(partial)} have no "
+            "record (complete the run, or merge every share)",
+            file=sys.stderr,
+        )
+        return EXIT_INCOMPLETE
     cells, cases = chart.cells, chart.cases
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
     print("\n".join(query.report(answer, declared, cells)))

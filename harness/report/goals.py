@@ -92,16 +92,20 @@ def section(
     cases: list[str],
     style_groups: list[tuple[str, list[str]]],
     note: Callable[[Record], int],
+    unrecorded: set[str] | frozenset[str] = frozenset(),
 ) -> list[str]:
-    """``## Which style for which goal``: one row per goal whose every path ran in this run."""
+    """``## Which style for which goal``: one row per goal whose every path ran in this run (and, in an incomplete
+    run, has a record of every selected cell: ``unrecorded`` names the paths that do not)."""
     candidates = [s for wrapper, styles in style_groups if wrapper != "control" for s in styles]
     controls = [s for wrapper, styles in style_groups if wrapper == "control" for s in styles]
     group_of = {s: wrapper for wrapper, styles in style_groups for s in styles}
-    answers, unmeasured = [], {}
+    answers, unmeasured, partial = [], {}, {}
     for goal, paths in goals.items():
         missing = [p for p in paths if not measured(p, cells)]
         if missing:
             unmeasured[goal] = missing
+        elif set(paths) & unrecorded:
+            partial[goal] = [p for p in paths if p in unrecorded]
         else:
             answers.append(answer(goal, paths, cells, cases, candidates, controls))
     out = ["## Which style for which goal", ""]
@@ -133,6 +137,15 @@ def section(
             )
         ),
     ]
+    if partial:
+        out += [
+            "",
+            *wrap(
+                "Not answered, the run is incomplete: cells of their paths have no record: "
+                + "; ".join(f"{goal} ({', '.join(f'`{p}`' for p in part)})" for goal, part in partial.items())
+                + "."
+            ),
+        ]
     if unmeasured:
         out += [
             "",

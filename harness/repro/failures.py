@@ -9,6 +9,7 @@ set aside.
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.repro.script import script_source
+from harness.repro.script import MARKER, script_source
 from harness.spec import Status
 
 SPECIFIC = (
@@ -25,6 +26,7 @@ SPECIFIC = (
     (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
 )
 MAX_NAME = 80
+MAX_FIRST_LINE = 1000  # a script's first line is its cell id and MARKER
 
 
 def failure_signature(record: Record) -> str:
@@ -48,10 +50,10 @@ def write_repros(
     leaders: dict[str, str] | None = None,
 ) -> dict[Path, list[str]]:
     """Into ``out_dir``: for the ``cells`` named, one script each, beside the scripts already there; else (the
-    folder emptied of older scripts first) one script per distinct failure of ``results`` (every status but pass
-    and skip), named after the failure and listing every cell it stands for, written for its first cell, or for the
-    cell ``leaders`` names for its signature (the one whose script already ran). Returns each script with the cells
-    it stands for, the one written for first."""
+    older scripts the harness wrote removed first, never a file of the user's: ``written_by_harness``) one script
+    per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
+    every cell it stands for, written for its first cell, or for the cell ``leaders`` names for its signature (the
+    one whose script already ran). Returns each script with the cells it stands for, the one written for first."""
     records = results.by_id()
     unknown = [cell for cell in cells or [] if cell not in records or not records[cell].module]
     if unknown:
@@ -68,13 +70,14 @@ def write_repros(
             group.sort(key=lambda record: record.id != lead)  # stable: the leader first, the rest in order
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in [] if cells else out_dir.glob("*.py"):
-        old.unlink()
+        if written_by_harness(old):  # never a file of the user's (``--out .``): only the scripts it wrote
+            old.unlink()
     written: dict[Path, list[str]] = {}
     for key, group in groups.items():
         name = group[0].id if cells else _file_name(key)
         target = out_dir / f"{name}.py"
-        for n in range(2, len(groups) + 2):
-            if target not in written:
+        for n in itertools.count(2):  # a name taken by this call's scripts or by a file of the user's: the next
+            if target not in written and not (target.exists() and not written_by_harness(target)):
                 break
             target = out_dir / f"{name}-{n}.py"
         target.write_text(safe_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
@@ -89,7 +92,19 @@ def safe_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any],
         return script_source(record, env, tolerances, also)
     except Exception as error:  # a case module the renderer cannot inline, say: the run goes on
         message = f"the harness could not write the repro of {record.id}: {type(error).__name__}: {error}"
-        return f"class ReproNotWritten(Exception):\n    pass\n\n\nraise ReproNotWritten({message!r})\n"
+        head = f'"""{record.id}{MARKER}"""\n\n\n'
+        return f"{head}class ReproNotWritten(Exception):\n    pass\n\n\nraise ReproNotWritten({message!r})\n"
+
+
+def written_by_harness(file: Path) -> bool:
+    """Whether ``file`` is a script the harness wrote: its first line opens the docstring with the cell id and
+    ends with ``MARKER`` (``script_source``'s, ``safe_source``'s)."""
+    try:
+        with open(file, encoding="utf-8", errors="replace") as text:
+            first = text.readline(MAX_FIRST_LINE).rstrip("\n")
+    except OSError:  # unreadable, a folder named *.py: not the harness's
+        return False
+    return first.startswith('"""') and first.endswith(MARKER)
 
 
 def _file_name(signature: str) -> str:

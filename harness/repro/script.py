@@ -28,6 +28,7 @@ from harness.repro.style import (
 from harness.repro.train import function_code, library_code
 from harness.spec import Status
 
+MARKER = ": a reproducer written by triton-torch-matrix."  # ends every script's first line: the harness's own
 REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())
 IMPORTS = (
     "import subprocess\nimport sys\nimport tempfile\nimport time\n\n"
@@ -122,7 +123,7 @@ def _main(record: Record) -> str:
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:
     more = f"\nThe same failure in {len(also)} more cell(s): {', '.join(also)}.\n" if also else ""
-    return f'''"""{record.id}: a reproducer written by triton-torch-matrix.
+    return f'''"""{record.id}{MARKER}
 
 The harness recorded: {record.summary}
 Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")}.{more}

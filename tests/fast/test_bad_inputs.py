@@ -15,7 +15,7 @@ AXES = HEAD.replace('styles = ["control"]', 'decorators = ["jit"]\nwrappers = ["
 
 # a case module (written as tmp_path/badcase.py) -> the key and the words of its one line
 CASE_MODULES = {
-    "sys_exit": ("import sys\nsys.exit(0)\n", "cases[0]", "does not load: SystemExit"),
+    "sys_exit": ("import sys\nsys.exit(0)\n", "cases[0]", "does not load: the case called sys.exit(0) at import"),
     "missing_import": ("import no_such_module_26\n", "cases[0]", "does not load: ModuleNotFoundError"),
     "empty_cases": ("CASES = []\n", "cases[0]", "CASES is empty"),
     "backward_none": ("{broken}backward=lambda i, o, g: None)\n", "cases[0]", "backward: returns NoneType"),

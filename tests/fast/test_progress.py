@@ -2,6 +2,7 @@
 paths' cell times of a previous run or of this one, printed every few seconds on the controller."""
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
@@ -97,3 +98,47 @@ def test_a_run_prints_its_progress_when_asked(fake: FakeCells, tmp_path: Path, c
         (tmp_path / name).mkdir()
         code, _ = run_fake_matrix(tmp_path / name, *quiet)
         assert code == 0 and "cells done" not in capsys.readouterr().out
+
+
+def test_a_nan_in_an_earlier_results_file_is_ignored_for_the_estimate_and_refused_as_input(
+    fake: FakeCells, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """Issue 44: a NaN in the report folder's earlier results.json killed the next run in its progress line (exit 3)
+    and its records never reached records.jsonl. As the estimate's source it is left out; as input (``--reuse``,
+    ``--baseline``, ``report``) it is one line naming the file and key, exit 2."""
+    assert run_fake_matrix(tmp_path)[0] == 0
+    earlier = tmp_path / "out" / "results.json"
+    damaged = re.sub(r'"seconds": [0-9.e-]+', '"seconds": NaN', earlier.read_text())
+    assert damaged.count("NaN") == 4
+    earlier.write_text(damaged)
+    (tmp_path / "damaged.json").write_text(damaged)
+    capsys.readouterr()
+    code, data = run_fake_matrix(tmp_path, "--progress", "0.000001")
+    out = capsys.readouterr().out
+    assert code == 0 and data["environment"]["complete"] is True, out[-2000:]
+    assert "INTERNALERROR" not in out and "[harness] 1/4 cells done" in out
+    lines = (tmp_path / "out" / "records.jsonl").read_text().splitlines()
+    assert len([line for line in lines if '"id": ' in line]) == 4
+    for option in ("--reuse", "--baseline"):
+        (tmp_path / option).mkdir()
+        code, _ = run_fake_matrix(tmp_path / option, option, str(tmp_path / "damaged.json"))
+        err = capsys.readouterr().err
+        assert code == 2 and f"{tmp_path / 'damaged.json'}: cells[0].seconds: expected a finite number, got nan" in err
+    previous = SimpleNamespace(results_file=tmp_path / "damaged.json", reuse=None, baseline=None)
+    assert previous_times(previous) == {}
+    estimate = Estimate({}, workers=1)
+    estimate.add("eager", float("nan"))
+    assert estimate.left(Counter(eager=1), Counter(), 0.0) is None  # no usable time: no estimate, no crash
+
+
+def test_a_record_reaches_records_jsonl_before_any_other_plugin_sees_its_report(
+    fake: FakeCells, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    def broken(self: Progress, now: float) -> str:
+        raise RuntimeError("a progress line that fails")
+
+    monkeypatch.setattr(Progress, "line", broken)
+    code, _ = run_fake_matrix(tmp_path, "--progress", "0.000001")
+    assert code == 3  # pytest's internal error: the plugin's bug shows
+    lines = (tmp_path / "out" / "records.jsonl").read_text().splitlines()
+    assert len([line for line in lines if '"id": ' in line]) >= 1  # the cell that ended first is kept

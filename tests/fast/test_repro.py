@@ -110,3 +110,26 @@ def test_a_scripts_backward_op_declares_its_scalar_arguments(style: str, tmp_pat
     script = tmp_path / "script.py"  # Triton reads a kernel's source from its file
     script.write_text(source)
     runpy.run_path(str(script), run_name="script")  # registers both ops (not __main__: nothing runs), or raises
+
+
+def test_a_whole_runs_scripts_replace_only_the_scripts_the_harness_wrote(tmp_path: Path):
+    """``repro --out DIR`` with no cell removes the scripts an earlier ``repro`` wrote there, never a user's own
+    ``*.py`` (``--out .`` in a source folder); a second run leaves the same scripts."""
+    results = REPO / "reports" / "results.json"
+    mine = {"model.py": "print('my own code')\n", "notes.py": '"""sin: not a reproducer."""\n', "empty.py": ""}
+    for name, text in mine.items():
+        (tmp_path / name).write_text(text)
+    made = harness_main("repro", "--results", str(results), "--out", str(tmp_path))
+    assert made.returncode == 0, made.stderr
+    scripts = sorted(p.name for p in tmp_path.glob("*.py") if p.name not in mine)
+    assert len(scripts) == int(made.stdout.split()[0]) > 0
+    stale = tmp_path / "stale-failure.py"
+    stale.write_text((tmp_path / scripts[1]).read_text())  # an earlier run's script of a failure now gone
+    mine[scripts[0]] = "print('my own file, named as a script is')\n"  # edited: the user's now
+    (tmp_path / scripts[0]).write_text(mine[scripts[0]])
+    again = harness_main("repro", "--results", str(results), "--out", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert {name: (tmp_path / name).read_text() for name in mine} == mine
+    assert not stale.exists()
+    renamed = scripts[0].removesuffix(".py") + "-2.py"  # written beside the user's file, not over it
+    assert sorted(p.name for p in tmp_path.glob("*.py") if p.name not in mine) == sorted([renamed, *scripts[1:]])

@@ -1,0 +1,92 @@
+"""``merge`` of shares: complete only with every share of the split; a partial merge (2 of 3 shares, one share)
+says so (``complete`` false, "Incomplete run" with the missing cells, exit 1) and answers no goal from part of its
+cells, in the chart or through ``which``; shares of different selections or splits do not merge (exit 2)."""
+
+import json
+from pathlib import Path
+
+from tests.conftest import harness_main, make_record
+
+AXES = {"cases": ["sin"], "styles": ["control", "triton_op"], "paths": ["cpu_fallback", "eager"]}
+CELLS = [f"sin-{style}-{path}" for style in AXES["styles"] for path in AXES["paths"]]
+GOALS = {"on_cpu": ["cpu_fallback"], "in_eager": ["eager"]}
+
+
+def share(folder: Path, index: int, count: int = 3, axes: dict | None = None) -> Path:
+    """Share ``index``/``count`` of the 4 cells of AXES, dealt as --shard deals them (cell k to share k mod N)."""
+    mine = [cell for k, cell in enumerate(CELLS) if k % count == index - 1]
+    records = [make_record(*cell.split("-"), status="pass") for cell in mine]
+    env = {
+        "torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, "shard": f"{index}/{count}",
+        "axes": axes or AXES, "goals": GOALS, "expected_cells": mine,
+    }  # fmt: skip
+    file = folder / f"share{index}of{count}.json"
+    file.write_text(json.dumps({"schema": 1, "environment": env, "cells": records}))
+    return file
+
+
+def merged(tmp_path: Path, *shares: Path) -> tuple[int, str, dict, str]:
+    out = tmp_path / "merged" / "results.json"
+    done = harness_main("merge", *map(str, shares), "--out", str(out))
+    data = json.loads(out.read_text()) if out.exists() else {}
+    return done.returncode, done.stderr, data, (out.parent / "matrix.md").read_text() if out.exists() else ""
+
+
+def test_every_share_merges_complete(tmp_path: Path):
+    code, err, data, chart = merged(tmp_path, *(share(tmp_path, n) for n in (3, 1, 2)))
+    assert (code, err) == (0, "")
+    assert data["environment"]["complete"] is True and data["environment"]["expected_cells"] == CELLS
+    assert [cell["id"] for cell in data["cells"]] == CELLS
+    assert "Incomplete" not in chart and "- **on_cpu** (`cpu_fallback`): use **triton_op**" in chart
+
+
+def test_two_of_three_shares_are_an_incomplete_merge_answering_no_goal_from_part(tmp_path: Path):
+    # share 3 of 3 holds sin-triton_op-cpu_fallback: on_cpu has control's cell only, in_eager has both
+    code, err, data, chart = merged(tmp_path, share(tmp_path, 1), share(tmp_path, 2))
+    assert code == 1
+    assert err == (
+        "incomplete: share(s) 3/3 not given; 3 of 4 selected cells recorded (the chart lists the missing ones and "
+        "answers no goal on their paths)\n"
+    )
+    env = data["environment"]
+    assert (env["complete"], env["missing_shares"], env["expected_cells"]) == (False, ["3/3"], CELLS)
+    assert "**Incomplete run**: 3 of 4 cells recorded. Missing: sin-triton_op-cpu_fallback" in chart
+    assert "**on_cpu**" not in chart and "Not answered, the run is incomplete" in chart
+    assert "- **in_eager** (`eager`): use **triton_op**" in chart
+    results = str(tmp_path / "merged" / "results.json")
+    refused = harness_main("which", "--goals", "in_eager,on_cpu", "--results", results)
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert refused.stderr.startswith(f"not answered: {results} is an incomplete run: cells of the paths of on_cpu ")
+    answered = harness_main("which", "--goals", "in_eager", "--results", results)
+    assert answered.returncode == 0 and "use: triton_op " in answered.stdout
+
+
+def test_one_share_alone_is_incomplete(tmp_path: Path):
+    code, err, data, chart = merged(tmp_path, share(tmp_path, 2))
+    assert code == 1 and err.startswith("incomplete: share(s) 1/3, 3/3 not given; 1 of 4 selected cells recorded")
+    assert data["environment"]["complete"] is False and "**Incomplete run**: 1 of 4 cells recorded." in chart
+    assert "use **" not in chart  # no goal answered
+
+
+def test_shares_of_different_selections_or_splits_do_not_merge(tmp_path: Path):
+    other = tmp_path / "other"
+    other.mkdir()
+    narrower = share(other, 2, axes={**AXES, "paths": ["cpu_fallback"]})
+    code, err, data, _ = merged(tmp_path, share(tmp_path, 1), narrower)
+    assert (code, data) == (2, {})
+    assert err.startswith(f"error: {narrower}: environment.axes: another selection than ")
+    quarter = share(tmp_path, 3, count=4)  # sin-triton_op-cpu_fallback: no cell of share 1/3, of another split
+    code, err, data, _ = merged(tmp_path, share(tmp_path, 1), quarter)
+    assert (code, data) == (2, {})
+    assert err.startswith(f"error: {quarter}: environment.shard: '3/4', but ")
+
+
+def test_a_merge_missing_a_share_of_an_older_run_without_axes_answers_no_goal(tmp_path: Path):
+    shares = [share(tmp_path, n) for n in (1, 2)]
+    for file in shares:  # a run that did not record its axes: the missing share's cells cannot be named
+        data = json.loads(file.read_text())
+        del data["environment"]["axes"]
+        file.write_text(json.dumps(data))
+    code, _, data, chart = merged(tmp_path, *shares)
+    assert code == 1 and data["environment"]["complete"] is False and "**Incomplete run**" in chart
+    assert "use **" not in chart and "Not answered, the run is incomplete" in chart
