@@ -152,6 +152,8 @@ def load_matrix(file: Path | str) -> Matrix:
         raise unreadable(file, error) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise InputError(file, "(syntax)", "nested too deep to read") from None
     docs = data.pop("docs", None)
     no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = environment_table(file, data.get("environment", {}))

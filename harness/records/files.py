@@ -26,4 +26,6 @@ def read_results(file: Path | str, catalogue: Catalogue | None = None) -> Result
         raise unreadable(file, error) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(json)", f"not valid JSON ({error})") from None
+    except RecursionError:
+        raise InputError(file, "(json)", "nested too deep to read") from None
     return load(data, file, catalogue or NoCatalogue())

@@ -74,6 +74,8 @@ def read_log(file: Path | str) -> Results:
                 print(f"warning: {file}: line {number}: cut short (a killed run?), left out", file=sys.stderr)
                 break
             raise InputError(file, f"line {number}", f"not valid JSON ({error})") from None
+        except RecursionError:
+            raise InputError(file, f"line {number}", "nested too deep to read") from None
         kind, value = next(iter(entry.items())) if isinstance(entry, dict) and len(entry) == 1 else (None, None)
         if kind == "environment" and isinstance(value, dict) and environment is None:
             environment = value
@@ -81,6 +83,7 @@ def read_log(file: Path | str) -> Results:
             record = check_record(value, file, f"line {number}")
             records[record.id] = record
         elif kind == "end" and isinstance(value, dict):
+            RunEnvironment.from_dict(value, file, f"line {number}.end")
             end = value
         else:
             raise InputError(file, f"line {number}", "expected one of environment (first), record, end")

@@ -171,6 +171,8 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
         raise unreadable(file, error) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise InputError(file, "(syntax)", "nested too deep to read") from None
     entries = data.get("known", [])
     if set(data) - {"known"} or not isinstance(entries, list):
         raise InputError(file, "(top)", "expected only [[known]] entries")
