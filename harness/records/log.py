@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from harness.errors import InputError, unreadable
+from harness.errors import InputError, input_text
 from harness.records.environment import RunEnvironment
 from harness.records.record import Record
 from harness.records.results import Results, check_record, memory_by_process, ordered
@@ -58,9 +58,7 @@ def read_log(file: Path | str) -> Results:
     damaged line before it is an ``InputError``."""
     file = Path(file)
     try:
-        lines = file.read_text().splitlines()
-    except OSError as error:
-        raise unreadable(file, error) from None
+        lines = input_text(file).splitlines()
     except UnicodeDecodeError as error:
         raise InputError(file, "(text)", f"not UTF-8 ({error})") from None
     environment: dict[str, Any] | None = None

@@ -169,3 +169,42 @@ def test_the_rescue_write_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
     assert line.startswith(f"{tmp_path / 'out' / LOG_NAME}: (write): No space left on device: the run stops; its 0")
     assert f"could not be saved in {tempfile.gettempdir()} either (No space left on device)" in line
     assert made and not Path(made[0]).exists()  # the half-written rescue file is not left behind
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "--results", "{fifo}", "--out", "{tmp}/c.md"],
+        ["which", "--results", "{fifo}", "--goals", "g"],
+        ["gate", "--baseline", "{good}", "--current", "{fifo}", "--rerun", "0", "--out", "{tmp}/g.md"],
+        ["gate", "--baseline", "{good}", "--current", "{good}", "--known", "{fifo}", "--out", "{tmp}/g.md"],
+        ["list", "--matrix", "{fifo}"],
+        ["report", "--results", "{log}"],
+    ],
+)
+def test_a_fifo_given_as_an_input_file_is_one_line_not_a_hang(command, tmp_path, capsys):
+    """Issue 44: opening a FIFO waits for a writer forever. The command runs in a thread: were it to hang, the
+    test opens the FIFO for writing (the command goes on) and fails."""
+    import os
+    import threading
+
+    fifo, good = tmp_path / "fifo", results_file(tmp_path)
+    os.mkfifo(fifo)
+    (tmp_path / "logs").mkdir()
+    log = tmp_path / "logs" / LOG_NAME
+    os.mkfifo(log)
+    args = [arg.format(fifo=fifo, tmp=tmp_path, good=good, log=log) for arg in command]
+    codes: list[int] = []
+    done = threading.Thread(target=lambda: codes.append(main(args)), daemon=True)
+    done.start()
+    done.join(20)
+    if done.is_alive():
+        for pipe in (fifo, log):
+            try:
+                os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:  # ENXIO: no reader waits on this one
+                pass
+        done.join(20)
+        pytest.fail(f"{command[0]} waited on the FIFO")
+    named = log if "{log}" in command else fifo
+    one_line(capsys, codes[0], f"{named}: (file): ", "a FIFO, not a regular file")
