@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import sys
+import threading
 from collections.abc import Callable
+from typing import NoReturn
 
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
 from harness.matrix.builtin import matrix_file
@@ -144,8 +147,23 @@ def console() -> None:
     ``--cases mykernels`` and the modules a matrix file names) as it is under ``python -m``."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    sys.exit(main())
+    leave(main())
+
+
+def leave(code: int) -> NoReturn:
+    """Exit with ``code``. Python waits at exit for every thread not a daemon: one a case module started (at
+    import, or in the reference the harness checks) that never ends would hold the finished run forever. Such
+    threads are named in one warning line and not waited for (atexit handlers run, output flushed, ``os._exit``)."""
+    foreign = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not foreign:
+        sys.exit(code)
+    names = ", ".join(t.name for t in foreign)
+    print(f"warning: {len(foreign)} thread(s) still running at exit ({names}): not waited for", file=sys.stderr)
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    leave(main())

@@ -28,6 +28,21 @@ def unreadable(file: Path | str, error: OSError) -> InputError:
     return InputError(file, "(file)", f"cannot read it: {error.strerror or error}")
 
 
+def input_text(file: Path) -> str:
+    """The text of an input file; one that is not a regular file (a FIFO, whose open would wait for a writer
+    forever; a device) or cannot be read is an ``InputError``. ``UnicodeDecodeError`` is the caller's."""
+    import stat
+
+    try:
+        mode = file.stat().st_mode
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            raise InputError(file, "(file)", f"{kind}, not a regular file: not opened (it could wait forever)")
+        return file.read_text()
+    except OSError as error:
+        raise unreadable(file, error) from None
+
+
 def unknown_id(item: str, known: list[str], what: str = "id") -> str:
     """``unknown case 'sinn' (did you mean 'sin'?; known: add, sin)``: for an id that is not one of ``known``."""
     import difflib

@@ -21,6 +21,7 @@ def run(args: list[str]) -> int:
         print(help_text())
         return 0
     check_workers(args)
+    args = negative_values(args)
     import pytest
 
     from harness.plugin.session import RunCommand
@@ -45,6 +46,21 @@ def help_text() -> str:
     )
     declare(parser.add_argument)
     return parser.format_help()
+
+
+def negative_values(args: list[str]) -> list[str]:
+    """``--shard -1/2`` as ``--shard=-1/2``: pytest's parser takes a value starting with ``-`` and a digit (but a
+    plain negative number) for an option and stops with its usage text and exit 4; joined, the harness's check
+    says what is wrong with the value (exit 2), as it does for ``--shard=-1/2``."""
+    valued: list[str] = []
+    declare(lambda flag, **kwargs: valued.append(flag) if kwargs.get("action") in (None, "append") else None)
+    out: list[str] = []
+    for arg in args:
+        if out and out[-1] in valued and len(arg) > 1 and arg[0] == "-" and (arg[1].isdigit() or arg[1] == "."):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def check_workers(args: list[str]) -> None:

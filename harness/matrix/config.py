@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.case import Case, CaseExited, exit_words, exits_raise, load_cases
 from harness.cell.paths import PATHS
-from harness.errors import InputError, unknown_id, unreadable
+from harness.errors import InputError, input_text, unknown_id
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.decorators import DECORATORS
@@ -147,11 +147,11 @@ def load_matrix(file: Path | str) -> Matrix:
 
     file = Path(file)
     try:
-        data = tomllib.loads(file.read_text())
-    except OSError as error:
-        raise unreadable(file, error) from None
+        data = tomllib.loads(input_text(file))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise InputError(file, "(syntax)", "nested too deep to read") from None
     docs = data.pop("docs", None)
     no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = environment_table(file, data.get("environment", {}))

@@ -16,6 +16,9 @@ def check_goals(file: Path, value: Any, declared: dict[str, Any]) -> dict[str, l
     if not isinstance(value, dict):
         raise InputError(file, "goals", "expected a table of goal = [path ids]")
     for goal, paths in value.items():
+        if not goal.strip() or "," in goal or goal != goal.strip():
+            problem = "holds a comma: `which --goals` could never ask for it" if "," in goal else "a blank name"
+            raise InputError(file, f"goals.{goal!r}", f"bad goal name: {problem} (or spaces at either end)")
         id_list(file, f"goals.{goal}", {f"goals.{goal}": paths}, declared)
     return {goal: list(paths) for goal, paths in value.items()}
 

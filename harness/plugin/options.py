@@ -120,7 +120,7 @@ def options(config: pytest.Config) -> Options:
             matrix_source=source,
             report_dir=Path(option("report_dir")).absolute(),
             **{axis: _ids(f"--{axis}", option(axis)) for axis in AXES},
-            shard=parse_shard(option("shard")) if option("shard") else None,
+            shard=parse_shard(option("shard")) if option("shard") is not None else None,  # --shard= too
             resume=option("resume"),
             cache_dir=Path(option("cache_dir")).absolute(),
             max_rss_mb=parse_mib(option("max_rss_mb")),
@@ -128,7 +128,7 @@ def options(config: pytest.Config) -> Options:
             reuse=Path(option("reuse")) if option("reuse") else None,
             interpret=option("interpret"),
             confirm=not option("no_confirm"),
-            progress=parse_amount(option("progress"), "--progress", "seconds") if option("progress") else None,
+            progress=None if option("progress") is None else parse_amount(option("progress"), "--progress", "seconds"),
         )
     return config.stash[options_key]
 

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from harness.errors import InputError
+from harness.records.log import LOG_NAME
 
 LOCK_NAME = ".lock"
 
@@ -59,15 +60,29 @@ class ReportDir:
     def write_failed(self, file: Path, error: OSError, data: dict[str, Any]) -> str:
         """A write of ``file`` failed: save ``data`` (every record so far, a results file's JSON) in the temp
         folder and return the one line that stops the run (kept as ``failed``, the first one)."""
-        fd, rescue = tempfile.mkstemp(prefix="harness-results-", suffix=".json")
-        with os.fdopen(fd, "w") as out:
-            json.dump(data, out, indent=1, default=repr)
-        line = (
-            f"{file}: (write): {error.strerror or error}: the run stops; its {len(data.get('cells', []))} "
-            f"record(s) are in {rescue}"
-        )
+        count = len(data.get("cells", []))
+        line = f"{file}: (write): {error.strerror or error}: the run stops; its {count} record(s) "
+        try:
+            line += f"are in {rescue(data)}"
+        except OSError as also:  # the temp folder is full too: say so, in the same one line
+            kept = self.folder / LOG_NAME
+            line += f"could not be saved in {tempfile.gettempdir()} either ({also.strerror or also}); {kept} keeps "
+            line += "those written before the failure"
         self.failed = self.failed or line
         return line
+
+
+def rescue(data: dict[str, Any]) -> str:
+    """``data`` (a results file's JSON) written to a new file of the temp folder, its name returned; a file half
+    written (a full disk) is removed before the ``OSError`` goes on."""
+    fd, name = tempfile.mkstemp(prefix="harness-results-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w") as out:
+            json.dump(data, out, indent=1, default=repr)
+    except OSError:
+        os.unlink(name)
+        raise
+    return name
 
 
 report_dir_key = pytest.StashKey[ReportDir]()

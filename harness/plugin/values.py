@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from harness.errors import InputError
+
+SHARE = re.compile(r"[0-9]+/[0-9]+")
 
 
 def parse_ids(text: str) -> list[str]:
@@ -43,7 +46,7 @@ def parse_amount(text: str, option: str, unit: str) -> float:
 def parse_shard(text: str) -> tuple[int, int]:
     """``"2/4"`` -> ``(2, 4)``: the second of four shares of the cells (cell k goes to share k mod 4)."""
     index, _, count = text.partition("/")
-    if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+    if not (SHARE.fullmatch(text) and 1 <= int(index) <= int(count)):  # ASCII digits: int("²") fails
         raise InputError("command line", "--shard", f"expected I/N with 1 <= I <= N, got {text!r}")
     return int(index), int(count)
 

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.errors import InputError
 from harness.records.schema import from_json_keeping_extra, to_json
-from harness.spec import OMIT, triton_interpreted
+from harness.spec import OMIT, CellId, triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
@@ -117,7 +118,13 @@ class RunEnvironment:
     def from_dict(cls, data: dict[str, Any], file: Path | str, key: str = "environment") -> RunEnvironment:
         """The environment of its JSON object ``data``, each field checked against its type (``InputError`` naming
         ``file`` and the key)."""
-        return from_json_keeping_extra(cls, data, file, key, ignored=set())
+        value = from_json_keeping_extra(cls, data, file, key, ignored=set())
+        for index, cell in enumerate(value.expected_cells or ()):
+            try:
+                CellId.parse(cell)
+            except ValueError as error:
+                raise InputError(file, f"{key}.expected_cells[{index}]", str(error)) from None
+        return value
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: every field that is not None, then ``extra``."""

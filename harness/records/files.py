@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from harness.errors import InputError, unreadable
+from harness.errors import InputError, input_text
 from harness.records.log import LOG_NAME, read_log
 from harness.records.results import Results, load
 from harness.records.upgrade import Catalogue, NoCatalogue
@@ -21,9 +21,9 @@ def read_results(file: Path | str, catalogue: Catalogue | None = None) -> Result
     if file.suffix == ".jsonl" or (log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime)):
         return read_log(log if file.suffix != ".jsonl" else file)
     try:
-        data = json.loads(file.read_text())
-    except OSError as error:
-        raise unreadable(file, error) from None
+        data = json.loads(input_text(file))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(json)", f"not valid JSON ({error})") from None
+    except RecursionError:
+        raise InputError(file, "(json)", "nested too deep to read") from None
     return load(data, file, catalogue or NoCatalogue())

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import IO, Any
 
-from harness.errors import InputError, unreadable
+from harness.errors import InputError, input_text
 from harness.records.environment import RunEnvironment
 from harness.records.record import Record
 from harness.records.results import Results, check_record, memory_by_process, ordered
@@ -58,9 +58,7 @@ def read_log(file: Path | str) -> Results:
     damaged line before it is an ``InputError``."""
     file = Path(file)
     try:
-        lines = file.read_text().splitlines()
-    except OSError as error:
-        raise unreadable(file, error) from None
+        lines = input_text(file).splitlines()
     except UnicodeDecodeError as error:
         raise InputError(file, "(text)", f"not UTF-8 ({error})") from None
     environment: dict[str, Any] | None = None
@@ -74,6 +72,8 @@ def read_log(file: Path | str) -> Results:
                 print(f"warning: {file}: line {number}: cut short (a killed run?), left out", file=sys.stderr)
                 break
             raise InputError(file, f"line {number}", f"not valid JSON ({error})") from None
+        except RecursionError:
+            raise InputError(file, f"line {number}", "nested too deep to read") from None
         kind, value = next(iter(entry.items())) if isinstance(entry, dict) and len(entry) == 1 else (None, None)
         if kind == "environment" and isinstance(value, dict) and environment is None:
             environment = value
@@ -81,6 +81,7 @@ def read_log(file: Path | str) -> Results:
             record = check_record(value, file, f"line {number}")
             records[record.id] = record
         elif kind == "end" and isinstance(value, dict):
+            RunEnvironment.from_dict(value, file, f"line {number}.end")
             end = value
         else:
             raise InputError(file, f"line {number}", "expected one of environment (first), record, end")

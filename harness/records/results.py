@@ -81,6 +81,9 @@ def check_record(cell: Any, file: Path | str, key: str) -> Record:
     if not isinstance(cell.get("id"), str):
         raise InputError(file, f"{key}.id", "missing or not a string")
     record = Record.from_dict(cell, file, key)
+    for axis in ("case", "style", "path"):
+        if "-" in getattr(record, axis) or not getattr(record, axis):
+            raise InputError(file, f"{key}.{axis}", f"not an id (no '-', not empty): {getattr(record, axis)!r}")
     if cell["id"] != record.id:
         raise InputError(file, f"{key}.id", f"{cell['id']!r} is not its case-style-path")
     return record

@@ -143,14 +143,19 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     from harness.records.files import read_results
     from harness.report import which as query
     from harness.report.chart import answers_from_part, chart_of
+    from harness.report.goals import measured
     from harness.report.meta import goals, in_place
 
     results = read_results(args.results, catalogue)
     declared = goals(results.environment)
     wanted = ids(args.goals)
+    if not wanted:
+        raise InputError("command line", "--goals", f"no goal given (the goals: {', '.join(declared) or 'none'})")
     for goal in wanted:
         if goal not in declared:
             raise InputError("command line", "--goals", unknown_id(goal, list(declared), "goal"))
+        if not declared[goal]:
+            raise InputError(args.results, f"environment.goals.{goal}", "the goal names no paths: nothing to answer")
     chart = chart_of(results, **selection(args, results))
     partial = answers_from_part(chart, wanted, declared)
     if partial:  # an incomplete run (a merge missing a share): no answer from part of a goal's cells
@@ -161,6 +166,11 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
         )
         return EXIT_INCOMPLETE
     cells, cases = chart.cells, chart.cases
+    unmeasured = {g: [p for p in declared[g] if not measured(p, cells)] for g in wanted}
+    unmeasured = {g: paths for g, paths in unmeasured.items() if paths}
+    if unmeasured:
+        print("\n".join(query.not_answered(wanted, unmeasured, declared)))
+        return 0
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
     print("\n".join(query.report(answer, declared, cells)))
     return 0
@@ -177,7 +187,10 @@ def selection(args: argparse.Namespace, results: Results, axes: tuple[str, ...] 
     known = {axis: [getattr(c, axis[:-1]) for c in results.cells] for axis in axes}
     chosen: dict[str, list[str] | None] = {}
     for axis, names in known.items():
-        wanted = ids(getattr(args, axis, None))
+        given = getattr(args, axis, None)
+        wanted = ids(given)
+        if given is not None and not wanted:
+            raise InputError("command line", f"--{axis}", f"no {axis[:-1]} given (an empty selection selects nothing)")
         for item in wanted:
             if item not in names:
                 raise InputError(args.results, f"--{axis}", unknown_id(item, list(dict.fromkeys(names)), axis[:-1]))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from harness.errors import InputError, unreadable
+from harness.errors import InputError, input_text
 from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
@@ -166,11 +166,11 @@ def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:
     """``[[known]]`` entries with ``id``, ``reason`` and ``link``; an entry that matches no cell is an error."""
     file = Path(file)
     try:
-        data = tomllib.loads(file.read_text())
-    except OSError as error:
-        raise unreadable(file, error) from None
+        data = tomllib.loads(input_text(file))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise InputError(file, "(syntax)", "nested too deep to read") from None
     entries = data.get("known", [])
     if set(data) - {"known"} or not isinstance(entries, list):
         raise InputError(file, "(top)", "expected only [[known]] entries")

@@ -43,7 +43,9 @@ LEGEND = [
         FLAKY,
         "flaky",
         "the cell looked flaky, was run again within the run, and its attempts disagreed; "
-        f"`{SYMBOLS['wrong']} 2/5 {FLAKY}` = 2 of 5 attempts wrong (the record's status is the first attempt's). "
+        f"`{SYMBOLS['wrong']} 2/5 {FLAKY}` = 2 of 5 attempts wrong (the record's status is the first attempt's; "
+        f"one whose first attempt passed leads with its pass rate: `{SYMBOLS['pass']} 3/5, {SYMBOLS['wrong']} 2/5 "
+        f"{FLAKY}`). "
         f"A rate without {FLAKY} (`❌ 3/3`): every attempt failed alike. A flaky cell is never a pass",
     ),
     (
@@ -145,7 +147,8 @@ def symbol(status: str, record: Record) -> str:
 
 
 def mark(record: Record | None) -> str:
-    """The cell's mark without its note number: ``✅``, ``❌``, ``🔇``, ``❗WRONG 2/5 🎲``."""
+    """The cell's mark without its note number: ``✅``, ``❌``, ``🔇``, ``❗WRONG 2/5 🎲``; a flaky cell whose
+    record is a pass (its first attempt passed) leads with its pass rate: ``✅ 2/3, ❗WRONG 1/3 🎲``."""
     if record is None:
         return MISSING
     runs = record.attempts
@@ -154,7 +157,8 @@ def mark(record: Record | None) -> str:
     bad = [status for status in SEVERITY if status in runs]
     if not bad:
         return f"{SYMBOLS['pass']} {record.rate(Status.PASS)}"
-    rates = ", ".join(f"{symbol(status, record)} {record.rate(Status(status))}" for status in bad)
+    shown = [Status.PASS, *bad] if record.status == Status.PASS else bad
+    rates = ", ".join(f"{symbol(status, record)} {record.rate(Status(status))}" for status in shown)
     return rates + (f" {FLAKY}" if record.flaky else "")
 
 

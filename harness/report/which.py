@@ -102,6 +102,15 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
     return [line.replace("`", "") for line in out]
 
 
+def not_answered(wanted: list[str], unmeasured: dict[str, list[str]], goals: dict[str, list[str]]) -> list[str]:
+    """The answer to goals whose paths did not run (as the chart says it): not answered, not "none"."""
+    return [
+        "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in wanted),
+        "use: not answered: the goal's paths did not run in this results file (not measured): "
+        + "; ".join(f"{goal} ({', '.join(paths)})" for goal, paths in unmeasured.items()),
+    ]
+
+
 def section(
     sets: dict[str, list[str]],
     goals: dict[str, list[str]],

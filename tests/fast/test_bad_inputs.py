@@ -165,6 +165,14 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--cache-dir=m.toml/sub"], "m.toml/sub: --cache-dir: ", "a file, not a folder ({tmp}/m.toml is)"),
         (["--cases", "sinn"], "command line: --cases: ", "did you mean 'sin'?"),
         (["--styles", "contrl"], "command line: --styles: ", "unknown id 'contrl' (did you mean 'control'?)"),
+        # issue 44: a traceback (int("²")), pytest's usage text and exit 4, and defaults taken silently
+        (["--shard", "²/³"], "command line: --shard: ", "expected I/N with 1 <= I <= N, got '²/³'"),
+        (["--shard", "-1/2"], "command line: --shard: ", "got '-1/2'"),
+        (["--shard=-1/2"], "command line: --shard: ", "got '-1/2'"),
+        (["--shard", "-.5"], "command line: --shard: ", "got '-.5'"),
+        (["--shard="], "command line: --shard: ", "got ''"),
+        (["--progress="], "command line: --progress: ", "got ''"),
+        (["--progress", "-1/2"], "command line: --progress: ", "got '-1/2'"),
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):

@@ -88,7 +88,8 @@ def test_flaky_cell_is_not_a_pass_and_unrun_goals_are_left_out():
     )
     goals = goal_rows(chart)
     assert goals["run eagerly"][1] == "**autotune**"
-    assert goals["run eagerly"][2].startswith("raw_jit: sin ❗WRONG 1/3 🎲 [")
+    # the record is a pass (its first attempt): the mark says so, with every attempt's rate (issue 44: ❗WRONG 1/3)
+    assert goals["run eagerly"][2].startswith("raw_jit: sin ✅ 2/3, ❗WRONG 1/3 🎲 [")
     # the default goals (no environment.goals); a goal whose paths did not run (all skip, or absent) is left out
     assert set(goals) == {"run eagerly"}
     text = section(chart, GOALS)
@@ -290,7 +291,7 @@ def test_history_marks_subsystem_and_flaky_cells():
 
     subsystem = {"status": "wrong", "error_type": "SubsystemMismatch", "error": "flops"}
     text = render_history([run("2.13.0", **subsystem), run("2.15.0", status="pass", outcomes=["pass", "error"])])
-    assert "| sin-raw_jit-flop_counter | 2.13.0 🔇 → 2.15.0 ❌ 1/2 🎲 |" in text
+    assert "| sin-raw_jit-flop_counter | 2.13.0 🔇 → 2.15.0 ✅ 1/2, ❌ 1/2 🎲 |" in text
 
 
 def test_the_committed_reference_renders_with_its_answers():
@@ -376,3 +377,20 @@ def test_each_cell_is_said_once_in_the_summary_or_where_the_cases_differ():
     }
     assert "per case: add 2 of 6 · sin 2 of 6 · softmax 4 of 6 · matmul 4 of 6." in section(chart, "Summary")
     assert not any(f"## {case}" in chart for case in cases)  # no table per case repeating the summary
+
+
+def test_a_flaky_cell_is_marked_by_its_record_status_with_every_rate():
+    """Issue 44: a record whose status is pass (its first attempt) with a wrong later attempt was marked
+    ❗WRONG 1/3, as a wrong record is; it leads with its pass rate now, the wrong numbers still shown."""
+    from harness.records.record import Record
+    from harness.report.marks import mark
+
+    def record(status: str, outcomes: list[str]) -> Record:
+        return Record.from_dict(
+            make_record("sin", "raw_jit", "eager", **{**FLAKY_WRONG, "status": status}, outcomes=outcomes)
+        )
+
+    assert mark(record("pass", ["pass", "wrong", "pass"])) == "✅ 2/3, ❗WRONG 1/3 🎲"
+    assert mark(record("pass", ["pass", "error", "wrong"])) == "✅ 1/3, ❗WRONG 1/3, ❌ 1/3 🎲"
+    assert mark(record("wrong", ["wrong", "pass", "pass"])) == "❗WRONG 1/3 🎲"  # as the legend says
+    assert mark(record("wrong", ["wrong", "wrong"])) == "❗WRONG 2/2"

@@ -97,3 +97,43 @@ def test_report_and_list_select_cells(tmp_path: Path):
     assert typo.returncode == 2 and "unknown id 'raw_ji' (did you mean 'raw_jit'?)" in typo.stderr
     module = harness_main("list", "--cases", "sinn")
     assert module.returncode == 2 and module.stderr.rstrip().endswith("did you mean 'sin'?")
+
+
+def test_which_answers_only_the_question_asked(tmp_path: Path):
+    """Issue 44: no goal, no case, a goal with no paths: one line, exit 2 (not every style)."""
+    data = matrix_results()
+    data["environment"]["goals"] = {**GOALS, "empty": []}
+    file = write(tmp_path, data)
+    for given, key in [
+        (["--goals", ""], "command line: --goals: no goal given"),
+        (["--goals", ","], "command line: --goals: no goal given"),
+        (["--goals", "deploy", "--cases", ""], "command line: --cases: no case given"),
+        (["--goals", "deploy", "--styles", " , "], "command line: --styles: no style given"),
+        (["--goals", "empty"], f"{file}: environment.goals.empty: the goal names no paths"),
+    ]:
+        done = harness_main("which", "--results", str(file), *given)
+        assert done.returncode == 2 and done.stdout == "", (given, done.stdout)
+        assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith(f"error: {key}"), done.stderr
+    chart = harness_main("report", "--results", str(file), "--out", str(tmp_path / "c.md"), "--cases", "")
+    assert chart.returncode == 2 and "--cases: no case given" in chart.stderr
+
+
+def test_a_goal_whose_paths_did_not_run_is_not_answered(tmp_path: Path):
+    data = matrix_results()
+    data["environment"]["goals"] = {**GOALS, "dynamic": ["dynamic"]}
+    file = write(tmp_path, data)
+    done = harness_main("which", "--results", str(file), "--goals", "deploy,dynamic")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == (
+        "use: not answered: the goal's paths did not run in this results file (not measured): dynamic (dynamic)"
+    )
+    assert "none" not in done.stdout
+
+
+def test_a_goal_name_with_a_comma_is_bad_input(tmp_path: Path):
+    matrix = tmp_path / "m.toml"
+    text = (REPO / "matrix.toml").read_text()
+    matrix.write_text(text.replace("[goals]\n", '[goals]\n"eager, then compile" = ["eager"]\n', 1))
+    done = harness_main("list", "--matrix", str(matrix))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert f"{matrix}: goals.'eager, then compile': bad goal name: holds a comma" in done.stderr

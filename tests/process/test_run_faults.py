@@ -64,3 +64,32 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
         )
     assert done.returncode in (2, 4) and words in done.stderr, done.stderr[-2000:]
     assert not (out / "results.json").exists()
+
+
+def test_a_case_module_thread_that_never_ends_does_not_hold_the_run(tmp_path):
+    """Issue 44: a case module started a thread, not a daemon, that never ends: the run finished its cells and
+    then waited on it forever at exit. It ends now, its records written, the thread named in one warning."""
+    from tests.conftest import TOLERANCES, run_harness
+
+    package = tmp_path / "issue44_threads"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "lingering.py").write_text(
+        "import threading, time\nfrom tests.fixtures.cases import make_case\n"
+        "threading.Thread(target=time.sleep, args=(3600,), name='lingering-44').start()\n"
+        "CASE = make_case('good')\n"
+    )
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(
+        'cases = ["issue44_threads.lingering"]\nstyles = ["control"]\n[paths]\n'
+        'cpu_fallback = { device = "cpu", timeout = 60 }\n' + TOLERANCES
+    )
+    args = ["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"]
+    try:
+        done = run_harness(*args, timeout=120, env={"PYTHONPATH": str(tmp_path)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("the run waited on the case module's thread at exit")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "warning: 1 thread(s) still running at exit (lingering-44): not waited for" in done.stderr
+    cells = json.loads((out / "results.json").read_text())["cells"]
+    assert [(cell["id"], cell["status"]) for cell in cells] == [("good-control-cpu_fallback", "pass")]
