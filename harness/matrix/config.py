@@ -232,7 +232,10 @@ def _load_cases(
                 raise InputError(
                     file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}"
                 ) from None
-            raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
+            close = get_close_matches(entry, sorted(case_ids()), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problem = f"unknown case {entry!r}{hint} (neither a case id nor a module): {error}"
+            raise InputError(file, where, problem) from None
         except (Exception, SystemExit) as error:  # a broken user module (or one that exits): say so in one line
             raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
         if entry in case_ids() and [case.id for case in cases] != [entry]:
