@@ -52,3 +52,15 @@ def test_which_repro_report_and_gate_read_the_last_run_without_results(tmp_path:
     assert err == "results: reports/latest/results.json (the last run's: give --results FILE for another)\n"
     code, out, err = ran(capsys, "repro")  # (these records name no case module: no script, but the folder's there)
     assert code == 0 and out == "0 repro script(s) in reports/latest/repros/\n", err  # beside the results it read
+
+
+def test_which_says_not_measured_for_a_goal_whose_paths_did_not_run(tmp_path: Path, capsys):
+    """As the chart's "not answered", not ``use: none`` (which reads as: every style fails it)."""
+    file = write(tmp_path / "results.json", results(*cells({"raw_jit": {"fullgraph": PASS}}), goals=GOALS))
+    code, out, _ = ran(capsys, "which", "--results", str(file), "--goals", "fullgraph,deploy")
+    assert code == 0 and out.splitlines()[-1] == (
+        "use: not measured (deploy needs aoti_standalone: not run in these results; run them: --paths "
+        "aoti_standalone)"
+    )
+    code, out, _ = ran(capsys, "which", "--results", str(file), "--goals", "fullgraph")
+    assert code == 0 and out.splitlines()[2].startswith("use: raw_jit (passed")
