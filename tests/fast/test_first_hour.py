@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.__main__ import main
+from tests.conftest import GOOD_CELL, TOLERANCES, make_record
 from tests.fast.test_chart import BOOM, PASS, cells
 from tests.fast.test_records_report import results
 
@@ -64,3 +65,29 @@ def test_which_says_not_measured_for_a_goal_whose_paths_did_not_run(tmp_path: Pa
     )
     code, out, _ = ran(capsys, "which", "--results", str(file), "--goals", "fullgraph")
     assert code == 0 and out.splitlines()[2].startswith("use: raw_jit (passed")
+
+
+def test_a_case_is_named_by_its_id_or_its_module_wherever_a_case_is_named(tmp_path: Path, monkeypatch, capsys):
+    """``mygelu`` defines ``gelu_alpha``: --cases takes either, for run and list (the matrix file's cases) and for
+    report and which (the records' modules); a case id the matrix lacks is told how a case of one's own is named."""
+    (tmp_path / "mygelu.py").write_text("from tests.fixtures.cases import make_case\nCASE = make_case('gelu_alpha')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(GOOD_CELL.replace("tests.fixtures.good", "mygelu") + TOLERANCES)
+    for name in ("mygelu", "gelu_alpha"):
+        code, out, err = ran(capsys, "list", "--matrix", str(matrix), "--cases", name)
+        assert (code, out) == (0, "gelu_alpha-control-cpu_fallback\n"), err
+    code, _, err = ran(capsys, "list", "--cases", "gelu_alpha")  # the default matrix, without mygelu
+    assert code == 2 and err.rstrip().endswith(
+        "; a case not in the matrix file is named by its module (--cases mygelu runs the cases mygelu defines)"
+    )
+    records = [make_record(case, "control", "eager", module=module, status="pass") for case, module in
+               [("gelu_alpha", "mygelu"), ("gelu_beta", "mygelu"), ("sin", "cases.sin")]]  # fmt: skip
+    file = write(tmp_path / "r" / "results.json", results(*records, goals={"eager": ["eager"]}))
+    for name in ("mygelu", "gelu_alpha,gelu_beta"):
+        code, out, err = ran(capsys, "which", "--results", str(file), "--goals", "eager", "--cases", name)
+        assert code == 0 and out.splitlines()[1] == "cases: gelu_alpha, gelu_beta", err
+    code, _, err = ran(capsys, "report", "--results", str(file), "--cases", "mygelu", "--out", str(tmp_path / "c.md"))
+    assert code == 0 and "per case: gelu_alpha 1 of 1 · gelu_beta 1 of 1." in (tmp_path / "c.md").read_text()
+    code, _, err = ran(capsys, "which", "--results", str(file), "--goals", "eager", "--cases", "mygelo")
+    assert code == 2 and "unknown case 'mygelo' (did you mean 'mygelu'?)" in err
