@@ -91,3 +91,42 @@ def test_a_case_is_named_by_its_id_or_its_module_wherever_a_case_is_named(tmp_pa
     assert code == 0 and "per case: gelu_alpha 1 of 1 · gelu_beta 1 of 1." in (tmp_path / "c.md").read_text()
     code, _, err = ran(capsys, "which", "--results", str(file), "--goals", "eager", "--cases", "mygelo")
     assert code == 2 and "unknown case 'mygelo' (did you mean 'mygelu'?)" in err
+
+
+MISMATCH = (
+    "output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: "
+    "{abs} at index (10,) (up to 1e-05 allowed); Greatest relative difference: 0.5 at index (3,) (up to 1e-05 allowed)"
+)
+
+
+def wrong(case: str, style: str, path: str, diff: float) -> dict:
+    fields = {"error_type": "Mismatch", "error": MISMATCH.format(abs=diff), "stage": "compare"}
+    return make_record(case, style, path, status="wrong", **fields)
+
+
+def test_gate_gives_each_wrong_cells_magnitude_and_names_a_wrong_kernel_once(tmp_path: Path, capsys):
+    """``leaky`` is wrong in every style on every path while its control passes: one line says its kernel is
+    wrong, above the list; ``sin`` wrong in one cell is a wrapping problem, not its kernel's."""
+    styles, paths = ("raw_jit", "triton_op", "custom_op"), ("eager", "compile")
+    cells = [(c, s, p) for c in ("leaky", "sin") for s in ("control", *styles) for p in paths]
+    passed = [make_record(c, s, p, status="pass") for c, s, p in cells]
+    now = [
+        wrong(c, s, p, 2.25 if s == "custom_op" else 1.5) if (c == "leaky" or (s, p) == ("raw_jit", "compile"))
+        and s != "control" else make_record(c, s, p, status="pass")
+        for c, s, p in cells
+    ]  # fmt: skip
+    env = {"torch": "2.11.0", "triton": "3.6.0", "device": "NVIDIA H200", "commit": "abc"}
+    old = write(tmp_path / "old.json", results(*passed, **env))
+    new = write(tmp_path / "new.json", results(*now, **{**env, "torch": "2.13.0"}))
+    code, out, _ = ran(capsys, "gate", "--baseline", str(old), "--current", str(new), "--out", str(tmp_path / "g.md"))
+    assert code == 1
+    kernel = [line for line in out.splitlines() if "kernel of case" in line]
+    assert kernel == [
+        "**The kernel of case leaky is wrong** (wrong in every style on eager, max abs diff 2.25; its control "
+        "passes): fix the kernel first, its cells below are that one bug."
+    ]
+    assert out.index(kernel[0]) < out.index("## Wrong numbers")
+    rows = {line.split("|")[1].strip(): line.split("|")[4].strip() for line in out.splitlines() if "❗" in line}
+    assert len(rows) == 7 and rows["leaky-custom_op-eager"] == "output: max abs 2.25, max rel 0.5, 3001 / 3001 elements"
+    assert rows["sin-raw_jit-compile"] == "output: max abs 1.5, max rel 0.5, 3001 / 3001 elements"
+    assert "| how wrong" in out
