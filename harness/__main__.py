@@ -8,6 +8,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn
 
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
@@ -16,6 +17,10 @@ from harness.matrix.catalogue import Registries
 from harness.plugin.options import AXES, DEFAULT_REPORT_DIR
 from harness.report import commands
 
+# where a command reading a run's results looks without --results: where ``run`` writes by default, then the
+# folder the committed reference run is in
+LAST_RUN = (f"{DEFAULT_REPORT_DIR}/results.json", "reports/results.json")
+RESULTS_HELP = f"a run's results.json or records.jsonl (default: the last run's, {' else '.join(LAST_RUN)})"
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
 
@@ -29,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
 
             return run(argv[1:])
         args = parser().parse_args(argv)
+        for key in ("results", "current"):
+            if key in args and getattr(args, key) is None:
+                setattr(args, key, last_run_results(key))
         if "matrix" in args:
             file, args.matrix_source = matrix_file(args.matrix)
             args.matrix = str(file)
@@ -49,21 +57,21 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--matrix", default=None, help=MATRIX_HELP)
     select_cells(listing)
     report = subcommands.add_parser("report", help="redraw the chart from a results file")
-    report.add_argument("--results", default="reports/results.json")
+    report.add_argument("--results", default=None, help=RESULTS_HELP)
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
     select_cells(report)
     which = subcommands.add_parser(
         "which", help="the styles meeting all of some goals in a results file, and near misses"
     )
     which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
-    which.add_argument("--results", default="reports/results.json")
+    which.add_argument("--results", default=None, help=RESULTS_HELP)
     for axis in ("cases", "styles"):
         which.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     repro = subcommands.add_parser(
         "repro", help="write a standalone script per distinct failure of a results file, or for the cells named"
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
-    repro.add_argument("--results", default="reports/results.json")
+    repro.add_argument("--results", default=None, help=RESULTS_HELP)
     repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     gate_command(subcommands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions"))
@@ -76,9 +84,28 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def last_run_results(key: str) -> str:
+    """The results a command reads without ``--results`` (``--current``): the first of ``LAST_RUN`` there is (its
+    results.json, or the records.jsonl of a run cut short); ``InputError`` naming the files looked for."""
+    from harness.records.log import LOG_NAME
+
+    for name in LAST_RUN:
+        if Path(name).is_file() or Path(name).with_name(LOG_NAME).is_file():
+            whose = "the last run's" if name == LAST_RUN[0] else f"no run in {DEFAULT_REPORT_DIR}/"
+            print(f"results: {name} ({whose}: give --{key} FILE for another)", file=sys.stderr)
+            return name
+    looked = ", ".join(f"{name} (or {Path(name).with_name(LOG_NAME)})" for name in LAST_RUN)
+    raise InputError(
+        "command line",
+        f"--{key}",
+        f"no results found: looked for {looked}; run `python -m harness run` first, or give --{key} "
+        "DIR/results.json for a run with --report-dir DIR",
+    )
+
+
 def gate_command(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--baseline", required=True)
-    gate.add_argument("--current", default="reports/results.json")
+    gate.add_argument("--current", default=None, help=RESULTS_HELP)
     gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
     gate.add_argument("--strict", action="store_true", help="also fail on fixes and stale known failures")
     gate.add_argument(

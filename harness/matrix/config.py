@@ -83,7 +83,8 @@ def select(
     default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
     if cases:
         modules = [item for item in cases if item not in matrix.cases]
-        matrix = _with_modules(matrix, modules) if modules else matrix
+        new = [item for item in modules if case_module(item) not in matrix.modules.values()]  # else: its cases
+        matrix = _with_modules(matrix, new) if new else matrix
         cases = [item for item in cases if item in matrix.cases and item not in modules] + [
             case for item in modules for case, module in matrix.modules.items() if module == case_module(item)
         ]
@@ -121,19 +122,23 @@ def _choose(option: str, wanted: list[str] | None, known: tuple[str, ...]) -> tu
     return tuple(item for item in known if item in wanted)
 
 
+OWN_CASES = "a case not in the matrix file is named by its module (--cases mygelu runs the cases mygelu defines)"
+
+
 def _with_modules(matrix: Matrix, modules: list[str]) -> Matrix:
     """The matrix with the cases of user modules named on the command line added (validated like the file's); one
-    that does not import and is close to a case id gets "did you mean"."""
+    that does not import gets "did you mean" a case id close to it, else how a case of one's own is named."""
     known = {case: (matrix.modules[case], matrix.dtypes[case]) for case in matrix.cases}
     entries = [(module, case_module(module)) for module in modules]
     try:
         found = _load_cases("command line", "--cases", entries, matrix.tolerances, known)
     except InputError as error:
-        close = [near for item in modules if (near := get_close_matches(item, matrix.cases, n=1))]
-        if not close or "unknown case" not in str(error):
+        if "unknown case" not in str(error):
             raise
-        problem = f"{str(error).split(': ', 2)[2]}; did you mean {close[0][0]!r}?"
-        raise InputError("command line", "--cases", problem) from None
+        where, problem = str(error).split(": ", 2)[1:]
+        close = [near for item in modules if (near := get_close_matches(item, matrix.cases, n=1))]
+        hint = f"did you mean {close[0][0]!r}?" if close else OWN_CASES
+        raise InputError("command line", "--cases" if close else where, f"{problem}; {hint}") from None
     return replace(
         matrix,
         cases=tuple(found),
@@ -233,7 +238,10 @@ def _load_cases(
                 raise InputError(
                     file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}"
                 ) from None
-            raise InputError(file, where, f"unknown case {entry!r} (neither a case id nor a module): {error}") from None
+            close = get_close_matches(entry, sorted(case_ids()), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problem = f"unknown case {entry!r}{hint} (neither a case id nor a module): {error}"
+            raise InputError(file, where, problem) from None
         except (SystemExit, CaseExited) as error:  # a module that exits: one line, exit 2, never a run of nothing
             raise InputError(file, where, f"case {entry!r} does not load: {exit_words(error)} at import") from None
         except Exception as error:  # a broken user module: say so in one line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,9 @@ def check_goal_sets(file: Path, value: Any, goals: dict[str, list[str]]) -> dict
         for index, goal in enumerate(members):
             if goal not in goals:
                 known = ", ".join(repr(g) for g in goals) or "none: declare [goals] first"
-                raise InputError(file, f"{key}[{index}]", f"unknown goal {goal!r} (the goals: {known})")
+                close = get_close_matches(goal, list(goals), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise InputError(file, f"{key}[{index}]", f"unknown goal {goal!r}{hint} (the goals: {known})")
         if len(set(members)) != len(members):
             raise InputError(file, key, "a goal is listed twice")
     return {name: list(members) for name, members in value.items()}

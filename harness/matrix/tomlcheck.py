@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError
+from harness.errors import InputError, unknown_id
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
 
@@ -46,7 +46,7 @@ def id_list(file: Path, key: str, data: dict[str, Any], known: dict[str, Any] | 
         if item in seen:
             raise InputError(file, f"{key}[{index}]", f"duplicate id {item!r}")
         if known is not None and item not in known:
-            raise InputError(file, f"{key}[{index}]", f"unknown id {item!r} (known: {', '.join(known)})")
+            raise InputError(file, f"{key}[{index}]", unknown_id(item, list(known)))  # with "did you mean"
         seen.add(item)
     return tuple(value)
 

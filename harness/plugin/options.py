@@ -114,7 +114,9 @@ def options(config: pytest.Config) -> Options:
     depend on a working directory). ``InputError`` for a bad value."""
     if options_key not in config.stash:
         option = config.getoption
-        file, source = matrix_file(option("matrix"))
+        named = None if option("matrix") else _named_toml(config)
+        file, source = matrix_file(option("matrix") or named)
+        source = "the file pytest was given" if named else source
         config.stash[options_key] = Options(
             matrix_file=file.absolute(),
             matrix_source=source,
@@ -131,6 +133,15 @@ def options(config: pytest.Config) -> Options:
             progress=None if option("progress") is None else parse_amount(option("progress"), "--progress", "seconds"),
         )
     return config.stash[options_key]
+
+
+def _named_toml(config: pytest.Config) -> Path | None:
+    """The one ``.toml`` file pytest's arguments name (``pytest other.toml``, ``other.toml::CELL``): the matrix
+    file when ``--matrix`` is not given (else pytest finds nothing to collect it, exit 4)."""
+    named = {arg.partition("::")[0] for arg in config.args}
+    files = {config.invocation_params.dir / name for name in named if name.endswith(".toml")}
+    files = {file for file in files if file.is_file()}
+    return files.pop() if len(files) == 1 else None
 
 
 def _ids(option: str, given: list[str] | None) -> list[str] | None:

@@ -39,7 +39,7 @@ class ReportDir:
                 pass
             fd = os.open(folder / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as error:
-            raise InputError(folder, "--report-dir", f"cannot write there: {error.strerror or error}") from None
+            raise InputError(folder, "--report-dir", _cannot_write(folder, error)) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -83,6 +83,16 @@ def rescue(data: dict[str, Any]) -> str:
         os.unlink(name)
         raise
     return name
+
+
+def _cannot_write(folder: Path, error: OSError) -> str:
+    """Why ``folder`` cannot be a report folder: it, or a folder above it, is a file; else the system's words."""
+    file = next((path for path in (folder, *folder.parents) if path.exists() and not path.is_dir()), None)
+    if file == folder:
+        return "is a file, not a folder: give a folder for the run's reports"
+    if file is not None:
+        return f"cannot write there: {file} is a file, not a folder"
+    return f"cannot write there: {error.strerror or error}"
 
 
 report_dir_key = pytest.StashKey[ReportDir]()

@@ -191,8 +191,21 @@ def selection(args: argparse.Namespace, results: Results, axes: tuple[str, ...] 
         wanted = ids(given)
         if given is not None and not wanted:
             raise InputError("command line", f"--{axis}", f"no {axis[:-1]} given (an empty selection selects nothing)")
+        if axis == "cases":  # a module's name stands for its cases, as in run's --cases
+            modules = case_modules(results)
+            wanted, names = [case for item in wanted for case in modules.get(item, [item])], [*names, *modules]
         for item in wanted:
             if item not in names:
                 raise InputError(args.results, f"--{axis}", unknown_id(item, list(dict.fromkeys(names)), axis[:-1]))
         chosen[axis] = wanted or None
     return chosen
+
+
+def case_modules(results: Results) -> dict[str, list[str]]:
+    """The case modules of the records but those named after their one case (a built-in's ``cases.sin``), each
+    with its case ids: ``--cases mygelu`` selects ``gelu_alpha``, as run's --cases does."""
+    modules: dict[str, list[str]] = {}
+    for cell in results.cells:
+        if cell.module and cell.case not in modules.setdefault(cell.module, []):
+            modules[cell.module].append(cell.case)
+    return {module: cases for module, cases in modules.items() if cases != [module.rpartition(".")[2]]}

@@ -17,6 +17,7 @@ from harness.records.results import Results
 from harness.report.chart import SYMBOLS, escape
 from harness.report.history import label
 from harness.report.marks import wrong_numbers
+from harness.report.mismatch import magnitude, wrong_kernels
 from harness.spec import FAILURES, Status
 
 # Each class, the heading it gets, and whether it fails the gate: always, unless --allow-flaky ("flaky"), only
@@ -225,17 +226,21 @@ def render(
         f"- current: {label(current.environment)}{commit(current.environment)}",
         f"- {counts(changes)}" + (f" ({', '.join(flags)})" if flags else ""),
         "",
+        *kernel_lines(changes, current),
     ]
     for kind, (heading, fails) in CLASSES.items():
         rows = [c for c in changes if c.kind == kind]
         if not rows:
             continue
+        wrong = any(c.after is not None and wrong_numbers(c.after) for c in rows)  # a column: how wrong
         table = [
             [c.id, *(_mark(record, text) for record, text in zip((c.before, c.after), c.shown(), strict=True))]
+            + ([_how_wrong(c.after)] if wrong else [])
             + ([escape(known[c.id].reason, 120), known[c.id].link] if c.id in known else [])
             for c in rows
         ]
-        headers = ["cell", "baseline", "current"] + (["reason", "link"] if any(c.id in known for c in rows) else [])
+        headers = ["cell", "baseline", "current"] + (["how wrong"] if wrong else [])
+        headers += ["reason", "link"] if any(c.id in known for c in rows) else []
         gate_word = {
             "always": "fails the gate",
             "flaky": "fails the gate" if strict or not allow_flaky else "allowed by --allow-flaky",
@@ -244,6 +249,26 @@ def render(
         }[fails]
         out += [f"## {heading} — {gate_word}", "", tabulate(table, headers=headers, tablefmt="github"), ""]
     return "\n".join(out)
+
+
+def kernel_lines(changes: list[Change], current: Results) -> list[str]:
+    """Once per case of the changes whose kernel is wrong in every style on eager while its control passes: its
+    wrong cells are the kernel's bug, not as many wrapping problems."""
+    changed = {c.after.case for c in changes if c.after is not None and wrong_numbers(c.after)}
+    out = []
+    for case, diff in wrong_kernels(current.cells).items():
+        if case in changed:
+            size = f", max abs diff {diff:.4g}" if diff is not None else ""
+            out.append(
+                f"**The kernel of case {case} is wrong** (wrong in every style on eager{size}; its control passes): "
+                "fix the kernel first, its cells below are that one bug."
+            )
+    return [*out, ""] if out else []
+
+
+def _how_wrong(record: Record | None) -> str:
+    """The magnitude of a cell's wrong numbers (max abs and rel difference), else nothing."""
+    return escape(magnitude(record), 120) if record is not None and wrong_numbers(record) else ""
 
 
 def _mark(record: Record | None, text: str) -> str:

@@ -10,6 +10,7 @@ from harness.report.marks import first_sentence, wrong_numbers
 from harness.spec import Status
 
 _GREATEST = re.compile(r"Greatest absolute difference: (?P<diff>\S+) at index (?P<where>\([^)]*\))")
+_RELATIVE = re.compile(r"Greatest relative difference: (?P<diff>\S+) at index")
 _ELEMENTS = re.compile(r"Mismatched elements: (?P<count>\d+ / \d+)")
 EAGER = "eager"  # the path where a kernel is run as written: wrong there in every style, the kernel is wrong
 
@@ -33,6 +34,19 @@ def first_mismatch(record: Record) -> str:
     elements = _ELEMENTS.search(error)
     count = f", {elements['count']} elements differ" if elements else ""
     return f"{what}: max abs diff {float(greatest['diff']):.4g} at index {greatest['where']}{count}"
+
+
+def magnitude(record: Record) -> str:
+    """How wrong: ``output: max abs 749.3, max rel 1.02e+06, 3001 / 3001 elements``; else the error's first
+    sentence (``gradient of input 1: missing``)."""
+    error = record.error or ""
+    greatest, relative = _GREATEST.search(error), _RELATIVE.search(error)
+    if not greatest:
+        return first_sentence(error) or (record.error_type or "wrong")
+    rel = f", max rel {float(relative['diff']):.3g}" if relative else ""
+    elements = _ELEMENTS.search(error)
+    count = f", {elements['count']} elements" if elements else ""
+    return f"{error.split(':', 1)[0]}: max abs {float(greatest['diff']):.4g}{rel}{count}"
 
 
 def wrong_kernels(cells: list[Record]) -> dict[str, float | None]:

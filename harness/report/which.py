@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.records.record import Record
-from harness.report.goals import failing_cells
+from harness.report.goals import failing_cells, measured
 from harness.report.marks import mark, wrap
 from harness.spec import CellId
 
@@ -81,10 +81,17 @@ def blocked_text(answer: SetAnswer) -> str:
 
 
 def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
-    """The answer as plain lines, for the terminal."""
+    """The answer as plain lines, for the terminal; ``use: not measured`` when a goal's paths did not run."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
         f"cases: {', '.join(answer.cases)}",
+    ]
+    unrun = {g: [p for p in goals[g] if not measured(p, cells)] for g in answer.goals}
+    if any(unrun.values()):  # as the chart's "not answered": no style can be said to meet or miss it
+        paths = ",".join(dict.fromkeys(p for missing in unrun.values() for p in missing))
+        missing = "; ".join(f"{g} needs {', '.join(m)}" for g, m in unrun.items() if m)
+        return [*out, f"use: not measured ({missing}: not run in these results; run them: --paths {paths})"]
+    out += [
         "use: "
         + (", ".join(answer.passing) or "none")
         + " (passed every case on every path of every goal, on every attempt)",

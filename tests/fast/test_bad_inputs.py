@@ -242,7 +242,9 @@ def test_a_report_dir_that_cannot_be_written_is_one_line(tmp_path, capsys):
     blocker = tmp_path / "a-file"
     blocker.write_text("")  # a folder under a file: unwritable even for root (chmod is not)
     code = main(["run", "--matrix", str(matrix), "--report-dir", str(blocker / "out")])
-    one_line(capsys, code, f"{blocker / 'out'}: --report-dir: ", "cannot write there")
+    one_line(capsys, code, f"{blocker / 'out'}: --report-dir: ", f"cannot write there: {blocker} is a file, not a")
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(blocker)])  # the file itself, not "File exists"
+    one_line(capsys, code, f"{blocker}: --report-dir: ", "is a file, not a folder: give a folder")
 
 
 def test_a_second_run_into_a_locked_report_dir_is_refused(tmp_path, capsys):

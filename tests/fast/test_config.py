@@ -82,6 +82,30 @@ def test_bad_matrix_names_file_and_key(tmp_path: Path, text: str, key: str, prob
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("text", "key", "problem"),
+    [
+        (GOOD_HEAD.replace('"raw_jit"', '"raw_jitt"'), "styles[0]", "unknown id 'raw_jitt' (did you mean 'raw_jit'?)"),
+        (GOOD_HEAD.replace("eager =", "eagre ="), "paths[0]", "unknown id 'eagre' (did you mean 'eager'?)"),
+        (GOOD_HEAD.replace('"add"', '"addd"'), "cases[0]", "unknown case 'addd' (did you mean 'add'?)"),
+        (AXES_HEAD.replace('"autotune"]', '"autotun"]'), "decorators[1]", "unknown id 'autotun' (did you mean"),
+        (AXES_HEAD.replace('"custom_op"]', '"customop"]'), "wrappers[1]", "unknown id 'customop' (did you mean"),
+        (GOOD_HEAD + '[goals]\n"go" = ["eagr"]\n', "goals.go[0]", "unknown id 'eagr' (did you mean 'eager'?)"),
+        (
+            GOOD_HEAD + '[goals]\n"deploy" = ["eager"]\n[goal_sets]\n"s" = ["deploi"]\n',
+            "goal_sets.s[0]",
+            "unknown goal 'deploi' (did you mean 'deploy'?)",
+        ),
+    ],
+)
+def test_a_typo_in_a_matrix_file_gets_did_you_mean_as_on_the_command_line(tmp_path: Path, text, key, problem):
+    file = tmp_path / "typo.toml"
+    file.write_text(text + TOLERANCES)
+    with pytest.raises(InputError) as raised:
+        load_matrix(file)
+    assert str(raised.value).startswith(f"{file}: {key}: {problem}"), str(raised.value)
+
+
 def test_missing_file(tmp_path: Path):
     with pytest.raises(InputError, match=r"nope.toml: \(file\): no such file"):
         load_matrix(tmp_path / "nope.toml")

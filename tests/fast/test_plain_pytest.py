@@ -55,6 +55,16 @@ def test_plain_pytest_beside_a_matrix_file_collects_it(here: Path):
     assert statuses(here / "reports" / "latest") == MEASURED
 
 
+def test_plain_pytest_collects_the_matrix_file_it_is_given(here: Path, capsys: pytest.CaptureFixture[str]):
+    """``pytest other.toml`` without --matrix runs other.toml (not ./matrix.toml; not "not found", exit 4)."""
+    (here / "other.toml").write_text(MATRIX.replace('"control", "triton_op"', '"control"'))
+    assert plain_pytest("other.toml", "--report-dir", "other") == 0
+    assert statuses(here / "other") == {"good-control-cpu_fallback": "pass"}
+    assert f"matrix: {here / 'other.toml'} (the file pytest was given)" in capsys.readouterr().err
+    assert plain_pytest("other.toml::good-control-cpu_fallback", "--report-dir", "cell") == 0  # a node id of it
+    assert statuses(here / "cell") == {"good-control-cpu_fallback": "pass"}
+
+
 def test_plain_pytest_exits_2_for_bad_input_as_run_does(here: Path, capsys: pytest.CaptureFixture[str]):
     assert plain_pytest("--cases", "nosuch") == 2
     assert main(["run", "--cases", "nosuch", *QUIET]) == 2
