@@ -143,7 +143,6 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     from harness.records.files import read_results
     from harness.report import which as query
     from harness.report.chart import answers_from_part, chart_of
-    from harness.report.goals import measured
     from harness.report.meta import goals, in_place
 
     results = read_results(args.results, catalogue)
@@ -166,11 +165,6 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
         )
         return EXIT_INCOMPLETE
     cells, cases = chart.cells, chart.cases
-    unmeasured = {g: [p for p in declared[g] if not measured(p, cells)] for g in wanted}
-    unmeasured = {g: paths for g, paths in unmeasured.items() if paths}
-    if unmeasured:
-        print("\n".join(query.not_answered(wanted, unmeasured, declared)))
-        return 0
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
     print("\n".join(query.report(answer, declared, cells)))
     return 0

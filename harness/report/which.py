@@ -81,7 +81,7 @@ def blocked_text(answer: SetAnswer) -> str:
 
 
 def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
-    """The answer as plain lines, for the terminal; ``use: not measured`` when a goal's paths did not run."""
+    """The answer as plain lines, for the terminal; ``use: not answered, not measured`` when a goal's paths did not run."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
         f"cases: {', '.join(answer.cases)}",
@@ -90,7 +90,7 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
     if any(unrun.values()):  # as the chart's "not answered": no style can be said to meet or miss it
         paths = ",".join(dict.fromkeys(p for missing in unrun.values() for p in missing))
         missing = "; ".join(f"{g} needs {', '.join(m)}" for g, m in unrun.items() if m)
-        return [*out, f"use: not measured ({missing}: not run in these results; run them: --paths {paths})"]
+        return [*out, f"use: not answered, not measured ({missing}: not run in these results; run them: --paths {paths})"]
     out += [
         "use: "
         + (", ".join(answer.passing) or "none")
@@ -107,15 +107,6 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
             *(f"  near miss: {line}" for line in near_text(functional, goals, cells)),
         ]
     return [line.replace("`", "") for line in out]
-
-
-def not_answered(wanted: list[str], unmeasured: dict[str, list[str]], goals: dict[str, list[str]]) -> list[str]:
-    """The answer to goals whose paths did not run (as the chart says it): not answered, not "none"."""
-    return [
-        "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in wanted),
-        "use: not answered: the goal's paths did not run in this results file (not measured): "
-        + "; ".join(f"{goal} ({', '.join(paths)})" for goal, paths in unmeasured.items()),
-    ]
 
 
 def section(

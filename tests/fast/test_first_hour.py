@@ -60,7 +60,7 @@ def test_which_says_not_measured_for_a_goal_whose_paths_did_not_run(tmp_path: Pa
     file = write(tmp_path / "results.json", results(*cells({"raw_jit": {"fullgraph": PASS}}), goals=GOALS))
     code, out, _ = ran(capsys, "which", "--results", str(file), "--goals", "fullgraph,deploy")
     assert code == 0 and out.splitlines()[-1] == (
-        "use: not measured (deploy needs aoti_standalone: not run in these results; run them: --paths "
+        "use: not answered, not measured (deploy needs aoti_standalone: not run in these results; run them: --paths "
         "aoti_standalone)"
     )
     code, out, _ = ran(capsys, "which", "--results", str(file), "--goals", "fullgraph")

@@ -125,7 +125,7 @@ def test_a_goal_whose_paths_did_not_run_is_not_answered(tmp_path: Path):
     done = harness_main("which", "--results", str(file), "--goals", "deploy,dynamic")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == (
-        "use: not answered: the goal's paths did not run in this results file (not measured): dynamic (dynamic)"
+        "use: not answered, not measured (dynamic needs dynamic: not run in these results; run them: --paths dynamic)"
     )
     assert "none" not in done.stdout
 
