@@ -88,6 +88,18 @@ def tests(session: nox.Session) -> None:
 
 
 @nox.session
+def selftest(session: nox.Session) -> None:
+    """The generative self-test at size: HARNESS_DRAWN_EXAMPLES lists of 12 drawn cases (default 25: 300 cases,
+    24,000 cells under the interpreter), new draws each time (HARNESS_DRAWN_RANDOM=1), a failure shrunk to a
+    minimal case list (HARNESS_DRAWN_SHRINK=1). CI's `tests` session draws one list (tests/slow/test_drawn_cases.py)."""
+    _install(session, *CPU_TORCH, "-e", ".[test]")
+    env = {"HARNESS_DRAWN_EXAMPLES": os.environ.get("HARNESS_DRAWN_EXAMPLES", "25"), "HARNESS_DRAWN_RANDOM": "1",
+           "HARNESS_DRAWN_SHRINK": "1"}
+    session.run(_python(session), "-m", "pytest", "-p", "no:benchmark", "tests/slow/test_drawn_cases.py", "-x",
+                *session.posargs, env=env)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     """ruff, the import-linter contract that keeps harness/'s stages importing one way (pyproject.toml), and
     actionlint over the workflows (ours and the kernel-library recipe)."""
