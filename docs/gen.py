@@ -203,11 +203,22 @@ def _indented(source: str) -> list[str]:
 
 
 def cli_page() -> str:
-    """Every subcommand and option of ``python -m harness``, from its argparse parsers."""
+    """Every subcommand and option of ``python -m harness``, from its argparse parsers (wrapped at ``CLI_COLUMNS``)."""
+    columns = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = CLI_COLUMNS
+    try:
+        return _cli_page()
+    finally:
+        if columns is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = columns
+
+
+def _cli_page() -> str:
     from harness.__main__ import parser
     from harness.plugin.options import declare
 
-    os.environ["COLUMNS"] = CLI_COLUMNS
     top = parser()
     lines = ["# Command line", "", "`python -m harness COMMAND` (installed: `triton-torch-matrix COMMAND`).", ""]
     lines += ["```text", top.format_usage().strip(), "```", ""]

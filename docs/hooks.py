@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mkdocs.structure.files import File, Files
+from mkdocs.structure.files import File, Files, InclusionLevel
 
 ROOT = Path(__file__).resolve().parent.parent
 LINKED = (
@@ -34,11 +34,6 @@ def on_files(files: Files, config: Any) -> Files:
     for pattern in LINKED:
         for path in sorted(ROOT.glob(pattern)):
             uri = path.relative_to(ROOT).as_posix()
-            files.append(File(uri, str(ROOT), config["site_dir"], config["use_directory_urls"], inclusion=_inclusion()))
+            site, directory_urls = config["site_dir"], config["use_directory_urls"]
+            files.append(File(uri, str(ROOT), site, directory_urls, inclusion=InclusionLevel.NOT_IN_NAV))
     return files
-
-
-def _inclusion() -> Any:
-    from mkdocs.structure.files import InclusionLevel
-
-    return InclusionLevel.NOT_IN_NAV
