@@ -4,7 +4,7 @@
 # fla-core, flash-linear-attention, flag_gems, and their pure-Python dependencies einops and SQLAlchemy):
 #   bash bench/gpu/libs.sh OUT    both suites, each cold (a fresh cache folder), every failure confirmed (its repro
 #                                 script run in a fresh Python), into OUT/fla and OUT/flaggems; no gate: no baseline yet
-# Each suite has 200 s (then SIGTERM: the harness writes the chart of the cells it finished; --resume runs the rest),
+# Each suite has 190 s (then SIGTERM: the harness writes the chart of the cells it finished; --resume runs the rest),
 # so both fit ~420 s on one H100. The callers copy OUT/fla and OUT/flaggems into reports/ unchanged.
 set -uo pipefail
 out=$1
@@ -20,7 +20,7 @@ python3 -c "import fla, einops; print('fla', fla.__version__)" 2>&1 | tail -1
 python3 -c "import flag_gems; print('flag_gems', flag_gems.__version__, flag_gems.vendor_name)" 2>&1 | tail -1
 for suite in fla flaggems; do
     start=$(date +%s)
-    timeout -k 15 200 python3 -m harness run --matrix matrix-$suite.toml --report-dir "$out/$suite" \
+    timeout -k 15 190 python3 -m harness run --matrix matrix-$suite.toml --report-dir "$out/$suite" \
         --cache-dir "/tmp/cache-$suite" -q >"$out/$suite.log" 2>&1
     echo "$suite: exit $? after $(( $(date +%s) - start )) s"
     tail -8 "$out/$suite.log"
