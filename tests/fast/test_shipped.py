@@ -1,8 +1,10 @@
-"""The Case API for kernels as users ship them (examples/dropout.py, row_normalize.py, shipped.py) and the Liger suite:
-ops as shipped, non-float outputs, inputs with no gradient, optional backward and flops, several kernels per op,
-in-place ops with a backward, the opcheck path and the interpreter's self-check. In-process cells on CPU."""
+"""The Case API for kernels as users ship them (examples/dropout.py, row_normalize.py, shipped.py) and the library
+suites (Liger, fla, FlagGems): ops as shipped, non-float outputs, inputs with no gradient, optional backward and flops,
+several kernels per op, in-place ops with a backward, the opcheck path and the interpreter's self-check. In-process
+cells on CPU."""
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -143,6 +145,34 @@ def test_liger_suite_lists_and_its_references_load():
     labels = {case: as_shipped(load_case(matrix.modules[case], case)).wrapped_as for case in matrix.cases}
     assert labels["liger_rms_norm"] == "autograd.Function LigerRMSNormFunction.apply"
     assert labels["liger_cross_entropy"] == "autograd.Function LigerCrossEntropyFunction.apply"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("fla") is None, reason="the fla extra is not installed")
+def test_fla_suite_lists_and_its_references_run_on_cpu(tmp_path: Path):
+    labels = library_suite("matrix-fla.toml", tmp_path)
+    assert labels["fla_rms_norm"] == "nn.Module RMSNorm"
+    assert labels["fla_swiglu"] == "autograd.Function SwiGLUFunction.apply"
+    assert labels["fla_simple_gla"] == "function fla.ops.simple_gla.chunk.chunk_simple_gla"
+
+
+def test_flaggems_suite_lists_and_its_references_run_on_cpu_without_importing_flag_gems(tmp_path: Path):
+    labels = library_suite("matrix-flaggems.toml", tmp_path)
+    assert labels["flaggems_softmax"] == "function flag_gems.ops.softmax"
+    assert "flag_gems" not in sys.modules  # importing it needs a GPU: each case imports it at its op's first call
+
+
+def library_suite(matrix_file: str, tmp_path: Path) -> dict[str, str]:
+    """Load a library suite (each case imported and checked on CPU), run each case's control on cpu_fallback in
+    this process, and return how each op as shipped is labelled."""
+    from harness.case import load_case
+    from harness.matrix.config import load_matrix
+
+    matrix = load_matrix(REPO / matrix_file)
+    assert len(matrix.cases) >= 3 and matrix.styles == ("as_shipped", "control")
+    assert len(matrix.cells) == len(matrix.cases) * 2 * len(matrix.paths)
+    for case in matrix.cases:
+        assert run(matrix.modules[case], "control", "cpu_fallback", tmp_path)["status"] == "pass", case
+    return {case: as_shipped(load_case(matrix.modules[case], case)).wrapped_as for case in matrix.cases}
 
 
 def test_captured_kernels_are_named_from_the_graph(tmp_path: Path):
