@@ -17,7 +17,7 @@ from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
-from harness.kernel.styles import Wrapped
+from harness.kernel.styles import AS_SHIPPED, Wrapped, library_op_name
 from harness.spec import Capture, Measurements, RunLocations, Tolerance
 
 
@@ -50,6 +50,12 @@ class Cell:
     def case_style(self) -> str:
         """``case-style``: the cell id without its path (what cells of one case and style share)."""
         return f"{self.case.id}-{self.style}"
+
+    @property
+    def op_prefixes(self) -> tuple[str, ...]:
+        """How a graph names the style's op: a harness op, or the ``torch.library`` op the case ships."""
+        shipped = library_op_name(self.case.shipped) if self.style == AS_SHIPPED else None
+        return ("harness.", *((shipped.replace("::", ".") + ".",) if shipped else ()))
 
     def saw(self, **facts: Any) -> None:
         """Add ``facts`` (``Capture`` fields) to what the path saw."""
@@ -145,8 +151,9 @@ class Cell:
                 continue
             name = getattr(node.target, "__name__", str(node.target))
             qualified = str(node.target)
-            if "triton_kernel_wrapper" in name or qualified.startswith("harness.") or "auto_functionalized" in name:
-                captured.add(qualified if qualified.startswith("harness.") else name)
+            own = f"{qualified}.".startswith(self.op_prefixes)  # an op, or its overload (``ns.name.default``)
+            if "triton_kernel_wrapper" in name or own or "auto_functionalized" in name:
+                captured.add(qualified if own else name)
             if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
                 kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
         self.saw(**{key: tuple(sorted(captured)), "kernels_captured": tuple(sorted(kernels))})

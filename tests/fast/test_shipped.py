@@ -43,6 +43,67 @@ def test_shipped_library_op_runs_as_shipped_and_records_it(tmp_path: Path):
     assert record["measurements"].wrapped_as == "torch.library op examples.mul_add"
 
 
+@torch.library.custom_op("shippedtest::double", mutates_args=())
+def double_op(x: torch.Tensor) -> torch.Tensor:
+    return x * 2
+
+
+@double_op.register_fake
+def _(x):
+    return torch.empty_like(x)
+
+
+def double_inputs(size, device, seed):
+    return (torch.randn(size, generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+DOUBLE = Case(
+    id="shipped_double",
+    shipped=torch.ops.shippedtest.double,
+    reference=lambda x: x * 2,
+    make_inputs=double_inputs,
+    arg_names=("x",),
+    sizes=(37,),
+)
+
+
+def test_a_shipped_library_op_in_a_compiled_graph_is_captured_not_a_graph_break(tmp_path: Path):
+    """An op a library ships as a ``torch.library`` op is held whole by the graph, as the custom_op style's is (a
+    drawn case was charted 'the kernel ran outside the compiled graph', which its repro did not show)."""
+    record = run(DOUBLE, "as_shipped", "cpu_compile", tmp_path)
+    assert (record["status"], record["reason"]) == ("pass", None), record
+    assert record["capture"].captured == ("shippedtest.double",)
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.full((37,), 3.0))
+
+    def forward(self, x):
+        return torch.ops.shippedtest.double(x) * self.weight
+
+
+SCALED = Case(
+    id="scaled_module",
+    shipped_module=Scaled,
+    reference=lambda x, weight: x * 2 * weight,
+    make_inputs=double_inputs,
+    arg_names=("x",),
+    sizes=(37,),
+    flops=lambda shape: shape[0],
+)
+
+
+@pytest.mark.parametrize(("style", "status"), [("control", "pass"), ("as_shipped", "blind")])
+def test_flops_of_a_module_with_parameters_are_counted_with_its_reference(style: str, status: str, tmp_path: Path):
+    """The declared flops are counted around the reference, which takes the module's parameters too (was: an error,
+    the reference called without them); the op has no flop formula: FlopCounterMode is blind to it."""
+    record = run(SCALED, style, "flop_counter", tmp_path, device="cpu")
+    assert record["status"] == status, record
+    assert record["capture"].declared_flops == record["measurements"].example["size"]
+
+
 def test_styles_a_case_cannot_build_are_skips_saying_why(tmp_path: Path):
     no_kernel = run(SHIPPED[1], "triton_op", "cpu_fallback", tmp_path)
     assert (no_kernel["status"], no_kernel["reason"]) == (
