@@ -86,7 +86,14 @@ def _exits_named(case: Case, tolerance: Tolerance) -> None:
 def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
     _check_inputs(case, inputs)
-    output = _call("reference", case.reference, *copy_inputs(inputs), *case.shipped_parameters())
+    parameters = _call("shipped_module", case.shipped_parameters)
+    if parameters and case.kernel is not None:
+        raise CaseProblem(
+            "shipped_module",
+            "a module with parameters and a kernel in one case: the reference takes the module's parameters, "
+            "which the kernel's op is never given; give the module a case of its own (no kernel)",
+        )
+    output = _call("reference", case.reference, *copy_inputs(inputs), *parameters)
     if not case.mutates:
         _check_outputs(case, output)
     _check_heuristics(case)

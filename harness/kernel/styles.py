@@ -110,6 +110,15 @@ def is_library_op(op: Any) -> bool:
     return isinstance(op, torch._ops.OpOverload | torch._ops.OpOverloadPacket | torch._library.custom_ops.CustomOpDef)
 
 
+def library_op_name(op: Any) -> str | None:
+    """``ns::name`` of a ``torch.library`` op (None for anything else)."""
+    if not is_library_op(op):
+        return None
+    if isinstance(op, torch._ops.OpOverload):
+        return str(op._schema.name)
+    return str(getattr(op, "_qualified_op_name", None) or op._qualname)
+
+
 def wrapped_as(op: Callable[..., Any]) -> str:
     """How a shipped op is wrapped: ``autograd.Function X.apply``, ``torch.library op ns::name``, ``function f``."""
     owner = getattr(op, "__self__", None)

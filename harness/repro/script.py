@@ -193,10 +193,11 @@ def _body(record: Record, case: Case, op: str, graph_break: bool) -> tuple[list[
 
 def _spy(case: Case, record: Record) -> str:
     """``Spy``: the model around a function that adds up the flops the case declares for each call of the op."""
+    shipped = ", *build(CASE.shipped_module).parameters()" if case.shipped_module is not None else ""
     source = (
         "\n\nDECLARED = []\n\n\ndef spy(*args):  # the case's flop formula over the shapes the op is called with\n"
         "    DECLARED.append(CASE.flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)))\n"
-        "    return CASE.reference(*args)\n\n\n"
+        f"    return CASE.reference(*args{shipped})\n\n\n"
     )
     if case.module is not None:
         return source + "def Spy():\n    return CASE.module(spy)\n"

@@ -61,11 +61,12 @@ def _declared_flops(cell: Cell, inputs: Inputs) -> int:
     declared = 0
     flops = cell.case.flops
     assert flops is not None
+    parameters = tuple(parameter.to(cell.device) for parameter in cell.case.shipped_parameters())
 
     def spy(*args: Any) -> Any:
         nonlocal declared
         declared += flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
-        return cell.case.reference(*args)
+        return cell.case.reference(*args, *parameters)  # a shipped module's parameters after the op's arguments
 
     with torch.no_grad():
         build_model(cell.case, spy).to(cell.device)(*copy_inputs(inputs))
