@@ -84,15 +84,18 @@ def case_lists(count: int) -> st.SearchStrategy[list[Shape]]:
     return st.tuples(*(shapes(index) for index in range(count))).map(list)
 
 
-def module_source(cases: list[Shape], bug: str | None = None) -> str:
-    """A case module holding every shape as a case (``CASES``), with ``bug`` planted in each."""
+def module_source(cases: list[Shape], bug: str | None = None, namespace: str = "drawn") -> str:
+    """A case module holding every shape as a case (``CASES``), with ``bug`` planted in each; its library ops
+    register under ``namespace`` (an op registers once per process)."""
     head = "import math\n\nimport torch\nimport triton\nimport triton.language as tl\n\nfrom harness.case import Case\n"
     scale = 1.01 if bug == "backward" else 1.0
     parts = [head, f"MAX_BLOCK = 64\nSLIP = tl.constexpr({int(bug == 'mask')})  # elements the mask drops\n"]
     parts.append(f"KERNEL_GRAD_SCALE = tl.constexpr({scale})  # the backward kernel's gradients scaled\n")
     parts += [_case_source(shape) for shape in cases]
     parts.append(f"CASES = [{', '.join(f'{shape.id}_case' for shape in cases)}]\n")
-    return "\n\n".join(parts)
+    return (
+        "\n\n".join(parts).replace("'drawn::", f"'{namespace}::").replace("torch.ops.drawn.", f"torch.ops.{namespace}.")
+    )
 
 
 def _case_source(shape: Shape) -> str:
@@ -195,11 +198,13 @@ def _outputs(shape: Shape, first: str, second: str, integer: str) -> str:
 def _reference(shape: Shape) -> str:
     s = shape.id
     terms = " + ".join(f"{COEFFICIENTS[i]} * x{i}" for i in range(len(shape.layouts)))
-    lines = [f"def {s}_reference({_signature(shape)}):", f"    acc = {terms}"]
+    module = shape.shipped == "module"  # the module's parameter comes after the op's arguments
+    lines = [f"def {s}_reference({_signature(shape)}{', scale' if module else ''}):", f"    acc = {terms}"]
     lines += ["    acc = acc * alpha"] if "alpha" in shape.scalars else []
     lines += ["    acc = acc + k"] if "k" in shape.scalars else []
     lines += ["    if bias is not None:", "        acc = acc + bias"] if shape.bias else []
     lines += ["    if flag:", "        acc = -acc"] if "flag" in shape.scalars else []
+    lines += ["    acc = acc * scale"] if module else []
     if shape.inplace:
         lines += ["    x0.copy_(acc)", "    return None"]
     else:
@@ -213,11 +218,12 @@ def _backward(shape: Shape) -> str:
     lines = [f"def {s}_backward(inputs, output, grad):", f"    {_signature(shape)}, = inputs"]
     first = "grad[0]" if _output_count(shape) > 1 else "grad"
     lines += [f"    g = {first}" + (" + 2.0 * grad[1]" if shape.outputs == 2 else "")]
-    lines += ["    g = g * alpha"] if "alpha" in shape.scalars else []
     lines += ["    g = -g if flag else g"] if "flag" in shape.scalars else []
+    lines += ["    g_bias = g"]  # the bias is added after the scale: its gradient is not scaled
+    lines += ["    g = g * alpha"] if "alpha" in shape.scalars else []
     grads = [f"{COEFFICIENTS[i]} * g" for i in range(len(shape.layouts))]
     grads += [None] * len(shape.scalars)
-    grads += ["None if bias is None else g"] if shape.bias else []
+    grads += ["None if bias is None else g_bias"] if shape.bias else []
     lines += [f"    return ({''.join(f'{grad}, ' for grad in grads)})"]
     source = "\n".join(lines)
     if shape.backward == "kernel":
@@ -342,10 +348,11 @@ def _case(shape: Shape) -> str:
     types = {name: SCALARS[name][0] for name in shape.scalars}
     if shape.bias:
         types["bias"] = "torch.Tensor | None"
+    # a module with a parameter is a case of its own: its reference takes the parameter, the kernel's op does not
+    kernel = [] if shape.shipped == "module" else [f"kernel={s}_kernel", f"launch={s}_launch"]
     fields = [
         f"id={s!r}",
-        f"kernel={s}_kernel",
-        f"launch={s}_launch",
+        *kernel,
         f"reference={s}_reference",
         f"make_inputs={s}_inputs",
         f"arg_names={shape.arg_names!r}",
@@ -376,3 +383,34 @@ def _case(shape: Shape) -> str:
     }
     fields += [shipped[shape.shipped]] if shape.shipped else []
     return f"{s}_case = Case(\n" + "".join(f"    {field},\n" for field in fields) + ")"
+
+
+# Shapes a drawn run found wrong, kept as examples: a bias added after the scale alpha (the generator had scaled its
+# gradient: the harness rejected the case as broken, exit 2), and an nn.Module with a parameter (the reference must
+# take it after the op's arguments).
+FOUND = [
+    Shape(
+        id="drawn0",
+        layouts=("expanded",),
+        scalars=("alpha", "k", "flag"),
+        bias="given",
+        outputs=1,
+        int_output=True,
+        inplace=False,
+        backward="torch",
+        heuristics=False,
+        shipped="library",
+    ),
+    Shape(
+        id="drawn1",
+        layouts=("contiguous",),
+        scalars=(),
+        bias=None,
+        outputs=1,
+        int_output=False,
+        inplace=False,
+        backward="autograd",
+        heuristics=False,
+        shipped="module",
+    ),
+]

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
 from harness.execution.confirm import Scripts
@@ -27,7 +27,7 @@ from harness.records.files import read_results
 from harness.records.record import Record
 from harness.spec import Status
 from tests.conftest import REPO, TOLERANCES
-from tests.drawn import Shape, case_lists, module_source, shapes
+from tests.drawn import FOUND, Shape, case_lists, module_source, shapes
 
 EXAMPLES = int(os.environ.get("HARNESS_DRAWN_EXAMPLES", "1"))
 CASES_PER_EXAMPLE = 12
@@ -124,11 +124,12 @@ def same_verdict(record: Record, returncode: int | None, output: str) -> bool:
 
 
 @given(cases=case_lists(CASES_PER_EXAMPLE))
+@example(cases=FOUND)
 @DRAWN
 def test_drawn_cases_give_the_verdicts_their_scripts_give(cases: list[Shape], tmp_path_factory):
     folder = tmp_path_factory.mktemp("drawn")
     records = run_drawn(folder, cases, PATHS)
-    assert len(records) == CASES_PER_EXAMPLE * len(STYLES) * len(PATHS)
+    assert len(records) == len(cases) * len(STYLES) * len(PATHS)
     suspects = [r.id for r in records if r.confirmation is not None and not r.confirmation.get("reproduced")]
     assert not suspects, suspects  # every failure its script showed
     wrong = [f"{r.id}: {r.error}" for r in records if r.status == Status.WRONG]
