@@ -52,6 +52,7 @@ class Case:
       argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
       in the records (default: inferred). A ``shipped_module`` with parameters: ``reference`` takes them after the
       op's arguments (in ``parameters()`` order, the module built seeded); their gradients are compared too.
+      Such a module is a case of its own, with no ``kernel`` (refused at load: the kernel's op gets no parameters).
     - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
       ``requires_grad``, their gradient never asked of ``backward``.
     - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
