@@ -90,8 +90,8 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def selftest(session: nox.Session) -> None:
-    """The generative self-test at size: HARNESS_DRAWN_EXAMPLES lists of 12 drawn cases (default 25: 300 cases,
-    24,000 cells under the interpreter), new draws each time (HARNESS_DRAWN_RANDOM=1), a failure shrunk to a
+    """The generative self-test at size: HARNESS_DRAWN_EXAMPLES lists of 8 drawn cases (default 25: 200 cases,
+    16,000 cells under the interpreter), new draws each time (HARNESS_DRAWN_RANDOM=1), a failure shrunk to a
     minimal case list (HARNESS_DRAWN_SHRINK=1). CI's `tests` session draws one list (tests/slow/test_drawn_cases.py)."""
     _install(session, *CPU_TORCH, "-e", ".[test]")
     env = {"HARNESS_DRAWN_EXAMPLES": os.environ.get("HARNESS_DRAWN_EXAMPLES", "25"), "HARNESS_DRAWN_RANDOM": "1",

@@ -6,9 +6,10 @@ the Case API's axes, the harness runs them under Triton's interpreter on the pat
 - a case correct by construction is never ``wrong``;
 - a planted bug (a mask off by one, a wrong scale in the backward) is ``wrong`` in every style that runs it.
 
-``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 12 cases each run, 960 cells) sets how many lists of cases are drawn;
-``HARNESS_DRAWN_RANDOM=1`` draws new ones and ``HARNESS_DRAWN_SHRINK=1`` shrinks a failure to a minimal list, each
-step a whole harness run (``nox -s selftest`` sets all three).
+``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 8 cases each run, 640 cells, beside the 2 kept examples) sets how
+many lists of cases are drawn; ``HARNESS_DRAWN_RANDOM=1`` draws new ones and ``HARNESS_DRAWN_SHRINK=1`` shrinks a
+failure to a minimal list, each step a whole harness run (``nox -s selftest`` sets all three). The fast tier checks
+300 more drawn shapes at load (tests/fast/test_drawn_shapes.py).
 """
 
 import contextlib
@@ -30,7 +31,7 @@ from tests.conftest import REPO, TOLERANCES
 from tests.drawn import FOUND, Shape, case_lists, module_source, shapes
 
 EXAMPLES = int(os.environ.get("HARNESS_DRAWN_EXAMPLES", "1"))
-CASES_PER_EXAMPLE = 12
+CASES_PER_EXAMPLE = 8
 STYLES = [
     "raw_jit",
     "autotune_heuristics",
