@@ -45,6 +45,10 @@ class Cell:
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
     locations: RunLocations = field(default_factory=RunLocations)  # the run's standalone server and packages
+    # the artifact its check called, as one call (and the bytes the case says that call moves): what a pass on a
+    # timed path keeps for the run's timing phase (harness/cell/timing.py)
+    timed_call: Callable[[], object] | None = None
+    bytes_moved: int | None = None
 
     @property
     def case_style(self) -> str:
@@ -81,6 +85,15 @@ class Cell:
         """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
         with torch.no_grad():
             return self.reference_model()(*copy_inputs(inputs))
+
+    def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
+        """The first artifact the path checks, on the inputs it checked it with, is the one timed."""
+        if self.timed_call is None:
+            from harness.cell.timing import inference_call
+
+            self.timed_call = inference_call(model, inputs)
+            declared = self.case.bytes_moved
+            self.bytes_moved = declared(*inputs) if declared else None
 
     def synchronize(self) -> None:
         """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""

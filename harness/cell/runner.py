@@ -14,12 +14,13 @@ import torch
 from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
+from harness.cell.timing import TIMED_PATHS, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
 from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status
+from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
@@ -87,6 +88,12 @@ def run_cell(
         cell.saw(graph_breaks=sum(breaks.values()), graph_break_reasons=tuple(reasons))
     outcome = outcome or judged(cell, mismatch)
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
+    if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
+        outcome.timing = (
+            keep(spec.id, spec.path.id, device, cell.timed_call, cell.bytes_moved)
+            if spec.timed
+            else Timing.not_timed("the run was given --no-timing")
+        )
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
 
