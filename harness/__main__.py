@@ -103,6 +103,17 @@ def last_run_results(key: str) -> str:
     )
 
 
+def fraction(text: str) -> float:
+    """A gate limit: a non-negative finite fraction (0.05: 5%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}")
+    return value
+
+
 def gate_command(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--baseline", required=True)
     gate.add_argument("--current", default=None, help=RESULTS_HELP)
@@ -116,6 +127,13 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
+    limits = (
+        ("--max-slowdown", 0.05, "a passing cell's median time (beyond both runs' dispersions)"),
+        ("--max-compile-slowdown", 0.15, "its compile and export time"),
+        ("--max-memory-growth", 0.20, "its peak GPU memory"),
+    )
+    for flag, default, what in limits:
+        gate.add_argument(flag, type=fraction, default=default, help=f"fail when {what} grows more (default {default})")
 
 
 def select_cells(command: argparse.ArgumentParser) -> None:
@@ -194,3 +212,4 @@ def leave(code: int) -> NoReturn:
 
 if __name__ == "__main__":
     leave(main())
+

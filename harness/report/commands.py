@@ -74,21 +74,26 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
 def gate(
     args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]], catalogue: Catalogue
 ) -> int:
-    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
-    fails on some attempts only; with --strict also on fixes and stale known failures. ``rerun``: the diff with
+    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, got slower (--max-slowdown
+    and the others: harness/report/speedgate.py), or (unless --allow-flaky) fails on some attempts only; with
+    --strict also on fixes and stale known failures. ``rerun``: the diff with
     its regressions judged again by re-runs on this machine (the command line's)."""
     from harness.records.files import read_results
     from harness.report import gate as gating
+    from harness.report import speedgate
 
     baseline, current = read_results(args.baseline, catalogue), read_results(args.current, catalogue)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = rerun(gating.diff(baseline, current, known), current)
-    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky)
+    limits = speedgate.Limits(args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth)
+    slow = speedgate.slowdowns(baseline, current, limits)
+    slower = (len(slow), speedgate.render(slow, limits))
+    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower)
     write_text(Path(args.out), text)
     print(text)
-    return 1 if gating.failing(changes, args.strict, args.allow_flaky) else 0
+    return 1 if gating.failing(changes, args.strict, args.allow_flaky) or slow else 0
 
 
 def write_text(file: Path, text: str) -> None:
