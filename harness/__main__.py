@@ -65,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     )
     which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
     which.add_argument("--results", default=None, help=RESULTS_HELP)
+    which.add_argument(
+        "--fastest", action="store_true", help="rank the styles that meet the goals by speed, per path of the goals"
+    )
     for axis in ("cases", "styles"):
         which.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     repro = subcommands.add_parser(
@@ -212,4 +215,3 @@ def leave(code: int) -> NoReturn:
 
 if __name__ == "__main__":
     leave(main())
-

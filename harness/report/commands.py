@@ -71,9 +71,7 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
     return 0
 
 
-def gate(
-    args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]], catalogue: Catalogue
-) -> int:
+def gate(args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]], catalogue: Catalogue) -> int:
     """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, got slower (--max-slowdown
     and the others: harness/report/speedgate.py), or (unless --allow-flaky) fails on some attempts only; with
     --strict also on fixes and stale known failures. ``rerun``: the diff with
@@ -172,6 +170,11 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     cells, cases = chart.cells, chart.cases
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
     print("\n".join(query.report(answer, declared, cells)))
+    if args.fastest:
+        from harness.report.speed import fastest_lines
+
+        paths = dict.fromkeys(path for goal in wanted for path in declared[goal])
+        print("\n".join(fastest_lines(list(cells.values()), list(paths), answer.passing)))
     return 0
 
 

@@ -81,7 +81,8 @@ def blocked_text(answer: SetAnswer) -> str:
 
 
 def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
-    """The answer as plain lines, for the terminal; ``use: not answered, not measured`` when a goal's paths did not run."""
+    """The answer as plain lines, for the terminal; ``use: not answered, not measured`` when a goal's paths did not
+    run."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
         f"cases: {', '.join(answer.cases)}",
@@ -90,7 +91,8 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
     if any(unrun.values()):  # as the chart's "not answered": no style can be said to meet or miss it
         paths = ",".join(dict.fromkeys(p for missing in unrun.values() for p in missing))
         missing = "; ".join(f"{g} needs {', '.join(m)}" for g, m in unrun.items() if m)
-        return [*out, f"use: not answered, not measured ({missing}: not run in these results; run them: --paths {paths})"]
+        unanswered = f"use: not answered, not measured ({missing}: not run in these results; run them: --paths {paths})"
+        return [*out, unanswered]
     out += [
         "use: "
         + (", ".join(answer.passing) or "none")
