@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from harness.case import Case, Inputs, copy_inputs
+from harness.cell.timing import bytes_moved, inference_call
 from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
@@ -89,11 +90,8 @@ class Cell:
     def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
         """The first artifact the path checks, on the inputs it checked it with, is the one timed."""
         if self.timed_call is None:
-            from harness.cell.timing import inference_call
-
             self.timed_call = inference_call(model, inputs)
-            declared = self.case.bytes_moved
-            self.bytes_moved = declared(*inputs) if declared else None
+            self.bytes_moved = bytes_moved(self.case, inputs)
 
     def synchronize(self) -> None:
         """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 import torch
 
-from harness.case import Inputs, copy_inputs
+from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.interpreter import triton_interpreted
 from harness.spec import Timing, TimingState
 from harness.timing import summarize
@@ -128,6 +128,17 @@ def inference_call(model: Callable[..., Any], inputs: Inputs) -> Callable[[], ob
             return model(*own)
 
     return call
+
+
+def bytes_moved(case: Case, inputs: Inputs) -> int | None:
+    """The bytes the case declares one call on ``inputs`` moves (None without a declaration, or where it cannot
+    say: a case's helper failing here must not fail its cell)."""
+    if case.bytes_moved is None:
+        return None
+    try:
+        return int(case.bytes_moved(*inputs))
+    except Exception:
+        return None
 
 
 def keep(cell_id: str, path: str, device: str, call: Callable[[], object] | None, bytes_moved: int | None) -> Timing:

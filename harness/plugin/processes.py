@@ -95,7 +95,9 @@ class CellProcesses:
         timings to the controller with its output."""
         result = yield
         folder = self.workerinput.get(TIMING_INPUT) or self.timing_folder
-        if folder is not None and not session.shouldfail and not session.shouldstop:
+        # xdist's controller runs no cell: its workers do, and each times its own
+        controller = not self.workerinput and getattr(self.config.option, "dist", "no") != "no"
+        if folder is not None and not controller and not session.shouldfail and not session.shouldstop:
             coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
             process = cast(TimedProcess | None, self.process)
             self.timings, self.copy_gbps = timing_phase(self.pending, process, coordination, self.worker)
