@@ -48,6 +48,7 @@ SAMPLING_BUDGET_S = 0.25  # device seconds a cell's samples may take: a slow art
 L2_FLUSH_BYTES = 256 * 2**20  # written before each sample, as triton.testing.do_bench does
 COPY_BYTES = 256 * 2**20  # the copy that measures the GPU's bandwidth
 COPIES = 10
+RECOMPILE_LIMITS = ("recompile_limit", "accumulated_recompile_limit")  # per code object, and in all
 
 
 class DeviceTimer(Protocol):
@@ -155,7 +156,13 @@ def keep(cell_id: str, path: str, device: str, call: Callable[[], object] | None
 def warm_kept() -> None:
     """Call each kept artifact once, beside the other workers' last cells (not timed): Dynamo's caches, which
     each cell's reset emptied, are filled again from Inductor's caches (the same compiled code), CUDA graphs
-    recorded again; an artifact that fails here is not timed, and says why."""
+    recorded again; an artifact that fails here is not timed, and says why. Dynamo's recompile limits are lifted
+    first: the compiled modules of a case's own ``module`` class (or a shipped one) share its ``forward``, and past
+    8 entries Dynamo would run the rest eagerly, unseen (a hit moves its entry to the front, so a timed call checks
+    only its own guards)."""
+    for limit in RECOMPILE_LIMITS:
+        if hasattr(torch._dynamo.config, limit):
+            setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
     for kept in KEPT.values():
         try:
             kept.call()

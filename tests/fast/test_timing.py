@@ -255,3 +255,41 @@ def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Pa
     assert timings["a-b-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
     assert timings["c-d-eager"].timed and gbps == 2900.0 and process.asked == ["warm", "time"]
     assert (tmp_path / "arrived" / "w0").exists()
+
+
+def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm_up(monkeypatch: pytest.MonkeyPatch):
+    """A case's own module class is one ``forward`` for all its compiled cells: past Dynamo's recompile limit (8)
+    the rest would run eagerly, and be timed so."""
+    monkeypatch.setattr(cell_timing, "KEPT", {})
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)
+    monkeypatch.setattr(torch._dynamo.config, "accumulated_recompile_limit", 256)
+    compiled_calls = []
+
+    def backend() -> Callable[..., Any]:  # one per cell, as each cell's Cell.backend
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable[..., Any]:
+            def run(*args: Any) -> Any:
+                compiled_calls.append(1)
+                return gm.forward(*args)
+
+            return run
+
+        return compile_graph
+
+    class Shared(torch.nn.Module):
+        def __init__(self, scale: float) -> None:
+            super().__init__()
+            self.scale = scale
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * self.scale
+
+    for n in range(12):
+        model = torch.compile(Shared(float(n)), backend=backend())
+        cell_timing.KEPT[f"c{n}-s-compile"] = cell_timing.Kept(cell_timing.inference_call(model, (torch.ones(4),)))
+    torch._dynamo.reset()  # as the next cell's start does
+    cell_timing.warm_kept()
+    compiled_calls.clear()
+    for kept in cell_timing.KEPT.values():
+        kept.call()
+    assert len(compiled_calls) == 12
+    torch._dynamo.reset()
