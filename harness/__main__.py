@@ -127,7 +127,12 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         action="store_true",
         help="pass cells that err, crash or time out on some attempts only (wrong numbers always fail)",
     )
-    gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
+    gate.add_argument(
+        "--rerun",
+        type=int,
+        default=2,
+        help="re-run each regression N times, and time each slower cell again (0: neither), before it counts",
+    )
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
     limits = (
@@ -164,7 +169,8 @@ def gate(args: argparse.Namespace) -> int:
     """``gate``, its regressions re-run here (harness/cli/rerun.py) with the matrix named."""
     from harness.cli.rerun import Rerun
 
-    return commands.gate(args, Rerun(args.matrix, args.rerun, args.current), Registries())
+    rerun = Rerun(args.matrix, args.rerun, args.current)
+    return commands.gate(args, rerun, Registries(), rerun.retime)
 
 
 def write_repro_scripts(args: argparse.Namespace) -> int:

@@ -13,7 +13,7 @@ from tabulate import tabulate
 
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import Status
+from harness.spec import Status, Timing
 from harness.timing import slower
 
 MIN_TIME_US = 1.0  # a device time change below this is under CUDA events' resolution
@@ -39,6 +39,8 @@ class Slowdown:
     before: str
     after: str
     change: float
+    retimed: str | None = None  # its time when the gate timed it again here (harness/cli/rerun.py)
+    excused: bool = False  # ... no longer slower then: shown, not failing
 
 
 def slowdowns(baseline: Results, current: Results, limits: Limits) -> list[Slowdown]:
@@ -58,12 +60,20 @@ def slowdowns(baseline: Results, current: Results, limits: Limits) -> list[Slowd
 
 def _time(before: Record, after: Record, limit: float) -> list[Slowdown]:
     was, now = before.timing, after.timing
-    if was is None or now is None:
+    change = time_change(was, now, limit) if was is not None and now is not None else None
+    if change is None:
         return []
+    assert was is not None and now is not None
+    return [Slowdown(before.id, "time", was.text, now.text, change)]
+
+
+def time_change(was: Timing, now: Timing, limit: float) -> float | None:
+    """How much slower ``now`` is than ``was`` when that fails the gate: past ``limit``, past both dispersions and
+    past ``MIN_TIME_US``; else None."""
     change = slower(now, was, limit)
     if change is None or (now.median_us or 0.0) - (was.median_us or 0.0) < MIN_TIME_US:
-        return []
-    return [Slowdown(before.id, "time", was.text, now.text, change)]
+        return None
+    return change
 
 
 def _more(before: Record, after: Record, name: str, limit: float, floor: float, shown: str) -> list[Slowdown]:
@@ -74,14 +84,29 @@ def _more(before: Record, after: Record, name: str, limit: float, floor: float, 
     return [Slowdown(before.id, what, shown.format(was), shown.format(now), now / was - 1)]
 
 
+def failing(found: list[Slowdown]) -> list[Slowdown]:
+    """The slower cells that fail the gate: all but those a re-timing here excused."""
+    return [s for s in found if not s.excused]
+
+
 def render(found: list[Slowdown], limits: Limits) -> list[str]:
-    """The gate's section of slower cells (none: no section)."""
-    if not found:
-        return []
-    table = [[s.id, s.what, s.before, s.after, f"+{100 * s.change:.1f}%"] for s in found]
-    heading = (
-        f"## Slower (time +{100 * limits.time:g}% beyond both dispersions, compile time +{100 * limits.compile:g}%, "
-        f"GPU memory +{100 * limits.memory:g}%) — fails the gate"
-    )
-    headers = ["cell", "what", "baseline", "current", "change"]
-    return [heading, "", tabulate(table, headers=headers, tablefmt="github"), ""]
+    """The gate's sections of slower cells: those failing it, then those a re-timing here excused (none: no
+    section)."""
+    out = []
+    limit = f"time +{100 * limits.time:g}% beyond both dispersions, compile time +{100 * limits.compile:g}%, "
+    limit += f"GPU memory +{100 * limits.memory:g}%"
+    for excused, heading in ((False, f"Slower ({limit}) — fails the gate"), (True, EXCUSED)):
+        rows = [s for s in found if s.excused == excused]
+        if not rows:
+            continue
+        retimed = any(s.retimed for s in rows)
+        table = [
+            [s.id, s.what, s.before, s.after, f"+{100 * s.change:.1f}%"] + ([s.retimed or "—"] if retimed else [])
+            for s in rows
+        ]
+        headers = ["cell", "what", "baseline", "current", "change"] + (["re-timed here"] if retimed else [])
+        out += [f"## {heading}", "", tabulate(table, headers=headers, tablefmt="github"), ""]
+    return out
+
+
+EXCUSED = "Slower in the run, not when timed again here (a run of its own: noise) — does not fail"

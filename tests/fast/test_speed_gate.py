@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import rerun
+from harness.execution.machine import versions
+from harness.records.record import Record
+from harness.report.speedgate import EXCUSED
 from harness.spec import Measurements, Timing, TimingState
 from tests.conftest import make_record
 from tests.fast.test_gate import results_file, run_gate
@@ -18,7 +22,7 @@ def timed(median: float, dispersion: float) -> Timing:
     return Timing(TimingState.TIMED, median_us=median, iqr_us=median * dispersion, dispersion=dispersion, samples=30)
 
 
-def run(path: Path, medians: dict[str, float], dispersion: float = 0.01, **measured) -> Path:
+def run(path: Path, medians: dict[str, float], dispersion: float = 0.01, env: dict | None = None, **measured) -> Path:
     """A results file of ``CELLS``, all passing, each with its median (µs) and ``measured`` measurements."""
     cells = [
         make_record(
@@ -29,7 +33,7 @@ def run(path: Path, medians: dict[str, float], dispersion: float = 0.01, **measu
         )
         for cell in CELLS
     ]
-    return results_file(path, cells)
+    return results_file(path, cells, **(env or {}))
 
 
 BASE = {"add-triton_op-eager": 40.0, "add-custom_op-compile": 130.0, "sin-raw_jit-aoti_strict": 1000.0}
@@ -97,3 +101,29 @@ def test_a_bad_limit_is_a_usage_error(tmp_path: Path):
     baseline = run(tmp_path / "old.json", BASE)
     code, text = gate(tmp_path, baseline, baseline, "--max-slowdown", "-1")
     assert code == 2 and "expected a fraction such as 0.05, got '-1'" in text
+
+
+def test_a_slower_cell_timed_again_here_is_excused_when_it_is_fast_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    here = {"device": "cpu", "torch": versions()["torch"], "triton": versions()["triton"]}  # measured here
+    baseline = run(tmp_path / "old.json", BASE, env=here)
+    slow = {**BASE, "add-triton_op-eager": 44.0, "sin-raw_jit-aoti_strict": 1100.0}
+    current = run(tmp_path / "new.json", slow, env=here)
+    retimed = {"add-triton_op-eager": 40.2, "sin-raw_jit-aoti_strict": 1102.0}  # the first was noise
+    timed_again: list[list[str]] = []
+
+    def run_cells(cells: list[str], results: object, matrix: str) -> dict[str, Record]:
+        timed_again.append(cells)
+        made = {cell: make_record(*cell.split("-"), status="pass", timing=timed(retimed[cell], 0.01)) for cell in cells}
+        return {cell: Record.from_dict(record) for cell, record in made.items()}
+
+    monkeypatch.setattr(rerun, "_run_cells", run_cells)
+    code, text = gate(tmp_path, baseline, current)
+    assert code == 1 and timed_again == [["add-triton_op-eager", "sin-raw_jit-aoti_strict"]]
+    failing, excused = text.split(EXCUSED)
+    assert "| sin-raw_jit-aoti_strict | time   | 1000 µs ±1.0% | 1100 µs ±1.0% | +10.0%   | 1102 µs ±1.0%" in failing
+    assert "| add-triton_op-eager | time   | 40 µs ±1.0% | 44 µs ±1.0% | +10.0%   | 40.2 µs ±1.0%" in excused
+    assert "add-triton_op-eager" not in failing and "1 slower" in text
+    code, text = gate(tmp_path, baseline, current, "--rerun", "0")  # not timed again: both fail
+    assert code == 1 and EXCUSED not in text and "2 slower" in text and len(timed_again) == 1
