@@ -63,8 +63,10 @@ def run_cell(
     fresh_autotune()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
+    held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+        held = torch.cuda.memory_allocated()
     torch.manual_seed(0)
     try:
         run_path(cell, spec, cache)
@@ -80,7 +82,7 @@ def run_cell(
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)
     cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
-    for name, value in memory(device).items():
+    for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
     breaks = torch._dynamo.utils.counters["graph_break"]
     if breaks:
@@ -262,14 +264,14 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def memory(device: str) -> dict[str, float]:
-    """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB):
-    a series over a worker's cells shows growth from cell to cell."""
+def memory(device: str, held: int = 0) -> dict[str, float]:
+    """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB) above
+    the ``held`` bytes allocated before it: a series over a worker's cells shows growth from cell to cell."""
     with open("/proc/self/statm") as statm:
         rss_pages = int(statm.read().split()[1])
     rss = rss_pages * resource.getpagesize() / 2**20
     peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # the kernel updates maxrss lazily
     usage = {"rss_mb": round(rss, 1), "peak_rss_mb": round(peak, 1)}
     if device == "cuda" and torch.cuda.is_available():
-        usage["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+        usage["gpu_peak_mb"] = round((torch.cuda.max_memory_allocated() - held) / 2**20, 1)
     return usage

@@ -121,12 +121,15 @@ KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 
 
 def inference_call(model: Callable[..., Any], inputs: Inputs) -> Callable[[], object]:
-    """One call of ``model`` without grad on a copy of ``inputs`` made once (no copy inside the timed call)."""
-    own = copy_inputs(inputs)
+    """One call of ``model`` without grad on a copy of ``inputs`` (which the path copies before each call of its
+    own: they stay as made), the copy made at the first call, not while the cell runs, and then reused (no copy
+    inside a timed call)."""
+    own: list[Inputs] = []
 
     def call() -> object:
+        own[:] = own or [copy_inputs(inputs)]
         with torch.no_grad():
-            return model(*own)
+            return model(*own[0])
 
     return call
 

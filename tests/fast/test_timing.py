@@ -131,7 +131,8 @@ def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fak
     torch.testing.assert_close(kept["sin-control-eager"].call(), torch.sin(x))  # its inputs: the cell's
     assert kept["sin-control-eager"].bytes_moved == 2 * 3001 * 4  # the case's bytes_moved
     assert kept["sin-control-train_eager"].bytes_moved is None
-    cell_timing.warm_kept()  # the compiled module again after later cells reset Dynamo
+    with torch._dynamo.config.patch(recompile_limit=8, accumulated_recompile_limit=256):  # lifted in there
+        cell_timing.warm_kept()  # the compiled module again after later cells reset Dynamo
     assert {cell: one.failed for cell, one in kept.items()} == dict.fromkeys(kept)
     timings, gbps = cell_timing.time_kept([*kept, "sin-control-dynamic"], "cuda")
     samples = cell_timing.SAMPLES
@@ -261,8 +262,6 @@ def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm
     """A case's own module class is one ``forward`` for all its compiled cells: past Dynamo's recompile limit (8)
     the rest would run eagerly, and be timed so."""
     monkeypatch.setattr(cell_timing, "KEPT", {})
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 8)
-    monkeypatch.setattr(torch._dynamo.config, "accumulated_recompile_limit", 256)
     compiled_calls = []
 
     def backend() -> Callable[..., Any]:  # one per cell, as each cell's Cell.backend
@@ -287,9 +286,10 @@ def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm
         model = torch.compile(Shared(float(n)), backend=backend())
         cell_timing.KEPT[f"c{n}-s-compile"] = cell_timing.Kept(cell_timing.inference_call(model, (torch.ones(4),)))
     torch._dynamo.reset()  # as the next cell's start does
-    cell_timing.warm_kept()
-    compiled_calls.clear()
-    for kept in cell_timing.KEPT.values():
-        kept.call()
+    with torch._dynamo.config.patch(recompile_limit=8, accumulated_recompile_limit=256):  # the defaults
+        cell_timing.warm_kept()
+        compiled_calls.clear()
+        for kept in cell_timing.KEPT.values():
+            kept.call()
     assert len(compiled_calls) == 12
     torch._dynamo.reset()
