@@ -5,6 +5,7 @@ On CPU with fake timers: the GPU's numbers come from bench/gpu/speed.sh."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import random
 import threading
 import time
@@ -19,12 +20,15 @@ import torch
 from harness.case import load_case
 from harness.cell import timing as cell_timing
 from harness.cell.runner import run_cell
+from harness.plugin import options
 from harness.plugin import timing as phase
+from harness.plugin.processes import CellProcesses
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
-from harness.spec import Timing, TimingState
+from harness.spec import CellSpec, Outcome, Timing, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import cell_spec
+from tests.fakes import FakeCells, fake_config
 
 
 class FakeTimer:
@@ -293,3 +297,23 @@ def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm
             kept.call()
     assert len(compiled_calls) == 12
     torch._dynamo.reset()
+
+
+def test_no_timing_keeps_nothing_and_says_so(fake_timer: FakeTimer, tmp_path: Path):
+    spec = dataclasses.replace(cell_spec("sin", "control", path="eager"), timed=False)
+    outcome = run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, device="cpu")
+    assert outcome.status == "pass" and outcome.timing == Timing.not_timed("the run was given --no-timing")
+    assert cell_timing.KEPT == {}
+
+
+def test_the_no_timing_option_reaches_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    specs: list[CellSpec] = []
+    cells = FakeCells()
+    monkeypatch.setattr(cells, "answer", lambda spec: specs.append(spec) or Outcome(status="pass"))
+    monkeypatch.setattr(CellProcesses, "make_process", cells)
+    spec = cell_spec("sin", "control", path="eager")
+    for timing in (True, False):
+        config = fake_config(tmp_path, (spec,))
+        config.stash[options.options_key] = dataclasses.replace(options.options(config), timing=timing)
+        CellProcesses(config).run(spec)
+    assert [one.timed for one in specs] == [True, False]
