@@ -259,7 +259,8 @@ class Timing:
         """``12.3 µs ±1.2%`` or ``not timed (why)``."""
         if not self.timed:
             return f"not timed ({self.reason or self.state})"
-        return f"{self.median_us:.4g} µs ±{100 * (self.dispersion or 0.0):.1f}%"
+        shown = f"{self.median_us:.1f}" if self.median_us < 100 else f"{self.median_us:.0f}"
+        return f"{shown} µs ±{100 * (self.dispersion or 0.0):.1f}%"
 
 
 @dataclass
