@@ -27,7 +27,7 @@ from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Timing, TimingState
 from harness.timing import slower, summarize
-from tests.conftest import cell_spec
+from tests.conftest import REPO, cell_spec, harness_main
 from tests.fakes import FakeCells, fake_config
 
 
@@ -317,3 +317,15 @@ def test_the_no_timing_option_reaches_every_cell(tmp_path: Path, monkeypatch: py
         config.stash[options.options_key] = dataclasses.replace(options.options(config), timing=timing)
         CellProcesses(config).run(spec)
     assert [one.timed for one in specs] == [True, False]
+
+
+def test_repro_timed_writes_a_timing_script_beside_each_named_cells_repro(tmp_path: Path):
+    results = REPO / "reports" / "results.json"
+    made = harness_main("repro", "add-triton_op-eager", "--results", str(results), "--out", str(tmp_path), "--timed")
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.glob("*.py")) == ["add-triton_op-eager.py", "add-triton_op-eager.timed.py"]
+    timed = (tmp_path / "add-triton_op-eager.timed.py").read_text()
+    compile(timed, "timed.py", "exec")
+    assert "SCRIPT = Path(__file__).with_name('add-triton_op-eager.py')" in timed
+    refused = harness_main("repro", "--results", str(results), "--out", str(tmp_path), "--timed")
+    assert refused.returncode == 2 and "name the cells to time" in refused.stderr

@@ -3,11 +3,15 @@ has run its last cell, one worker at a time, and the controller puts each timing
 
 import itertools
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
-from tests.conftest import matrix_text, run_harness
+from tests.conftest import REPO, matrix_text, run_harness
 
 CASES = ["tests.fixtures.good", "tests.fixtures.wrong"]
+RUN = "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__main__')"  # from the folder given as cwd
 
 
 def test_workers_time_one_at_a_time_after_every_cell_and_the_records_get_the_timings(tmp_path: Path):
@@ -38,3 +42,23 @@ def test_workers_time_one_at_a_time_after_every_cell_and_the_records_get_the_tim
         if "record" in entry:
             last[entry["record"]["id"]] = entry["record"]["timing"]["state"]
     assert set(last.values()) == {"timed"}
+
+
+def test_a_timed_repro_script_times_the_checked_artifact_on_its_own(tmp_path: Path):
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(matrix_text(["tests.fixtures.good"], ["control"], {"eager": ("cpu", 60)}))
+    assert run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q").returncode == 0
+    cell = "good-control-eager"
+    made = run_harness("repro", cell, "--results", str(out / "results.json"), "--matrix", str(matrix), "--timed")
+    assert made.returncode == 0, made.stderr
+    script = out / "repros" / f"{cell}.timed.py"
+    assert "import harness" not in script.read_text() and "from harness" not in script.read_text()  # torch only
+    ran = subprocess.run(  # from the repository: the fixture's case module imports
+        [sys.executable, "-c", RUN, str(script)], capture_output=True, text=True, timeout=300, cwd=REPO
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert re.fullmatch(
+        rf"{cell}: [\d.]+ µs ±[\d.]+% \(median of \d+ of 30 samples after 5 warm-ups, host clock: no CUDA device\), "
+        r"host [\d.]+ µs per call\n",
+        ran.stdout,
+    ), ran.stdout
