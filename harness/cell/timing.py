@@ -3,8 +3,8 @@ path keeps its artifact (the callable and inputs its check called: the model, th
 module, the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker
 runs, and holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all
 (``time_kept``). Each is called ``WARMUP`` times, then ``SAMPLES`` times with the L2 cache flushed before each call
-and CUDA events around it (device time), then ``SAMPLES`` times more with a host clock around each call and no
-wait for the GPU (host time)."""
+and CUDA events around it (device time), then ``SAMPLES`` times more with a host clock around each call, which does
+not wait for the GPU, the GPU waited for between calls (host time)."""
 
 from __future__ import annotations
 
@@ -199,8 +199,10 @@ def measure(kept: Kept, timer: DeviceTimer) -> Timing:
         first = timer.device_seconds(kept.call)
         count = max(MIN_SAMPLES, min(SAMPLES, int(SAMPLING_BUDGET_S / max(first, 1e-9))))
         device = [first, *(timer.device_seconds(kept.call) for _ in range(count - 1))]
-        host = [timer.host_seconds(kept.call) for _ in range(count)]
-        timer.synchronize()
+        host = []
+        for _ in range(count):  # each on an idle GPU: a full launch queue would block the host
+            host.append(timer.host_seconds(kept.call))
+            timer.synchronize()
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
     return summarize(device, host, kept.bytes_moved)
