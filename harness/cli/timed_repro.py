@@ -50,6 +50,8 @@ def measure(call):
         start = time.perf_counter()
         call()
         host.append(time.perf_counter() - start)
+        if flush is not None:  # the next call starts on an idle GPU
+            torch.cuda.synchronize()
     q1, _, q3 = quartiles(samples)
     kept = [s for s in samples if q1 - 1.5 * (q3 - q1) <= s <= q3 + 1.5 * (q3 - q1)]
     k1, median, k3 = quartiles(kept)
