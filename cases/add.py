@@ -43,6 +43,7 @@ CASE = Case(
     make_inputs=make_inputs,
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
     arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},

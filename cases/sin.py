@@ -41,6 +41,7 @@ CASE = Case(
     make_inputs=make_inputs,
     backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
     flops=lambda x: math.prod(x),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     arg_names=("x",),
     sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},

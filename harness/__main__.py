@@ -65,6 +65,9 @@ def parser() -> argparse.ArgumentParser:
     )
     which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
     which.add_argument("--results", default=None, help=RESULTS_HELP)
+    which.add_argument(
+        "--fastest", action="store_true", help="rank the styles that meet the goals by speed, per path of the goals"
+    )
     for axis in ("cases", "styles"):
         which.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     repro = subcommands.add_parser(
@@ -74,6 +77,9 @@ def parser() -> argparse.ArgumentParser:
     repro.add_argument("--results", default=None, help=RESULTS_HELP)
     repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
+    repro.add_argument(
+        "--timed", action="store_true", help="also CELL.timed.py: the script's checked artifact timed (issue 42)"
+    )
     gate_command(subcommands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions"))
     history = subcommands.add_parser("history", help="one chart of several runs (oldest first)")
     history.add_argument("results", nargs="+")
@@ -103,6 +109,17 @@ def last_run_results(key: str) -> str:
     )
 
 
+def fraction(text: str) -> float:
+    """A gate limit: a non-negative finite fraction (0.05: 5%)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.05, got {text!r}")
+    return value
+
+
 def gate_command(gate: argparse.ArgumentParser) -> None:
     gate.add_argument("--baseline", required=True)
     gate.add_argument("--current", default=None, help=RESULTS_HELP)
@@ -113,9 +130,21 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         action="store_true",
         help="pass cells that err, crash or time out on some attempts only (wrong numbers always fail)",
     )
-    gate.add_argument("--rerun", type=int, default=2, help="re-run each regression N times before it counts")
+    gate.add_argument(
+        "--rerun",
+        type=int,
+        default=2,
+        help="re-run each regression N times, and time each slower cell again (0: neither), before it counts",
+    )
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
+    limits = (
+        ("--max-slowdown", 0.05, "a passing cell's median time (beyond both runs' dispersions)"),
+        ("--max-compile-slowdown", 0.15, "its compile and export time"),
+        ("--max-memory-growth", 0.20, "its peak GPU memory"),
+    )
+    for flag, default, what in limits:
+        gate.add_argument(flag, type=fraction, default=default, help=f"fail when {what} grows more (default {default})")
 
 
 def select_cells(command: argparse.ArgumentParser) -> None:
@@ -143,7 +172,8 @@ def gate(args: argparse.Namespace) -> int:
     """``gate``, its regressions re-run here (harness/cli/rerun.py) with the matrix named."""
     from harness.cli.rerun import Rerun
 
-    return commands.gate(args, Rerun(args.matrix, args.rerun, args.current), Registries())
+    rerun = Rerun(args.matrix, args.rerun, args.current)
+    return commands.gate(args, rerun, Registries(), rerun.retime)
 
 
 def write_repro_scripts(args: argparse.Namespace) -> int:

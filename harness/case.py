@@ -69,6 +69,8 @@ class Case:
       only the launcher trains: ``torch.library`` registers no autograd for a mutating op, a build error.)
     - ``flops(*args)`` (optional): the op's flop count, given each tensor argument's shape (other arguments as they
       are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
+    - ``bytes_moved(*inputs)`` (optional): the bytes one forward call reads and writes, given its inputs; the
+      speed section then shows the achieved GB/s and its share of the GPU's copy bandwidth.
     - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
       never differentiated.
     - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
@@ -97,6 +99,7 @@ class Case:
     launch: Callable[..., Any] | None = None
     backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]] | None = None
     flops: Callable[..., int] | None = None
+    bytes_moved: Callable[..., int] | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
     configs: Sequence[Any] = ()
     key: Sequence[str] = ()

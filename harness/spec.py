@@ -160,6 +160,7 @@ class CellSpec:
     path: PathSpec
     tolerance: Tolerance
     attempt: int = 1  # a cell run again within the run (matrix.toml [run] reruns) is attempt 2, 3...
+    timed: bool = True  # a pass on a timed path keeps its artifact for the timing phase (False: run --no-timing)
 
     @property
     def cell_id(self) -> CellId:
@@ -220,6 +221,48 @@ class Measurements:
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
 
 
+class TimingState(enum.StrEnum):
+    """Where a cell's timing stands."""
+
+    TIMED = "timed"  # measured in the run's timing phase
+    PENDING = "pending"  # passed on a timed path: its cell process keeps the artifact for the timing phase
+    NOT_TIMED = "not_timed"  # ``reason`` says why
+
+
+@dataclass(frozen=True)
+class Timing:
+    """How fast a cell's artifact ran (the callable and inputs its check called), timed once no cell ran on the
+    GPU: device microseconds per call (median and IQR of the ``samples`` kept, ``outliers`` left out), the
+    dispersion (IQR / median), the host microseconds per call (median, timed apart from the device's), the bytes
+    the case declares the call moves; or the ``reason`` it was not timed."""
+
+    state: TimingState
+    reason: str | None = field(default=None, metadata=OMIT)
+    median_us: float | None = field(default=None, metadata=OMIT)
+    iqr_us: float | None = field(default=None, metadata=OMIT)
+    dispersion: float | None = field(default=None, metadata=OMIT)
+    samples: int = field(default=0, metadata=OMIT)
+    outliers: int = field(default=0, metadata=OMIT)
+    host_us: float | None = field(default=None, metadata=OMIT)
+    bytes_moved: int | None = field(default=None, metadata=OMIT)
+
+    @classmethod
+    def not_timed(cls, reason: str) -> Timing:
+        return cls(TimingState.NOT_TIMED, reason=reason)
+
+    @property
+    def timed(self) -> bool:
+        return self.state is TimingState.TIMED and self.median_us is not None
+
+    @property
+    def text(self) -> str:
+        """``12.3 µs ±1.2%`` or ``not timed (why)``."""
+        if not self.timed:
+            return f"not timed ({self.reason or self.state})"
+        shown = f"{self.median_us:.1f}" if self.median_us < 100 else f"{self.median_us:.0f}"
+        return f"{shown} µs ±{100 * (self.dispersion or 0.0):.1f}%"
+
+
 @dataclass
 class Outcome:
     """What running a cell gave: its status, the failure if any, what the path saw (``capture``) and measured,
@@ -237,6 +280,7 @@ class Outcome:
     measurements: Measurements = field(default_factory=Measurements)
     seconds: float = 0.0
     outcomes: list[str] | None = None
+    timing: Timing | None = None  # how fast its artifact ran (a pass on a timed path), or why it was not timed
 
     @property
     def failed(self) -> bool:

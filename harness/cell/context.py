@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from harness.case import Case, Inputs, copy_inputs
+from harness.cell.timing import bytes_moved, inference_call
 from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
@@ -45,6 +46,10 @@ class Cell:
     example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
     share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
     locations: RunLocations = field(default_factory=RunLocations)  # the run's standalone server and packages
+    # the artifact its check called, as one call (and the bytes the case says that call moves): what a pass on a
+    # timed path keeps for the run's timing phase (harness/cell/timing.py)
+    timed_call: Callable[[], object] | None = None
+    bytes_moved: int | None = None
 
     @property
     def case_style(self) -> str:
@@ -87,6 +92,12 @@ class Cell:
         """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
         with torch.no_grad():
             return self.reference_model()(*copy_inputs(inputs))
+
+    def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
+        """The first artifact the path checks, on the inputs it checked it with, is the one timed."""
+        if self.timed_call is None:
+            self.timed_call = inference_call(model, inputs)
+            self.bytes_moved = bytes_moved(self.case, inputs)
 
     def synchronize(self) -> None:
         """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""

@@ -14,12 +14,13 @@ import torch
 from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
+from harness.cell.timing import TIMED_PATHS, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
 from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status
+from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
@@ -62,8 +63,10 @@ def run_cell(
     fresh_autotune()
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
+    held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+        held = torch.cuda.memory_allocated()
     torch.manual_seed(0)
     try:
         run_path(cell, spec, cache)
@@ -79,7 +82,7 @@ def run_cell(
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)
     cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
-    for name, value in memory(device).items():
+    for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
     breaks = torch._dynamo.utils.counters["graph_break"]
     if breaks:
@@ -87,6 +90,12 @@ def run_cell(
         cell.saw(graph_breaks=sum(breaks.values()), graph_break_reasons=tuple(reasons))
     outcome = outcome or judged(cell, mismatch)
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
+    if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
+        outcome.timing = (
+            keep(spec.id, spec.path.id, device, cell.timed_call, cell.bytes_moved)
+            if spec.timed
+            else Timing.not_timed("the run was given --no-timing")
+        )
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
 
@@ -255,14 +264,14 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def memory(device: str) -> dict[str, float]:
-    """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB):
-    a series over a worker's cells shows growth from cell to cell."""
+def memory(device: str, held: int = 0) -> dict[str, float]:
+    """The cell process's resident memory now and at its peak so far, and the cell's peak GPU memory (MiB) above
+    the ``held`` bytes allocated before it: a series over a worker's cells shows growth from cell to cell."""
     with open("/proc/self/statm") as statm:
         rss_pages = int(statm.read().split()[1])
     rss = rss_pages * resource.getpagesize() / 2**20
     peak = max(rss, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)  # the kernel updates maxrss lazily
     usage = {"rss_mb": round(rss, 1), "peak_rss_mb": round(peak, 1)}
     if device == "cuda" and torch.cuda.is_available():
-        usage["gpu_peak_mb"] = round(torch.cuda.max_memory_allocated() / 2**20, 1)
+        usage["gpu_peak_mb"] = round((torch.cuda.max_memory_allocated() - held) / 2**20, 1)
     return usage

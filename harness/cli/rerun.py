@@ -1,6 +1,7 @@
 """The gate's re-runs: regressed cells run again on this machine (when it is the one that measured them), and
 what the re-runs saw applied to the diff. A re-run that passes makes a regression flaky; one that gives wrong
-numbers makes it wrong, which no re-run excuses."""
+numbers makes it wrong, which no re-run excuses. A cell found slower is timed again the same way, in a run of its
+own; no longer slower then, it is excused."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from pathlib import Path
 from harness.execution.machine import versions
 from harness.records.environment import interpreted
 from harness.records.files import read_results
+from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.gate import Change
+from harness.report.speedgate import Limits, Slowdown, time_change
 from harness.spec import Status, triton_interpreted
 
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
@@ -55,6 +58,29 @@ class Rerun:
 
     def __call__(self, changes: list[Change], current: Results) -> list[Change]:
         return rerun_regressions(changes, current, self)
+
+    def retime(self, found: list[Slowdown], baseline: Results, current: Results, limits: Limits) -> list[Slowdown]:
+        return retime_slowdowns(found, baseline, current, self, limits)
+
+
+def retime_slowdowns(
+    found: list[Slowdown], baseline: Results, current: Results, how: Rerun, limits: Limits
+) -> list[Slowdown]:
+    """Each cell found slower in time timed again here, once, in a run of its own (fresh cell processes, the GPU
+    to that run alone): one no longer slower than the baseline past ``limits`` is excused (shown, not failing).
+    Not when re-runs are off (``--rerun 0``) or ``current`` was measured on another machine."""
+    cells = [s.id for s in found if s.what == "time"]
+    if not cells or how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
+        return found
+    again, before = _run_cells(cells, current, how.matrix), baseline.by_id()
+    out = []
+    for slow in found:
+        timing, was = (again[slow.id].timing if slow.id in again else None), before[slow.id].timing
+        if slow.what == "time" and timing is not None and timing.timed and was is not None:
+            excused = time_change(was, timing, limits.time) is None
+            slow = dataclasses.replace(slow, retimed=timing.text, excused=excused)
+        out.append(slow)
+    return out
 
 
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
@@ -97,6 +123,12 @@ def apply_reruns(changes: list[Change], seen: dict[str, list[Status]]) -> list[C
 def _run_once(cells: list[str], current: Results, matrix: str) -> dict[str, Status]:
     """One ``python -m harness run`` of ``cells``: each one's status (none where the re-run's own stamp is not the
     current run's)."""
+    return {cell: record.status for cell, record in _run_cells(cells, current, matrix).items()}
+
+
+def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Record]:
+    """One ``python -m harness run`` of ``cells`` (no repro script run): each one's record (none where the run's
+    own stamp is not the current run's)."""
     with tempfile.TemporaryDirectory() as out:
         subprocess.run(
             [
@@ -119,4 +151,4 @@ def _run_once(cells: list[str], current: Results, matrix: str) -> dict[str, Stat
         rerun = read_results(file) if file.exists() else None
         if rerun is None or stamp_differs(current.environment, rerun.environment):
             return {}  # measured nothing, or something else than the current run measured
-        return {cell.id: cell.status for cell in rerun.cells}
+        return {cell.id: cell for cell in rerun.cells}

@@ -12,6 +12,7 @@ import subprocess
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from harness.execution import tempdirs, zygote
 from harness.spec import CellSpec, Outcome, Status
@@ -94,6 +95,21 @@ class CellProcess:
             reply.measurements.replaced_above_rss_mb = self.max_rss_mb
             self.stop()  # memory stays bounded however many cells a worker runs
         return reply
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+        """The running child's answer to a timing request (harness/execution/child.py ``answer_timing``); None when
+        there is no child, or it does not answer within ``timeout`` seconds (it is then stopped)."""
+        if self.conn is None:
+            return None
+        try:
+            self.conn.send(request)
+            if self.conn.poll(timeout):
+                reply = self.conn.recv()
+                return None if isinstance(reply, tuple) and reply[:1] == ("exit",) else reply
+        except (EOFError, OSError):
+            pass
+        self.stop()
+        return None
 
     def _start(self) -> None:
         if self.conn is not None:

@@ -8,16 +8,19 @@ import itertools
 import os
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
 
 from harness.case import Case, load_case
 from harness.cell.runner import device_name, run_cell
+from harness.cell.timing import time_kept, warm_kept
 from harness.kernel.styles import Wrapped
 from harness.spec import CellSpec, RunLocations
 
 
 def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations) -> None:
-    """Send this process's device name, then answer each spec with its outcome until the connection closes;
-    ``locations``: what the run's cells share (the zygote's standalone server and package folder)."""
+    """Send this process's device name, then answer each spec with its outcome until the connection closes, and
+    the timing phase's requests (``answer_timing``); ``locations``: what the run's cells share (the zygote's
+    standalone server and package folder)."""
     log = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     os.dup2(log, 1)
     os.dup2(log, 2)
@@ -27,9 +30,12 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
     conn.send(device_name())
     for nth in itertools.count(1):
         try:
-            spec: CellSpec = conn.recv()
+            spec: CellSpec | tuple[str, ...] = conn.recv()
         except EOFError:
             return
+        if isinstance(spec, tuple):
+            conn.send(answer_timing(spec))
+            continue
         key = (spec.module, spec.case)
         if key not in cases:
             cases[key] = load_case(*key)
@@ -39,3 +45,12 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
         measured = outcome.measurements
         measured.pid, measured.nth, measured.gpu = os.getpid(), nth, os.environ.get("CUDA_VISIBLE_DEVICES")
         conn.send(outcome)
+
+
+def answer_timing(request: tuple[Any, ...]) -> Any:
+    """``("warm",)``: each kept artifact called once; ``("time", ids)``: their timings and the GPU's copy
+    bandwidth (harness/cell/timing.py)."""
+    if request[0] == "warm":
+        warm_kept()
+        return "warm"
+    return time_kept(list(request[1]), "cuda")

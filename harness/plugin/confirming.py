@@ -18,6 +18,8 @@ import pytest
 from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
+from harness.plugin.processes import processes_key
+from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
 from harness.records.results import Results
@@ -57,8 +59,16 @@ class Confirmer:
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config) // EARLY_SHARE))
-        future = self.pool.submit(self.scripts.run, script, self.limit(record.path))
+        future = self.pool.submit(self._run_early, script, self.limit(record.path))
         self.early[signature] = (record.id, future)
+
+    def _run_early(self, script: Path, limit: float) -> ScriptRun:
+        """An early script runs holding the run's GPU lock shared: no timing (harness/plugin/timing.py) meanwhile."""
+        folder = self.config.stash[processes_key].timing_folder
+        if folder is None:
+            return self.scripts.run(script, limit)
+        with FileCoordination(folder, 1).shared():
+            return self.scripts.run(script, limit)
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""

@@ -65,6 +65,11 @@ def declare(add: Callable[..., Any]) -> None:
         help="write the repro scripts but do not run them (every failure is then shown unconfirmed)",
     )
     add(
+        "--no-timing",
+        action="store_true",
+        help="do not time the passing cells' artifacts after the last cell (the run's timing phase)",
+    )
+    add(
         "--progress",
         default=None,
         metavar="SECONDS",
@@ -99,6 +104,7 @@ class Options:
     reuse: Path | None
     interpret: bool = False
     confirm: bool = True
+    timing: bool = True  # the run's timing phase (harness/plugin/timing.py)
     progress: float | None = None  # seconds between progress lines (None: the default for the terminal)
 
     @property
@@ -130,6 +136,7 @@ def options(config: pytest.Config) -> Options:
             reuse=Path(option("reuse")) if option("reuse") else None,
             interpret=option("interpret"),
             confirm=not option("no_confirm"),
+            timing=not option("no_timing"),
             progress=None if option("progress") is None else parse_amount(option("progress"), "--progress", "seconds"),
         )
     return config.stash[options_key]

@@ -7,18 +7,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pytest
 
 from harness.execution.cellprocess import CellProcess
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.spec import CellSpec, Outcome, Rerun, Status
+from harness.plugin.timing import FileCoordination, TimedProcess, timing_phase
+from harness.records.schema import to_json
+from harness.spec import CellSpec, Outcome, Rerun, Status, Timing, TimingState
+
+TIMING_INPUT = "harness_timing_dir"  # xdist workerinput: the folder of the run's timing phase (its barrier, lock)
+TIMING_OUTPUT = "harness_timing"  # xdist workeroutput: the worker's timings and the GPU's copy bandwidth
 
 processes_key = pytest.StashKey["CellProcesses"]()
 
@@ -50,6 +56,10 @@ class CellProcesses:
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
         self.process: CellRunner | None = None
+        self.timing_folder: Path | None = None  # the controller's: its barrier and GPU lock (harness/plugin/timing.py)
+        self.pending: dict[str, int | None] = {}  # cell id -> pid of the cell process keeping its artifact
+        self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
+        self.copy_gbps: float | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -60,6 +70,7 @@ class CellProcesses:
 
         if self.workerinput or self.config.option.collectonly:
             return
+        self.timing_folder = tempdirs.make("harness-timing-")
         if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return
         tempdirs.remove_dead()  # the folders of runs killed before they could remove their own
@@ -75,10 +86,32 @@ class CellProcesses:
         if self.zygote is not None:
             process, address = self.zygote
             node.workerinput.update(harness_zygote=address, harness_zygote_pid=process.pid)
+        if self.timing_folder is not None:
+            node.workerinput[TIMING_INPUT] = str(self.timing_folder)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Any:
+        """After this process's last cell: the timing phase (harness/plugin/timing.py); a worker sends its
+        timings to the controller with its output."""
+        result = yield
+        folder = self.workerinput.get(TIMING_INPUT) or self.timing_folder
+        # xdist's controller runs no cell: its workers do, and each times its own
+        controller = not self.workerinput and getattr(self.config.option, "dist", "no") != "no"
+        if folder is not None and not controller and not session.shouldfail and not session.shouldstop:
+            coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
+            process = cast(TimedProcess | None, self.process)
+            self.timings, self.copy_gbps = timing_phase(self.pending, process, coordination, self.worker)
+        if self.workerinput:
+            timings = {cell: to_json(timing) for cell, timing in self.timings.items()}
+            output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
+            output[TIMING_OUTPUT] = {"timings": timings, "copy_gbps": self.copy_gbps}
+        return result
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.process is not None:
             self.process.close()
+        if self.timing_folder is not None:
+            shutil.rmtree(self.timing_folder, ignore_errors=True)
         if self.zygote is not None:
             from harness.execution import tempdirs, zygote
 
@@ -90,7 +123,12 @@ class CellProcesses:
         """Run the cell; when it ends ``wrong``, or with a status unlike the baseline's, run it ``reruns``
         more times and keep every attempt's status in attempt order (the first is the record's;
         ``measurements.ended`` is the last attempt's end)."""
-        outcome = self._run_in(self._cell_process(), spec)
+        if not self.options.timing:
+            spec = dataclasses.replace(spec, timed=False)
+        process = self._cell_process()
+        outcome = self._run_in(process, spec)
+        if outcome.timing is not None and outcome.timing.state is TimingState.PENDING:
+            self.pending[spec.id] = getattr(process, "pid", None)  # lost once that process is replaced
         outcome.measurements.worker = self.worker  # the pytest process's lane on the run's timeline
         plan = inputs(self.config).plan
         if not suspect(outcome.status, plan.baseline.get(spec.id)) or not plan.reruns:

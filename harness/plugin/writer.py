@@ -20,13 +20,15 @@ from harness.plugin.collect import CellItem, device_of, record_of
 from harness.plugin.confirming import Confirmer
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.plugin.processes import cell_environment
+from harness.plugin.processes import TIMING_OUTPUT, cell_environment, processes_key
 from harness.plugin.reportdir import ReportDir, report_dir
 from harness.records.environment import environment
 from harness.records.log import LOG_NAME, RecordLog, assemble
 from harness.records.record import Record
 from harness.records.results import Results, ordered, write_results
+from harness.records.schema import from_json
 from harness.records.upgrade import path_entries
+from harness.spec import Timing, TimingState
 
 
 def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]:
@@ -112,6 +114,8 @@ class RecordsWriter:
         self.finished = False
         self.results: Results | None = None  # the run's, once written at its end
         self.confirmer = Confirmer(config)
+        self.copy_gbps: list[float] = []  # each timed worker's measure of the GPU's copy bandwidth
+        self.last_cell: float | None = None  # when the last cell's record arrived
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         to_run = {item.name for item in session.items if isinstance(item, CellItem)}
@@ -134,6 +138,40 @@ class RecordsWriter:
             self.records[record.id] = record
             self._write(lambda: self.log.append(record))
             self.confirmer.submit(record, self.env)
+            self.last_cell = time.perf_counter()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """xdist: a worker is done; its timings (harness/plugin/timing.py) replace its cells' pending ones."""
+        sent = getattr(node, "workeroutput", {}).get(TIMING_OUTPUT) or {}
+        timings = sent.get("timings") or {}
+        self._timed({cell: from_json(Timing, value, "worker output", cell) for cell, value in timings.items()})
+        if sent.get("copy_gbps"):
+            self.copy_gbps.append(sent["copy_gbps"])
+
+    def _timed(self, timings: dict[str, Timing]) -> None:
+        """Each record of ``timings``' cells again, with its timing, in the log."""
+        for cell, timing in timings.items():
+            if cell in self.records and self.log.stream is not None:
+                record = self.records[cell] = self.records[cell].replace(timing=timing)
+                self._write(lambda record=record: self.log.append(record))
+
+    def _end_timing(self) -> dict[str, Any]:
+        """This process's own timings (a run without workers), the pending ones no worker timed marked so, and
+        the end line's timing summary."""
+        own = self.config.stash[processes_key]
+        self._timed(own.timings)
+        if own.copy_gbps:
+            self.copy_gbps.append(own.copy_gbps)
+        lost = Timing.not_timed("its worker sent no timing (the worker was lost, or the run was interrupted)")
+        pending = [r.id for r in self.records.values() if r.timing and r.timing.state is TimingState.PENDING]
+        self._timed(dict.fromkeys(pending, lost))
+        summary: dict[str, Any] = {}
+        if self.copy_gbps:
+            summary["copy_gbps"] = sorted(self.copy_gbps)[len(self.copy_gbps) // 2]
+        if self.last_cell is not None and any(r.timing and r.timing.timed for r in self.records.values()):
+            summary["timing_seconds"] = round(time.perf_counter() - self.last_cell, 1)
+        return summary
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """The run stops (Ctrl-C, SIGTERM, a failed write): no repro script runs on."""
@@ -177,6 +215,7 @@ class RecordsWriter:
                 self.env = {**run_environment(self.config, None), "expected_cells": self.expected}
                 self.records = dict(self.inputs.kept)
                 self.log.start(self.env, list(self.records.values()))
+            timing = self._end_timing()
             results = assemble(self.env, self.records, {}, from_log=False)
             file = self.options.report_dir / "repros"
             scripts = write_repros(results, self.inputs.matrix.tolerances, file, leaders=self.confirmer.leaders())
@@ -186,7 +225,7 @@ class RecordsWriter:
                 self.log.append(record)
             if self.confirmer.interrupted is not None:  # while the scripts ran: the session exits 130
                 self.config.hook.pytest_keyboard_interrupt(excinfo=self.confirmer.interrupted)
-            end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True}
+            end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True, **timing}
             self.log.end(end)
             results = assemble(self.env, self.records, end, from_log=False)
             file = self.options.results_file

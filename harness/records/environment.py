@@ -111,6 +111,8 @@ class RunEnvironment:
     expected_cells: tuple[str, ...] | None = None
     complete: bool | None = None
     wall_seconds: float | None = None
+    timing_seconds: float | None = None  # the run's timing phase, from the last cell's end to its last timing
+    copy_gbps: float | None = None  # the GPU's copy bandwidth, measured in the timing phase (GB/s)
     memory: dict[str, MemoryEntry] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

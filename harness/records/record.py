@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.records.schema import from_json_keeping_extra, to_json
 from harness.records.upgrade import from_diagnostics
-from harness.spec import FAILURES, OMIT, Capture, CellId, CellSpec, Measurements, Outcome, Stage, Status
+from harness.spec import FAILURES, OMIT, Capture, CellId, CellSpec, Measurements, Outcome, Stage, Status, Timing
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,8 @@ class Record:
     reused_from: dict[str, Any] | None = field(default=None, metadata=OMIT)
     # its repro script's run: script, reproduced, line (non-pass cells)
     confirmation: dict[str, Any] | None = field(default=None, metadata=OMIT)
+    # how fast its artifact ran, or why it was not timed (a pass on a timed path); older files have none
+    timing: Timing | None = field(default=None, metadata=OMIT)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -62,6 +64,7 @@ class Record:
             traceback=outcome.traceback,
             cuda_fault=outcome.cuda_fault,
             outcomes=tuple(Status(o) for o in outcome.outcomes) if outcome.outcomes is not None else None,
+            timing=outcome.timing,
         )
 
     @classmethod

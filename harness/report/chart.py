@@ -16,7 +16,7 @@ from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report import goals as chart_goals
-from harness.report import tables, which
+from harness.report import speed, tables, which
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
 from harness.report.marks import (
@@ -182,6 +182,10 @@ def _notes(chart: Chart) -> list[str]:
 
 
 # The chart, top to bottom: each section a function of the chart's view.
+def _speed(chart: Chart) -> list[str]:
+    return speed.section([cell for cell in chart.results.cells if cell.case in chart.cases], chart.env)
+
+
 def _suspects(chart: Chart) -> list[str]:
     return confirmed_section(chart.results.cells)
 
@@ -196,6 +200,7 @@ SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
     _contradictions,
     tables.summary_section,
     tables.differ_section,
+    _speed,
     _notes,
 )
 

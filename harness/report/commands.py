@@ -13,6 +13,7 @@ from harness.errors import EXIT_INCOMPLETE, EXIT_RUN_BROKE, InputError, unknown_
 from harness.records.results import Results
 from harness.records.upgrade import Catalogue
 from harness.report.gate import Change
+from harness.report.speedgate import Limits, Slowdown
 from harness.spec import CellId
 
 
@@ -72,23 +73,33 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
 
 
 def gate(
-    args: argparse.Namespace, rerun: Callable[[list[Change], Results], list[Change]], catalogue: Catalogue
+    args: argparse.Namespace,
+    rerun: Callable[[list[Change], Results], list[Change]],
+    catalogue: Catalogue,
+    retime: Callable[[list[Slowdown], Results, Results, Limits], list[Slowdown]] | None = None,
 ) -> int:
-    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, or (unless --allow-flaky)
-    fails on some attempts only; with --strict also on fixes and stale known failures. ``rerun``: the diff with
+    """Exit 1 when a cell regressed, went missing, gave wrong numbers on any attempt, got slower (--max-slowdown
+    and the others: harness/report/speedgate.py), or (unless --allow-flaky) fails on some attempts only; with
+    --strict also on fixes and stale known failures. ``retime``: the slower cells with their time measured again
+    here (harness/cli/rerun.py). ``rerun``: the diff with
     its regressions judged again by re-runs on this machine (the command line's)."""
     from harness.records.files import read_results
     from harness.report import gate as gating
+    from harness.report import speedgate
 
     baseline, current = read_results(args.baseline, catalogue), read_results(args.current, catalogue)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = rerun(gating.diff(baseline, current, known), current)
-    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky)
+    limits = speedgate.Limits(args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth)
+    slow = speedgate.slowdowns(baseline, current, limits)
+    slow = retime(slow, baseline, current, limits) if retime else slow
+    slower = (len(speedgate.failing(slow)), speedgate.render(slow, limits))
+    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower)
     write_text(Path(args.out), text)
     print(text)
-    return 1 if gating.failing(changes, args.strict, args.allow_flaky) else 0
+    return 1 if gating.failing(changes, args.strict, args.allow_flaky) or slower[0] else 0
 
 
 def write_text(file: Path, text: str) -> None:
@@ -167,6 +178,11 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     cells, cases = chart.cells, chart.cases
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
     print("\n".join(query.report(answer, declared, cells)))
+    if args.fastest:
+        from harness.report.speed import fastest_lines
+
+        paths = dict.fromkeys(path for goal in wanted for path in declared[goal])
+        print("\n".join(fastest_lines(list(cells.values()), list(paths), answer.passing)))
     return 0
 
 

@@ -215,18 +215,23 @@ def render(
     strict: bool,
     known: dict[str, KnownFailure] | None = None,
     allow_flaky: bool = False,
+    slower: tuple[int, list[str]] = (0, []),
 ) -> str:
+    """The gate's markdown; ``slower``: how many cells got slower, and their section (harness/report/speedgate.py),
+    which fails the gate."""
     known = known or {}
-    verdict = "FAIL" if failing(changes, strict, allow_flaky) else "PASS"
+    verdict = "FAIL" if failing(changes, strict, allow_flaky) or slower[0] else "PASS"
     flags = [flag for flag, on in (("strict", strict), ("--allow-flaky", allow_flaky)) if on]
+    slow = f", {slower[0]} slower" if slower[0] else ""
     out = [
         f"# Upgrade gate: {verdict}",
         "",
         f"- baseline: {label(baseline.environment)}{commit(baseline.environment)}",
         f"- current: {label(current.environment)}{commit(current.environment)}",
-        f"- {counts(changes)}" + (f" ({', '.join(flags)})" if flags else ""),
+        f"- {counts(changes)}{slow}" + (f" ({', '.join(flags)})" if flags else ""),
         "",
         *kernel_lines(changes, current),
+        *slower[1],
     ]
     for kind, (heading, fails) in CLASSES.items():
         rows = [c for c in changes if c.kind == kind]

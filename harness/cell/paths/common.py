@@ -35,6 +35,7 @@ def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "o
     """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
     the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
     expected = cell.expected(inputs)
+    cell.keep_call(model, inputs)
     for call in range(1, calls + 1):
         with torch.no_grad():
             out = model(*copy_inputs(inputs))

@@ -68,6 +68,7 @@ def cudagraphs(cell: Cell) -> None:
             out = model(*copy_inputs(inputs))
             out = _own(out)  # the next replay overwrites it
         cell.compare(f"output of call {seed + 1}", out, cell.expected(inputs))
+        cell.keep_call(model, inputs)  # the first call's inputs: a replay copies them into the graph's own
     skips = torch._dynamo.utils.counters["inductor"].get("cudagraph_skips", 0)
     cell.saw(cudagraph_skips=skips)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -32,6 +33,26 @@ def _train(cell: Cell, compiled: bool) -> None:
         expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
         cell.compare("output", out, expected)
         _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
+    cell.timed_call = training_step(model, cell.inputs(requires_grad=True))
+
+
+def training_step(model: Any, inputs: Inputs) -> Callable[[], object]:
+    """One training step of ``model`` on ``inputs``, the step timed: gradients set to None, forward, backward of
+    the outputs that require grad with output grads drawn once (at the first step), as an optimizer loop does."""
+    grads: list[Any] = []
+
+    def step() -> object:
+        for value in inputs:
+            if isinstance(value, torch.Tensor):
+                value.grad = None
+        model.zero_grad(set_to_none=True)
+        outs = [out for out in as_tuple(model(*inputs)) if out.requires_grad]
+        if not grads:
+            grads.extend(torch.randn_like(out) for out in outs)
+        torch.autograd.backward(outs, grads)
+        return outs
+
+    return step
 
 
 def _compare_gradients(cell: Cell, names: list[str], grads: list[Any], expected_grads: list[Any]) -> None:

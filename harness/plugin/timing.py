@@ -1,0 +1,123 @@
+"""The run's timing phase: once no cell of any worker runs, each worker's cell process times the artifacts its
+passing cells kept (harness/cell/timing.py), one process at a time, so that each timing has the GPU alone.
+
+Why there, and not in a later phase that builds again: re-compiling every passing cell costs a second run, and
+would time another program than the one checked. Why not at each cell's end: a timing needs the GPU to itself,
+and the other workers' cells would have to stop for it. So each cell process keeps the artifacts of its passing
+cells; when a worker has run its last cell, it has its cell process call each kept artifact once (the warm-up that
+fills Dynamo's caches again, beside the other workers' last cells), then ``arrive``s at a barrier every worker
+reaches after its last cell, waits for all of them (``wait_all``), and times while it holds the run's GPU lock
+(``exclusive``); the controller's early repro scripts hold the same lock shared while they run. A cell whose
+artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
+with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
+``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a
+cell)."""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness.spec import Timing
+
+BARRIER_TIMEOUT = 1800.0  # seconds a worker waits for the others' last cells before giving up its timings
+WARM_TIMEOUT = 600.0  # seconds a cell process may take to warm up its kept artifacts
+TIME_TIMEOUT = 900.0  # ... and to time them
+LOCK_NAME = "gpu.lock"
+ARRIVED = "arrived"
+
+
+class Coordination(Protocol):
+    """How the workers agree on the timing phase: a barrier after every worker's last cell, and the GPU lock."""
+
+    def arrive(self, worker: str) -> None: ...  # this worker runs no more cells
+
+    def wait_all(self, timeout: float) -> str | None: ...  # None once every worker arrived, else why not
+
+    def exclusive(self) -> AbstractContextManager[None]: ...  # the GPU to this process alone
+
+
+class FileCoordination:
+    """Arrivals as files in ``folder/arrived``, the GPU lock as ``flock`` on ``folder/gpu.lock`` (released by the
+    kernel when its holder dies)."""
+
+    def __init__(self, folder: Path, workers: int) -> None:
+        self.folder = folder
+        self.workers = workers
+
+    def arrive(self, worker: str) -> None:
+        (self.folder / ARRIVED).mkdir(parents=True, exist_ok=True)
+        (self.folder / ARRIVED / worker).touch()
+
+    def arrived(self) -> set[str]:
+        folder = self.folder / ARRIVED
+        return {file.name for file in folder.iterdir()} if folder.is_dir() else set()
+
+    def wait_all(self, timeout: float) -> str | None:
+        deadline = time.monotonic() + timeout
+        while len(self.arrived()) < self.workers:
+            if time.monotonic() > deadline:
+                missing = self.workers - len(self.arrived())
+                return f"{missing} worker(s) still ran cells after {timeout:g} s"
+            time.sleep(0.05)
+        return None
+
+    @contextmanager
+    def exclusive(self) -> Iterator[None]:
+        with self._lock(fcntl.LOCK_EX):
+            yield
+
+    def shared(self) -> AbstractContextManager[None]:
+        """Held while something else uses the GPU (an early repro script): no timing runs meanwhile."""
+        return self._lock(fcntl.LOCK_SH)
+
+    @contextmanager
+    def _lock(self, kind: int) -> Iterator[None]:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / LOCK_NAME, "a") as lock:
+            fcntl.flock(lock, kind)
+            yield
+
+
+class TimedProcess(Protocol):
+    """What the phase needs of a cell process (``CellProcess.ask``)."""
+
+    pid: int | None
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> Any: ...
+
+
+def timing_phase(
+    pending: dict[str, int | None], process: TimedProcess | None, coordination: Coordination, worker: str
+) -> tuple[dict[str, Timing], float | None]:
+    """The timings of the ``pending`` cells (cell id -> the pid of the cell process that kept its artifact), timed
+    by ``process`` (this worker's cell process, None when it has none), and the GPU's copy bandwidth."""
+    alive = process.pid if process is not None and pending else None
+    kept = [cell for cell, pid in pending.items() if pid is not None and pid == alive]
+    lost = Timing.not_timed("its cell process was replaced before the timing phase")
+    timings = {cell: lost for cell in pending if cell not in kept}
+    if process is None or not kept:
+        coordination.arrive(worker)
+        return timings, None
+    if process.ask(("warm",), WARM_TIMEOUT) is None:
+        timings.update({cell: Timing.not_timed("its cell process died warming up") for cell in kept})
+        kept = []
+    coordination.arrive(worker)
+    if not kept:
+        return timings, None
+    late = coordination.wait_all(BARRIER_TIMEOUT)
+    if late:
+        timings.update({cell: Timing.not_timed(late) for cell in kept})
+        return timings, None
+    with coordination.exclusive():
+        answer = process.ask(("time", kept), TIME_TIMEOUT)
+    if answer is None:
+        timings.update({cell: Timing.not_timed("its cell process died while timed") for cell in kept})
+        return timings, None
+    timed, gbps = answer
+    timings.update(timed)
+    return timings, gbps

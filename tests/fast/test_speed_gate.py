@@ -1,0 +1,129 @@
+"""The gate's speed check (issue 42 item 4): a planted 10% slowdown beyond the dispersion fails and names the cell
+with both medians and dispersions; same-commit noise passes; compile time and GPU memory have limits of their own;
+each limit is an option; a file without timings (an older one) gates as before."""
+
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.cli import rerun
+from harness.execution.machine import versions
+from harness.records.record import Record
+from harness.report.speedgate import EXCUSED
+from harness.spec import Measurements, Timing, TimingState
+from tests.conftest import make_record
+from tests.fast.test_gate import results_file, run_gate
+
+CELLS = [("add", "triton_op", "eager"), ("add", "custom_op", "compile"), ("sin", "raw_jit", "aoti_strict")]
+
+
+def timed(median: float, dispersion: float) -> Timing:
+    return Timing(TimingState.TIMED, median_us=median, iqr_us=median * dispersion, dispersion=dispersion, samples=30)
+
+
+def run(path: Path, medians: dict[str, float], dispersion: float = 0.01, env: dict | None = None, **measured) -> Path:
+    """A results file of ``CELLS``, all passing, each with its median (µs) and ``measured`` measurements."""
+    cells = [
+        make_record(
+            *cell,
+            status="pass",
+            timing=timed(medians["-".join(cell)], dispersion),
+            measurements=Measurements(**measured),
+        )
+        for cell in CELLS
+    ]
+    return results_file(path, cells, **(env or {}))
+
+
+BASE = {"add-triton_op-eager": 40.0, "add-custom_op-compile": 130.0, "sin-raw_jit-aoti_strict": 1000.0}
+
+
+def gate(tmp_path: Path, baseline: Path, current: Path, *options: str) -> tuple[int, str]:
+    out = tmp_path / "gate.md"
+    done = run_gate("--baseline", str(baseline), "--current", str(current), "--out", str(out), *options)
+    return done.returncode, out.read_text() if out.exists() else done.stderr
+
+
+def test_a_planted_ten_percent_slowdown_beyond_the_dispersion_fails_and_names_the_cell(tmp_path: Path):
+    baseline = run(tmp_path / "old.json", BASE)
+    current = run(tmp_path / "new.json", {**BASE, "sin-raw_jit-aoti_strict": 1100.0})
+    code, text = gate(tmp_path, baseline, current)
+    assert code == 1 and "# Upgrade gate: FAIL" in text and "1 slower" in text
+    rows = [line for line in text.splitlines() if line.startswith("| sin-")]
+    assert [[part.strip() for part in row.strip("|").split("|")] for row in rows] == [
+        ["sin-raw_jit-aoti_strict", "time", "1000 µs ±1.0%", "1100 µs ±1.0%", "+10.0%"]
+    ]
+    assert gate(tmp_path, baseline, current, "--max-slowdown", "0.12")[0] == 0  # the limit is an option
+
+
+def test_same_commit_noise_within_the_dispersion_passes(tmp_path: Path):
+    rng = random.Random(0)
+    baseline = run(tmp_path / "old.json", BASE, dispersion=0.04)
+    for attempt in range(5):  # a second run of the same commit: each median moved within its noise
+        jitter = {cell: median * (1 + rng.uniform(-0.04, 0.04)) for cell, median in BASE.items()}
+        code, text = gate(tmp_path, baseline, run(tmp_path / f"again{attempt}.json", jitter, dispersion=0.04))
+        assert code == 0 and "# Upgrade gate: PASS" in text and "Slower" not in text
+
+
+def test_a_slowdown_inside_a_launch_bound_cells_noise_passes(tmp_path: Path):
+    baseline = run(tmp_path / "old.json", BASE, dispersion=0.2)
+    current = run(tmp_path / "new.json", {**BASE, "add-triton_op-eager": 48.0}, dispersion=0.2)  # +20% < 40%
+    assert gate(tmp_path, baseline, current)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("field", "was", "now", "option", "what"),
+    [
+        ("compile_seconds", 2.0, 2.4, "--max-compile-slowdown", "compile time"),  # +20% > 15%
+        ("export_seconds", 2.0, 2.4, "--max-compile-slowdown", "export time"),
+        ("gpu_peak_mb", 100.0, 125.0, "--max-memory-growth", "GPU memory"),  # +25% > 20%
+    ],
+)
+def test_compile_time_and_memory_fail_past_their_own_limits(
+    tmp_path: Path, field: str, was: float, now: float, option: str, what: str
+):
+    baseline = run(tmp_path / "old.json", BASE, **{field: was})
+    code, text = gate(tmp_path, baseline, run(tmp_path / "new.json", BASE, **{field: now}))
+    assert code == 1 and f"| add-triton_op-eager     | {what}" in text
+    assert gate(tmp_path, baseline, run(tmp_path / "new.json", BASE, **{field: now}), option, "0.3")[0] == 0
+    small = run(tmp_path / "small.json", BASE, **{field: was * 1.1})  # +10%: inside the limit
+    assert gate(tmp_path, baseline, small)[0] == 0
+
+
+def test_files_without_timings_gate_as_before(tmp_path: Path):
+    cells = [make_record(*cell, status="pass") for cell in CELLS]
+    old = results_file(tmp_path / "old.json", cells)
+    assert gate(tmp_path, old, run(tmp_path / "new.json", {cell: 9e9 for cell in BASE}))[0] == 0
+
+
+def test_a_bad_limit_is_a_usage_error(tmp_path: Path):
+    baseline = run(tmp_path / "old.json", BASE)
+    code, text = gate(tmp_path, baseline, baseline, "--max-slowdown", "-1")
+    assert code == 2 and "expected a fraction such as 0.05, got '-1'" in text
+
+
+def test_a_slower_cell_timed_again_here_is_excused_when_it_is_fast_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    here = {"device": "cpu", "torch": versions()["torch"], "triton": versions()["triton"]}  # measured here
+    baseline = run(tmp_path / "old.json", BASE, env=here)
+    slow = {**BASE, "add-triton_op-eager": 44.0, "sin-raw_jit-aoti_strict": 1100.0}
+    current = run(tmp_path / "new.json", slow, env=here)
+    retimed = {"add-triton_op-eager": 40.2, "sin-raw_jit-aoti_strict": 1102.0}  # the first was noise
+    timed_again: list[list[str]] = []
+
+    def run_cells(cells: list[str], results: object, matrix: str) -> dict[str, Record]:
+        timed_again.append(cells)
+        made = {cell: make_record(*cell.split("-"), status="pass", timing=timed(retimed[cell], 0.01)) for cell in cells}
+        return {cell: Record.from_dict(record) for cell, record in made.items()}
+
+    monkeypatch.setattr(rerun, "_run_cells", run_cells)
+    code, text = gate(tmp_path, baseline, current)
+    assert code == 1 and timed_again == [["add-triton_op-eager", "sin-raw_jit-aoti_strict"]]
+    failing, excused = text.split(EXCUSED)
+    assert "| sin-raw_jit-aoti_strict | time   | 1000 µs ±1.0% | 1100 µs ±1.0% | +10.0%   | 1102 µs ±1.0%" in failing
+    assert "| add-triton_op-eager | time   | 40.0 µs ±1.0% | 44.0 µs ±1.0% | +10.0%   | 40.2 µs ±1.0%" in excused
+    assert "add-triton_op-eager" not in failing and "1 slower" in text
+    code, text = gate(tmp_path, baseline, current, "--rerun", "0")  # not timed again: both fail
+    assert code == 1 and EXCUSED not in text and "2 slower" in text and len(timed_again) == 1

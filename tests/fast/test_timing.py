@@ -1,0 +1,331 @@
+"""How fast a passing cell's artifact runs (issue 42): the statistics, the artifact a cell keeps, the timing phase's
+exclusivity (no two processes time at once, nothing times while a cell runs), and the reasons a cell is not timed.
+On CPU with fake timers: the GPU's numbers come from bench/gpu/speed.sh."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import random
+import threading
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from harness.case import load_case
+from harness.cell import timing as cell_timing
+from harness.cell.runner import run_cell
+from harness.plugin import options
+from harness.plugin import timing as phase
+from harness.plugin.processes import CellProcesses
+from harness.plugin.timing import FileCoordination, timing_phase
+from harness.records.record import Record
+from harness.spec import CellSpec, Outcome, Timing, TimingState
+from harness.timing import slower, summarize
+from tests.conftest import REPO, cell_spec, harness_main
+from tests.fakes import FakeCells, fake_config
+
+
+class FakeTimer:
+    """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is."""
+
+    def __init__(self, device: list[float], host: float = 2e-6) -> None:
+        self.device, self.host, self.calls = device, host, 0
+
+    def device_seconds(self, call: Callable[[], object]) -> float:
+        call()
+        self.calls += 1
+        return self.device[(self.calls - 1) % len(self.device)]
+
+    def host_seconds(self, call: Callable[[], object]) -> float:
+        call()
+        return self.host
+
+    def synchronize(self) -> None:
+        pass
+
+    def copy_gbps(self) -> float | None:
+        return 3000.0
+
+
+def test_the_median_and_dispersion_are_of_the_samples_left_after_outliers():
+    us = 1e-6
+    samples = [10 * us] * 10 + [11 * us] * 10 + [12 * us] * 9 + [100 * us]  # one launch stalled
+    timing = summarize(samples, [3 * us, 5 * us, 4 * us], bytes_moved=12)
+    assert (timing.state, timing.median_us, timing.iqr_us, timing.samples, timing.outliers) == (
+        TimingState.TIMED,
+        11.0,
+        2.0,
+        29,
+        1,
+    )
+    assert timing.dispersion == round(2 / 11, 4) and timing.host_us == 4.0 and timing.bytes_moved == 12
+    assert summarize([5 * us], []).median_us == 5.0 and summarize([], []).state is TimingState.NOT_TIMED
+
+
+def timed(median: float, dispersion: float) -> Timing:
+    return Timing(TimingState.TIMED, median_us=median, dispersion=dispersion, samples=30)
+
+
+@pytest.mark.parametrize(
+    ("current", "threshold", "expected"),
+    [
+        (timed(110.0, 0.01), 0.05, 0.10),  # 10% slower, beyond 5% and beyond the noise (1% + 1%)
+        (timed(103.0, 0.01), 0.0, 0.03),  # 3% slower, the noise 2%
+        (timed(103.0, 0.03), 0.0, None),  # 3% slower, inside the noise (3% + 1%)
+        (timed(110.0, 0.15), 0.05, None),  # a launch-bound timing's noise hides 10%
+        (timed(104.0, 0.0), 0.05, None),  # under the threshold
+        (Timing.not_timed("x"), 0.0, None),
+    ],
+)
+def test_slower_is_past_the_threshold_and_past_both_dispersions(current: Timing, threshold: float, expected):
+    change = slower(current, timed(100.0, 0.01), threshold)
+    assert (round(change, 6) if change is not None else None) == expected
+
+
+def run(case: str, style: str, path: str, tmp_path: Path, built: dict) -> Any:
+    spec = cell_spec(case, style, path=path)
+    return run_cell(load_case(spec.module, spec.case), spec, tmp_path, built, device="cpu")
+
+
+def test_on_cpu_a_passing_cell_is_not_timed_and_its_record_says_why(tmp_path: Path):
+    outcome = run("sin", "control", "eager", tmp_path, {})
+    assert outcome.status == "pass"
+    assert outcome.timing == Timing.not_timed("on CPU: timing needs a CUDA GPU")
+    assert Record.of(cell_spec("sin", "control", "eager"), outcome).to_dict()["timing"] == {
+        "state": "not_timed",
+        "reason": "on CPU: timing needs a CUDA GPU",
+    }
+    assert run("sin", "control", "cpu_fallback", tmp_path, {}).timing is None  # not a timed path
+
+
+def test_under_the_interpreter_timing_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert cell_timing.timer_for("cuda") == "under Triton's interpreter: kernels run on the CPU"
+    assert cell_timing.time_kept(["a-b-eager"], "cuda") == (
+        {"a-b-eager": Timing.not_timed("under Triton's interpreter: kernels run on the CPU")},
+        None,
+    )
+
+
+@pytest.fixture
+def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
+    """A timer on CPU: cells keep their artifacts, and the timing phase times them with it."""
+    timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
+    monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
+    monkeypatch.setattr(cell_timing, "KEPT", {})
+    return timer
+
+
+def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fake_timer: FakeTimer, tmp_path: Path):
+    built: dict = {}
+    paths = ("eager", "compile", "train_eager", "export_strict")
+    outcomes = {path: run("sin", "control", path, tmp_path, built) for path in paths}
+    assert {path: (o.status, o.timing) for path, o in outcomes.items()} == {
+        path: ("pass", Timing(TimingState.PENDING)) for path in paths
+    }
+    kept = cell_timing.KEPT
+    assert sorted(kept) == sorted(f"sin-control-{path}" for path in paths)
+    x = load_case("cases.sin", "sin").make_inputs(3001, "cpu", 0)[0]
+    torch.testing.assert_close(kept["sin-control-eager"].call(), torch.sin(x))  # its inputs: the cell's
+    assert kept["sin-control-eager"].bytes_moved == 2 * 3001 * 4  # the case's bytes_moved
+    assert kept["sin-control-train_eager"].bytes_moved is None
+    with torch._dynamo.config.patch(recompile_limit=8, accumulated_recompile_limit=256):  # lifted in there
+        cell_timing.warm_kept()  # the compiled module again after later cells reset Dynamo
+    assert {cell: one.failed for cell, one in kept.items()} == dict.fromkeys(kept)
+    timings, gbps = cell_timing.time_kept([*kept, "sin-control-dynamic"], "cuda")
+    samples = cell_timing.SAMPLES
+    assert timings["sin-control-eager"] == Timing(
+        TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=samples, host_us=2.0,
+        bytes_moved=24008,
+    )  # fmt: skip
+    assert timings["sin-control-dynamic"].reason == "its artifact was not in the cell process at the timing phase"
+    assert gbps == 3000.0 and fake_timer.calls == len(paths) * samples and cell_timing.KEPT == {}
+
+
+def test_a_failing_cell_keeps_nothing_and_no_timing(fake_timer: FakeTimer, tmp_path: Path):
+    outcome = run("tests.fixtures.wrong", "triton_op", "eager", tmp_path, {})
+    assert outcome.status == "wrong" and outcome.timing is None and cell_timing.KEPT == {}
+
+
+class Phase:
+    """What the workers of a test do, on one clock: cells run, and timings, each as (start, end)."""
+
+    def __init__(self) -> None:
+        self.cells: list[tuple[float, float]] = []
+        self.timings: list[tuple[float, float]] = []
+        self.lock = threading.Lock()
+
+    def span(self, into: list[tuple[float, float]], seconds: float) -> None:
+        start = time.monotonic()
+        time.sleep(seconds)
+        with self.lock:
+            into.append((start, time.monotonic()))
+
+
+class TimedFake:
+    """A cell process that keeps artifacts and times them by sleeping (``CellProcess.ask``)."""
+
+    def __init__(self, phase: Phase, pid: int = 7) -> None:
+        self.phase, self.pid, self.asked = phase, pid, []
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+        self.asked.append(request[0])
+        if request[0] == "warm":
+            return "warm"
+        self.phase.span(self.phase.timings, 0.03)
+        return {cell: timed(10.0, 0.01) for cell in request[1]}, 2900.0
+
+
+def worker(phase: Phase, coordination: Any, name: str, results: dict) -> None:
+    for _ in range(random.randint(1, 4)):
+        phase.span(phase.cells, random.uniform(0.005, 0.05))
+    results[name] = timing_phase({f"c{name}-s-eager": 7}, TimedFake(phase), coordination, name)
+
+
+def run_workers(coordination: Callable[[], Any], count: int = 4) -> tuple[Phase, dict]:
+    phase, results = Phase(), {}
+    threads = [threading.Thread(target=worker, args=(phase, coordination(), f"w{n}", results)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return phase, results
+
+
+def overlap(a: tuple[float, float], b: tuple[float, float]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_no_two_workers_time_at_once_and_none_times_while_a_cell_runs(tmp_path: Path):
+    random.seed(4)
+    phase, results = run_workers(lambda: FileCoordination(tmp_path, 4))
+    assert sorted(results) == ["w0", "w1", "w2", "w3"]
+    assert all(timings[f"c{name}-s-eager"].timed for name, (timings, _) in results.items())
+    assert len(phase.timings) == 4
+    assert not [(a, b) for i, a in enumerate(phase.timings) for b in phase.timings[i + 1 :] if overlap(a, b)]
+    assert min(start for start, _ in phase.timings) >= max(end for _, end in phase.cells)
+
+
+class NoBarrier(FileCoordination):
+    """What the test above must catch: a coordination whose workers time at once, without waiting."""
+
+    def wait_all(self, timeout: float) -> str | None:
+        return None
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+def test_the_exclusivity_test_fails_without_the_barrier_and_the_lock(tmp_path: Path):
+    random.seed(4)
+    phase, _ = run_workers(lambda: NoBarrier(tmp_path, 4))
+    overlapping = [(a, b) for i, a in enumerate(phase.timings) for b in phase.timings[i + 1 :] if overlap(a, b)]
+    assert overlapping or min(start for start, _ in phase.timings) < max(end for _, end in phase.cells)
+
+
+def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(tmp_path: Path):
+    coordination, phase = FileCoordination(tmp_path, 1), Phase()
+    results: dict = {}
+    with coordination.shared():
+        pending = {"a-b-eager": 7}
+        thread = threading.Thread(
+            target=lambda: results.update(done=timing_phase(pending, TimedFake(phase), coordination, "w0"))
+        )
+        thread.start()
+        time.sleep(0.2)
+        assert phase.timings == [] and thread.is_alive()
+    thread.join(10)
+    assert results["done"][0]["a-b-eager"].timed
+
+
+def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(phase, "BARRIER_TIMEOUT", 0.2)
+    process = TimedFake(Phase())
+    timings, gbps = timing_phase({"a-b-eager": 7}, process, FileCoordination(tmp_path, 2), "w0")
+    assert timings == {"a-b-eager": Timing.not_timed("1 worker(s) still ran cells after 0.2 s")}
+    assert gbps is None and process.asked == ["warm"]
+
+
+def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Path):
+    process = TimedFake(Phase(), pid=8)
+    timings, gbps = timing_phase({"a-b-eager": 7, "c-d-eager": 8}, process, FileCoordination(tmp_path, 1), "w0")
+    assert timings["a-b-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
+    assert timings["c-d-eager"].timed and gbps == 2900.0 and process.asked == ["warm", "time"]
+    assert (tmp_path / "arrived" / "w0").exists()
+
+
+def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm_up(monkeypatch: pytest.MonkeyPatch):
+    """A case's own module class is one ``forward`` for all its compiled cells: past Dynamo's recompile limit (8)
+    the rest would run eagerly, and be timed so."""
+    monkeypatch.setattr(cell_timing, "KEPT", {})
+    compiled_calls = []
+
+    def backend() -> Callable[..., Any]:  # one per cell, as each cell's Cell.backend
+        def compile_graph(gm: torch.fx.GraphModule, example_inputs: Any) -> Callable[..., Any]:
+            def run(*args: Any) -> Any:
+                compiled_calls.append(1)
+                return gm.forward(*args)
+
+            return run
+
+        return compile_graph
+
+    class Shared(torch.nn.Module):
+        def __init__(self, scale: float) -> None:
+            super().__init__()
+            self.scale = scale
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * self.scale
+
+    for n in range(12):
+        model = torch.compile(Shared(float(n)), backend=backend())
+        cell_timing.KEPT[f"c{n}-s-compile"] = cell_timing.Kept(cell_timing.inference_call(model, (torch.ones(4),)))
+    torch._dynamo.reset()  # as the next cell's start does
+    with torch._dynamo.config.patch(recompile_limit=8, accumulated_recompile_limit=256):  # the defaults
+        cell_timing.warm_kept()
+        compiled_calls.clear()
+        for kept in cell_timing.KEPT.values():
+            kept.call()
+    assert len(compiled_calls) == 12
+    torch._dynamo.reset()
+
+
+def test_no_timing_keeps_nothing_and_says_so(fake_timer: FakeTimer, tmp_path: Path):
+    spec = dataclasses.replace(cell_spec("sin", "control", path="eager"), timed=False)
+    outcome = run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, device="cpu")
+    assert outcome.status == "pass" and outcome.timing == Timing.not_timed("the run was given --no-timing")
+    assert cell_timing.KEPT == {}
+
+
+def test_the_no_timing_option_reaches_every_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    specs: list[CellSpec] = []
+    cells = FakeCells()
+    monkeypatch.setattr(cells, "answer", lambda spec: specs.append(spec) or Outcome(status="pass"))
+    monkeypatch.setattr(CellProcesses, "make_process", cells)
+    spec = cell_spec("sin", "control", path="eager")
+    for timing in (True, False):
+        config = fake_config(tmp_path, (spec,))
+        config.stash[options.options_key] = dataclasses.replace(options.options(config), timing=timing)
+        CellProcesses(config).run(spec)
+    assert [one.timed for one in specs] == [True, False]
+
+
+def test_repro_timed_writes_a_timing_script_beside_each_named_cells_repro(tmp_path: Path):
+    results = REPO / "reports" / "results.json"
+    made = harness_main("repro", "add-triton_op-eager", "--results", str(results), "--out", str(tmp_path), "--timed")
+    assert made.returncode == 0, made.stderr
+    assert sorted(p.name for p in tmp_path.glob("*.py")) == ["add-triton_op-eager.py", "add-triton_op-eager.timed.py"]
+    timed = (tmp_path / "add-triton_op-eager.timed.py").read_text()
+    compile(timed, "timed.py", "exec")
+    assert "SCRIPT = Path(__file__).with_name('add-triton_op-eager.py')" in timed
+    refused = harness_main("repro", "--results", str(results), "--out", str(tmp_path), "--timed")
+    assert refused.returncode == 2 and "name the cells to time" in refused.stderr
