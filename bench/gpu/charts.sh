@@ -28,7 +28,7 @@ timeout $limit python3 -m harness run --matrix $matrix --report-dir "$out/$phase
     >"$out/$phase.log" 2>&1
 echo "$phase: exit $? after $(( $(date +%s) - start )) s"
 tail -15 "$out/$phase.log"
-timeout 150 python3 -m harness gate --baseline "$baseline" --current "$out/$phase/results.json" --matrix $matrix \
+timeout 60 python3 -m harness gate --baseline "$baseline" --current "$out/$phase/results.json" --matrix $matrix \
     --out "$out/$phase/gate.md" >"$out/$phase-gate.log" 2>&1
 echo "gate: exit $?"
 head -8 "$out/$phase/gate.md"
