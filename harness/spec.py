@@ -221,6 +221,31 @@ class Measurements:
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
 
 
+# the paths whose artifact a user calls again and again: the ones timed
+TIMED_PATHS = frozenset(
+    {
+        "eager",
+        "compile",
+        "fullgraph",
+        "dynamic",
+        "cudagraphs",
+        "export_strict",
+        "export_nonstrict",
+        "export_saveload",
+        "export_dynamic_strict",
+        "export_dynamic_nonstrict",
+        "aoti_strict",
+        "aoti_nonstrict",
+        "aoti_dynamic",
+        "aoti_standalone",
+        "train_eager",
+        "train_compile",
+    }
+)
+# of those, the paths whose cell keeps its artifact for the timing phase (aoti_standalone's process ends with it)
+KEPT_PATHS = TIMED_PATHS - {"aoti_standalone"}
+
+
 class TimingState(enum.StrEnum):
     """Where a cell's timing stands."""
 

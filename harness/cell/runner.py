@@ -14,13 +14,13 @@ import torch
 from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.cell.timing import TIMED_PATHS, keep
+from harness.cell.timing import keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
 from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.launches import observed_launches
 from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
-from harness.spec import CUDA_FAULT_MARKERS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
+from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first

@@ -20,27 +20,6 @@ from harness.kernel.interpreter import triton_interpreted
 from harness.spec import Timing, TimingState
 from harness.timing import summarize
 
-# the paths whose artifact a user calls again and again: the ones timed
-TIMED_PATHS = frozenset(
-    {
-        "eager",
-        "compile",
-        "fullgraph",
-        "dynamic",
-        "cudagraphs",
-        "export_strict",
-        "export_nonstrict",
-        "export_saveload",
-        "export_dynamic_strict",
-        "export_dynamic_nonstrict",
-        "aoti_strict",
-        "aoti_nonstrict",
-        "aoti_dynamic",
-        "aoti_standalone",
-        "train_eager",
-        "train_compile",
-    }
-)
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
 SAMPLES = 30
 MIN_SAMPLES = 5

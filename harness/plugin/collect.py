@@ -16,7 +16,7 @@ from harness.plugin.inputs import PLAN_INPUT, inputs
 from harness.plugin.options import options, runs_matrix
 from harness.plugin.processes import processes_key
 from harness.records.record import Record
-from harness.spec import CellSpec, Outcome, Status
+from harness.spec import KEPT_PATHS, CellSpec, Outcome, Status
 
 RECORD_PROPERTY = "harness_record"
 DEVICE_PROPERTY = "harness_device"
@@ -82,9 +82,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     keep = [item for item in items if not isinstance(item, CellItem) or item.name in wanted]
     if len(keep) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in keep])
-    # Longest first, the path's timeout standing for its cost: the AOTInductor cells start at once rather than
-    # trail at the end on a few workers (stable: the chart keeps matrix.toml's order).
-    items[:] = sorted(keep, key=lambda item: -item.spec.path.timeout if isinstance(item, CellItem) else 0.0)
+    items[:] = sorted(keep, key=order)
+
+
+def order(item: pytest.Item) -> tuple[bool, float]:
+    """The cells of paths that keep no artifact for the timing phase first (a cell that faults the GPU, such as
+    a raw kernel handed a subclass's storage-less tensor, replaces its cell process and loses what that process
+    kept), then those that do; in each, longest first, the path's timeout standing for its cost: the AOTInductor
+    cells start early rather than trail at the end on a few workers (stable: the chart keeps matrix.toml's order)."""
+    if not isinstance(item, CellItem):
+        return False, 0.0
+    return item.spec.path.id in KEPT_PATHS, -item.spec.path.timeout
 
 
 @pytest.hookimpl(wrapper=True)
