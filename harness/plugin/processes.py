@@ -25,6 +25,7 @@ from harness.spec import CellSpec, Outcome, Rerun, Status, Timing, TimingState
 
 TIMING_INPUT = "harness_timing_dir"  # xdist workerinput: the folder of the run's timing phase (its barrier, lock)
 TIMING_OUTPUT = "harness_timing"  # xdist workeroutput: the worker's timings and the GPU's copy bandwidth
+MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each holds a CUDA context)
 
 processes_key = pytest.StashKey["CellProcesses"]()
 
@@ -58,6 +59,7 @@ class CellProcesses:
         self.process: CellRunner | None = None
         self.timing_folder: Path | None = None  # the controller's: its barrier and GPU lock (harness/plugin/timing.py)
         self.pending: dict[str, int | None] = {}  # cell id -> pid of the cell process keeping its artifact
+        self.retired: list[CellRunner] = []  # cell processes set aside, alive, for the artifacts they keep
         self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
         self.copy_gbps: float | None = None
 
@@ -100,7 +102,8 @@ class CellProcesses:
         if folder is not None and not controller and not session.shouldfail and not session.shouldstop:
             coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
             process = cast(TimedProcess | None, self.process)
-            self.timings, self.copy_gbps = timing_phase(self.pending, process, coordination, self.worker)
+            retired = cast(tuple[TimedProcess, ...], tuple(self.retired))
+            self.timings, self.copy_gbps = timing_phase(self.pending, process, coordination, self.worker, retired)
         if self.workerinput:
             timings = {cell: to_json(timing) for cell, timing in self.timings.items()}
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
@@ -108,8 +111,8 @@ class CellProcesses:
         return result
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self.process is not None:
-            self.process.close()
+        for process in [*self.retired, *([self.process] if self.process is not None else [])]:
+            process.close()
         if self.timing_folder is not None:
             shutil.rmtree(self.timing_folder, ignore_errors=True)
         if self.zygote is not None:
@@ -150,10 +153,23 @@ class CellProcesses:
                 outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
             finally:
                 process.close()
+        self._retire()
         own = self._cell_process()
-        own.stop()
         outcomes.append(self._run_in(own, dataclasses.replace(spec, attempt=numbers[-1])))
         return outcomes
+
+    def _retire(self) -> None:
+        """End this worker's cell process, so that the next cell gets a fresh one; a process keeping artifacts
+        for the timing phase is set aside alive instead (up to ``MAX_RETIRED``), to time them there."""
+        process = self.process
+        if process is None:
+            return
+        keeps = getattr(process, "pid", None) in self.pending.values()
+        if keeps and self.options.timing and len(self.retired) < MAX_RETIRED:
+            self.retired.append(process)
+            self.process = None
+        else:
+            process.stop()
 
     @staticmethod
     def _run_in(process: CellRunner, spec: CellSpec) -> Outcome:

@@ -92,32 +92,42 @@ class TimedProcess(Protocol):
 
 
 def timing_phase(
-    pending: dict[str, int | None], process: TimedProcess | None, coordination: Coordination, worker: str
+    pending: dict[str, int | None],
+    process: TimedProcess | None,
+    coordination: Coordination,
+    worker: str,
+    retired: tuple[TimedProcess, ...] = (),
 ) -> tuple[dict[str, Timing], float | None]:
     """The timings of the ``pending`` cells (cell id -> the pid of the cell process that kept its artifact), timed
-    by ``process`` (this worker's cell process, None when it has none), and the GPU's copy bandwidth."""
-    alive = process.pid if process is not None and pending else None
-    kept = [cell for cell, pid in pending.items() if pid is not None and pid == alive]
+    by the process that kept each: ``process`` (this worker's cell process, None when it has none) or one of
+    ``retired`` (set aside, alive, when a re-run needed a fresh process); and the GPU's copy bandwidth."""
+    holders = [one for one in (*retired, process) if pending and getattr(one, "pid", None) is not None]
+    kept = {one.pid: [cell for cell, pid in pending.items() if pid == one.pid] for one in holders}
+    holders = [one for one in holders if kept[one.pid]]
     lost = Timing.not_timed("its cell process was replaced before the timing phase")
-    timings = {cell: lost for cell in pending if cell not in kept}
-    if process is None or not kept:
-        coordination.arrive(worker)
-        return timings, None
-    if process.ask(("warm",), WARM_TIMEOUT) is None:
-        timings.update({cell: Timing.not_timed("its cell process died warming up") for cell in kept})
-        kept = []
+    timings = {cell: lost for cell, pid in pending.items() if not any(pid == one.pid for one in holders)}
+    warm = []
+    for one in holders:
+        if one.ask(("warm",), WARM_TIMEOUT) is None:
+            timings.update({cell: Timing.not_timed("its cell process died warming up") for cell in kept[one.pid]})
+        else:
+            warm.append(one)
     coordination.arrive(worker)
-    if not kept:
+    if not warm:
         return timings, None
     late = coordination.wait_all(BARRIER_TIMEOUT)
     if late:
-        timings.update({cell: Timing.not_timed(late) for cell in kept})
+        timings.update({cell: Timing.not_timed(late) for one in warm for cell in kept[one.pid]})
         return timings, None
+    gbps = None
     with coordination.exclusive():
-        answer = process.ask(("time", kept), TIME_TIMEOUT)
-    if answer is None:
-        timings.update({cell: Timing.not_timed("its cell process died while timed") for cell in kept})
-        return timings, None
-    timed, gbps = answer
-    timings.update(timed)
+        for one in warm:
+            answer = one.ask(("time", kept[one.pid]), TIME_TIMEOUT)
+            if answer is None:
+                died = Timing.not_timed("its cell process died while timed")
+                timings.update({cell: died for cell in kept[one.pid]})
+                continue
+            timed, measured = answer
+            timings.update(timed)
+            gbps = measured if gbps is None else gbps
     return timings, gbps

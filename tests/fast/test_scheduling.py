@@ -212,3 +212,15 @@ def test_resume_refuses_records_of_cells_the_selection_does_not_hold(
         assert f"{tmp_path / 'out' / 'results.json'}: cells: " in err and "cells this run does not select" in err
         assert outside in err
         assert log.read_text() == text  # the folder's records left as they were
+
+
+def test_a_process_keeping_artifacts_is_set_aside_for_a_re_run_not_stopped(fake: FakeCells, tmp_path: Path):
+    """Its kept artifacts are timed in the timing phase (harness/plugin/timing.py); the re-run gets a fresh one."""
+    fake.statuses[WRONG.id] = ["wrong", "pass"]
+    processes = CellProcesses(fake_config(tmp_path, (WRONG,), reruns=1))
+    first = processes._cell_process()
+    first.pid = 41  # type: ignore[attr-defined]
+    processes.pending["earlier-eager"] = 41
+    processes.run(WRONG)
+    assert processes.retired == [first] and first.stopped == 0
+    assert [run.process for run in fake.runs] == [0, 1]

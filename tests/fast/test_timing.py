@@ -262,6 +262,17 @@ def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Pa
     assert (tmp_path / "arrived" / "w0").exists()
 
 
+def test_a_process_set_aside_for_a_re_run_times_what_it_kept(tmp_path: Path):
+    """A re-run needs a fresh cell process; the one it replaces, keeping artifacts, stays alive and times them."""
+    retired, current = TimedFake(Phase(), pid=7), TimedFake(Phase(), pid=8)
+    timings, gbps = timing_phase(
+        {"a-b-eager": 7, "c-d-eager": 8, "e-f-eager": 9}, current, FileCoordination(tmp_path, 1), "w0", (retired,)
+    )
+    assert timings["a-b-eager"].timed and timings["c-d-eager"].timed and gbps == 2900.0
+    assert timings["e-f-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
+    assert retired.asked == current.asked == ["warm", "time"]
+
+
 def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm_up(monkeypatch: pytest.MonkeyPatch):
     """A case's own module class is one ``forward`` for all its compiled cells: past Dynamo's recompile limit (8)
     the rest would run eagerly, and be timed so."""
