@@ -93,9 +93,11 @@ def gate(
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = rerun(gating.diff(baseline, current, known), current)
     limits = speedgate.Limits(args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth)
-    slow = speedgate.slowdowns(baseline, current, limits)
-    slow = retime(slow, baseline, current, limits) if retime else slow
-    slower = (len(speedgate.failing(slow)), speedgate.render(slow, limits))
+    apart = speedgate.not_comparable(baseline, current)
+    slow = [] if apart else speedgate.slowdowns(baseline, current, limits)
+    slow = retime(slow, baseline, current, limits) if retime and slow else slow
+    shown = [f"Speed not compared: {apart}.", ""] if apart else speedgate.render(slow, limits)
+    slower = (len(speedgate.failing(slow)), shown)
     text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower)
     write_text(Path(args.out), text)
     print(text)

@@ -43,6 +43,22 @@ class Slowdown:
     excused: bool = False  # ... no longer slower then: shown, not failing
 
 
+def not_comparable(baseline: Results, current: Results) -> str | None:
+    """Why the two runs' speed cannot be compared (None: it can): a different GPU is not a slowdown, and a run
+    without a timing phase (an older harness) measured its compile time and memory otherwise."""
+    devices = [run.environment.get("device") for run in (baseline, current)]
+    if devices[0] != devices[1]:
+        return f"the baseline ran on {devices[0]}, this run on {devices[1]}: a different GPU is not a slowdown"
+    untimed = [name for name, run in (("baseline", baseline), ("current", current)) if not _timed(run)]
+    if untimed:
+        return f"the {' and '.join(untimed)} run has no timing phase (no timed cell): an older harness, or --no-timing"
+    return None
+
+
+def _timed(run: Results) -> bool:
+    return any(cell.timing is not None and cell.timing.timed for cell in run.cells)
+
+
 def slowdowns(baseline: Results, current: Results, limits: Limits) -> list[Slowdown]:
     """Every cell that passed in both runs and got slower past ``limits``, in baseline order."""
     now = current.by_id()

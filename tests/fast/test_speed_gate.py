@@ -2,6 +2,7 @@
 with both medians and dispersions; same-commit noise passes; compile time and GPU memory have limits of their own;
 each limit is an option; a file without timings (an older one) gates as before."""
 
+import json
 import random
 from pathlib import Path
 
@@ -127,3 +128,19 @@ def test_a_slower_cell_timed_again_here_is_excused_when_it_is_fast_again(
     assert "add-triton_op-eager" not in failing and "1 slower" in text
     code, text = gate(tmp_path, baseline, current, "--rerun", "0")  # not timed again: both fail
     assert code == 1 and EXCUSED not in text and "2 slower" in text and len(timed_again) == 1
+
+
+def test_speed_on_another_gpu_or_without_a_timing_phase_is_not_compared(tmp_path: Path):
+    """A different GPU is not a slowdown; a baseline of an older harness (no timed cell) measured its compile time
+    and memory otherwise: the gate says so and judges the verdicts alone."""
+    baseline = run(tmp_path / "old.json", BASE, gpu_peak_mb=1.0)
+    slower = {name: median * 2 for name, median in BASE.items()}
+    elsewhere = run(tmp_path / "h100.json", slower, env={"device": "NVIDIA H100 80GB HBM3"}, gpu_peak_mb=256.0)
+    code, text = gate(tmp_path, baseline, elsewhere)
+    assert code == 0 and "Speed not compared: the baseline ran on NVIDIA H200, this run on NVIDIA H100" in text
+    untimed = json.loads(baseline.read_text())
+    for cell in untimed["cells"]:
+        cell.pop("timing")
+    (tmp_path / "untimed.json").write_text(json.dumps(untimed))
+    code, text = gate(tmp_path, tmp_path / "untimed.json", run(tmp_path / "new.json", slower, gpu_peak_mb=256.0))
+    assert code == 0 and "Speed not compared: the baseline run has no timing phase" in text
