@@ -1,8 +1,8 @@
-"""silu-triton_op_heuristics_autotune-dynamic: a reproducer written by triton-torch-matrix.
+"""sin_triton_backward-triton_op_heuristics_autotune-cpu_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: TorchRuntimeError: RuntimeError when making fake tensor call
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 115 more cell(s): add-triton_op_heuristics_autotune-compile, add-triton_op_heuristics_autotune-fullgraph, add-triton_op_heuristics_autotune-dynamic, add-triton_op_heuristics_autotune-cudagraphs, add-triton_op_heuristics_autotune-export_strict, add-triton_op_heuristics_autotune-aoti_strict, add-triton_op_heuristics_autotune-aoti_standalone, add-triton_op_heuristics_autotune-export_dynamic_strict, add-triton_op_heuristics_autotune-aoti_dynamic, add-triton_op_heuristics_autotune-export_saveload, add-triton_op_heuristics_autotune-train_compile, add-triton_op_heuristics_autotune-cpu_compile, add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-compile, sin-triton_op_heuristics_autotune-fullgraph, sin-triton_op_heuristics_autotune-dynamic, sin-triton_op_heuristics_autotune-cudagraphs, sin-triton_op_heuristics_autotune-export_strict, sin-triton_op_heuristics_autotune-aoti_strict, sin-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-export_dynamic_strict, sin-triton_op_heuristics_autotune-aoti_dynamic, sin-triton_op_heuristics_autotune-export_saveload, sin-triton_op_heuristics_autotune-train_compile, sin-triton_op_heuristics_autotune-cpu_compile, sin-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-compile, silu-triton_op_heuristics_autotune-fullgraph, silu-triton_op_heuristics_autotune-cudagraphs, silu-triton_op_heuristics_autotune-export_strict, silu-triton_op_heuristics_autotune-aoti_strict, silu-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-export_dynamic_strict, silu-triton_op_heuristics_autotune-aoti_dynamic, silu-triton_op_heuristics_autotune-export_saveload, silu-triton_op_heuristics_autotune-train_compile, silu-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-compile, softmax-triton_op_heuristics_autotune-fullgraph, softmax-triton_op_heuristics_autotune-dynamic, softmax-triton_op_heuristics_autotune-cudagraphs, softmax-triton_op_heuristics_autotune-export_strict, softmax-triton_op_heuristics_autotune-aoti_strict, softmax-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-export_dynamic_strict, softmax-triton_op_heuristics_autotune-aoti_dynamic, softmax-triton_op_heuristics_autotune-export_saveload, softmax-triton_op_heuristics_autotune-train_compile, softmax-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-compile, matmul-triton_op_heuristics_autotune-fullgraph, matmul-triton_op_heuristics_autotune-dynamic, matmul-triton_op_heuristics_autotune-cudagraphs, matmul-triton_op_heuristics_autotune-export_strict, matmul-triton_op_heuristics_autotune-aoti_strict, matmul-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-export_dynamic_strict, matmul-triton_op_heuristics_autotune-aoti_dynamic, matmul-triton_op_heuristics_autotune-export_saveload, matmul-triton_op_heuristics_autotune-train_compile, matmul-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-compile, add_inplace-triton_op_heuristics_autotune-fullgraph, add_inplace-triton_op_heuristics_autotune-dynamic, add_inplace-triton_op_heuristics_autotune-cudagraphs, add_inplace-triton_op_heuristics_autotune-export_strict, add_inplace-triton_op_heuristics_autotune-aoti_strict, add_inplace-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-export_dynamic_strict, add_inplace-triton_op_heuristics_autotune-aoti_dynamic, add_inplace-triton_op_heuristics_autotune-export_saveload, add_inplace-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-compile, rmsnorm-triton_op_heuristics_autotune-fullgraph, rmsnorm-triton_op_heuristics_autotune-dynamic, rmsnorm-triton_op_heuristics_autotune-cudagraphs, rmsnorm-triton_op_heuristics_autotune-export_strict, rmsnorm-triton_op_heuristics_autotune-aoti_strict, rmsnorm-triton_op_heuristics_autotune-aoti_standalone, rmsnorm-triton_op_heuristics_autotune-export_dynamic_strict, rmsnorm-triton_op_heuristics_autotune-aoti_dynamic, rmsnorm-triton_op_heuristics_autotune-export_saveload, rmsnorm-triton_op_heuristics_autotune-train_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-compile, layernorm-triton_op_heuristics_autotune-fullgraph, layernorm-triton_op_heuristics_autotune-dynamic, layernorm-triton_op_heuristics_autotune-cudagraphs, layernorm-triton_op_heuristics_autotune-export_strict, layernorm-triton_op_heuristics_autotune-aoti_strict, layernorm-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-export_dynamic_strict, layernorm-triton_op_heuristics_autotune-aoti_dynamic, layernorm-triton_op_heuristics_autotune-export_saveload, layernorm-triton_op_heuristics_autotune-train_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-compile, sin_triton_backward-triton_op_heuristics_autotune-fullgraph, sin_triton_backward-triton_op_heuristics_autotune-dynamic, sin_triton_backward-triton_op_heuristics_autotune-cudagraphs, sin_triton_backward-triton_op_heuristics_autotune-export_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_dynamic, sin_triton_backward-triton_op_heuristics_autotune-export_saveload, sin_triton_backward-triton_op_heuristics_autotune-train_compile, sin_triton_backward-triton_op_heuristics_autotune-cpu_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
+Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 115 more cell(s): add-triton_op_heuristics_autotune-compile, add-triton_op_heuristics_autotune-fullgraph, add-triton_op_heuristics_autotune-dynamic, add-triton_op_heuristics_autotune-cudagraphs, add-triton_op_heuristics_autotune-export_strict, add-triton_op_heuristics_autotune-aoti_strict, add-triton_op_heuristics_autotune-aoti_standalone, add-triton_op_heuristics_autotune-export_dynamic_strict, add-triton_op_heuristics_autotune-aoti_dynamic, add-triton_op_heuristics_autotune-export_saveload, add-triton_op_heuristics_autotune-train_compile, add-triton_op_heuristics_autotune-cpu_compile, add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-compile, sin-triton_op_heuristics_autotune-fullgraph, sin-triton_op_heuristics_autotune-dynamic, sin-triton_op_heuristics_autotune-cudagraphs, sin-triton_op_heuristics_autotune-export_strict, sin-triton_op_heuristics_autotune-aoti_strict, sin-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-export_dynamic_strict, sin-triton_op_heuristics_autotune-aoti_dynamic, sin-triton_op_heuristics_autotune-export_saveload, sin-triton_op_heuristics_autotune-train_compile, sin-triton_op_heuristics_autotune-cpu_compile, sin-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-compile, silu-triton_op_heuristics_autotune-fullgraph, silu-triton_op_heuristics_autotune-dynamic, silu-triton_op_heuristics_autotune-cudagraphs, silu-triton_op_heuristics_autotune-export_strict, silu-triton_op_heuristics_autotune-aoti_strict, silu-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-export_dynamic_strict, silu-triton_op_heuristics_autotune-aoti_dynamic, silu-triton_op_heuristics_autotune-export_saveload, silu-triton_op_heuristics_autotune-train_compile, silu-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-compile, softmax-triton_op_heuristics_autotune-fullgraph, softmax-triton_op_heuristics_autotune-dynamic, softmax-triton_op_heuristics_autotune-cudagraphs, softmax-triton_op_heuristics_autotune-export_strict, softmax-triton_op_heuristics_autotune-aoti_strict, softmax-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-export_dynamic_strict, softmax-triton_op_heuristics_autotune-aoti_dynamic, softmax-triton_op_heuristics_autotune-export_saveload, softmax-triton_op_heuristics_autotune-train_compile, softmax-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-compile, matmul-triton_op_heuristics_autotune-fullgraph, matmul-triton_op_heuristics_autotune-dynamic, matmul-triton_op_heuristics_autotune-cudagraphs, matmul-triton_op_heuristics_autotune-export_strict, matmul-triton_op_heuristics_autotune-aoti_strict, matmul-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-export_dynamic_strict, matmul-triton_op_heuristics_autotune-aoti_dynamic, matmul-triton_op_heuristics_autotune-export_saveload, matmul-triton_op_heuristics_autotune-train_compile, matmul-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-compile, add_inplace-triton_op_heuristics_autotune-fullgraph, add_inplace-triton_op_heuristics_autotune-dynamic, add_inplace-triton_op_heuristics_autotune-cudagraphs, add_inplace-triton_op_heuristics_autotune-export_strict, add_inplace-triton_op_heuristics_autotune-aoti_strict, add_inplace-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-export_dynamic_strict, add_inplace-triton_op_heuristics_autotune-aoti_dynamic, add_inplace-triton_op_heuristics_autotune-export_saveload, add_inplace-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-compile, rmsnorm-triton_op_heuristics_autotune-fullgraph, rmsnorm-triton_op_heuristics_autotune-dynamic, rmsnorm-triton_op_heuristics_autotune-cudagraphs, rmsnorm-triton_op_heuristics_autotune-export_strict, rmsnorm-triton_op_heuristics_autotune-aoti_strict, rmsnorm-triton_op_heuristics_autotune-aoti_standalone, rmsnorm-triton_op_heuristics_autotune-export_dynamic_strict, rmsnorm-triton_op_heuristics_autotune-aoti_dynamic, rmsnorm-triton_op_heuristics_autotune-export_saveload, rmsnorm-triton_op_heuristics_autotune-train_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-compile, layernorm-triton_op_heuristics_autotune-fullgraph, layernorm-triton_op_heuristics_autotune-dynamic, layernorm-triton_op_heuristics_autotune-cudagraphs, layernorm-triton_op_heuristics_autotune-export_strict, layernorm-triton_op_heuristics_autotune-aoti_strict, layernorm-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-export_dynamic_strict, layernorm-triton_op_heuristics_autotune-aoti_dynamic, layernorm-triton_op_heuristics_autotune-export_saveload, layernorm-triton_op_heuristics_autotune-train_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-compile, sin_triton_backward-triton_op_heuristics_autotune-fullgraph, sin_triton_backward-triton_op_heuristics_autotune-dynamic, sin_triton_backward-triton_op_heuristics_autotune-cudagraphs, sin_triton_backward-triton_op_heuristics_autotune-export_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_dynamic, sin_triton_backward-triton_op_heuristics_autotune-export_saveload, sin_triton_backward-triton_op_heuristics_autotune-train_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -19,13 +19,15 @@ import torch
 import torch.utils.flop_counter
 import triton
 
-# ---- the case: cases.silu (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
 
 import types
 
 Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
-"""The blog's bf16 SiLU kernel, inside the blog's small Linear -> SiLU -> Linear module."""
+"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
+backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
+directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
 
 import math
 
@@ -34,24 +36,26 @@ import triton
 import triton.language as tl
 
 
-IN_FEATURES, HIDDEN = 128, 64
 MAX_BLOCK = 1024
 
 
 @triton.jit
-def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+
+
+@triton.jit
+def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n_elements
-    if EVEN:
-        x = tl.load(x_ptr + offsets)
-    else:
-        x = tl.load(x_ptr + offsets, mask=mask)
-    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
-    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
-    if EVEN:
-        tl.store(out_ptr + offsets, out)
-    else:
-        tl.store(out_ptr + offsets, out, mask=mask)
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
 
 
 def launch(kernel, x, **meta):
@@ -61,51 +65,36 @@ def launch(kernel, x, **meta):
     return out
 
 
-def backward(inputs, out, grad):
-    x = inputs[0].float()
-    sig = torch.sigmoid(x)
-    return ((grad.float() * sig * (1 + x * (1 - sig))).to(grad.dtype),)
+def launch_backward(kernel, inputs, out, grad):
+    (x,) = inputs
+    grad_x = torch.empty_like(x)
+    n_elements = x.numel()
+    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
+    return (grad_x,)
 
 
-class SiluMLP(torch.nn.Module):
-    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
-
-    def __init__(self, op):
-        super().__init__()
-        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
-        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
-        self.op = op
-
-    def forward(self, x):
-        return self.linear2(self.op(self.linear1(x).contiguous()))
-
-
-def make_inputs(batch, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
-
-
-def module(op):
-    return SiluMLP(op)
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="silu",
-    kernel=silu_kernel,
+    id="sin_triton_backward",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.nn.functional.silu,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=backward,
-    flops=lambda x: 4 * math.prod(x),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    backward_kernel=cos_backward_kernel,
+    launch_backward=launch_backward,
+    flops=lambda x: math.prod(x),
     arg_names=("x",),
-    sizes=(37, 8, 61),
+    sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
-    dtype=torch.bfloat16,
-    module=module,
 )
 
 
@@ -115,37 +104,35 @@ kernel = triton.heuristics(CASE.heuristics)(triton.autotune(configs=CASE.configs
 META = {}
 
 
-@torch.library.triton_op('mylib::silu_triton_op_heuristics_autotune', mutates_args=())
-def silu_triton_op_heuristics_autotune(x: torch.Tensor) -> torch.Tensor:
+@torch.library.triton_op('mylib::sin_triton_backward_triton_op_heuristics_autotune', mutates_args=())
+def sin_triton_backward_triton_op_heuristics_autotune(x: torch.Tensor) -> torch.Tensor:
     return CASE.launch(torch.library.wrap_triton(kernel), x, **META)
 
 
-silu_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
+sin_triton_backward_triton_op_heuristics_autotune.register_kernel('cpu')(CASE.reference)
 
 
-torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.silu_triton_op_heuristics_autotune)(
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.sin_triton_backward_triton_op_heuristics_autotune)(
     lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
 )
 
 
-def op(x):
-    return torch.ops.mylib.silu_triton_op_heuristics_autotune(x)
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.mylib.sin_triton_backward_triton_op_heuristics_autotune(x)
 
 
-def Model():
-    return CASE.module(op)
+class Reference(torch.nn.Module):
+    def forward(self, x):
+        return CASE.reference(x)
 
 
-def Reference():
-    return CASE.module(CASE.reference)
+# ---- the path: cpu_compile ----
 
-
-# ---- the path: dynamic ----
-
-DEVICE, SIZE, SEED = 'cuda', 37, 0  # the input the cell failed on
-ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
+DEVICE, SIZE, SEED = 'cpu', 3001, 0  # the input the cell failed on
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 TAKES_GRAD = (True,)  # which arguments are differentiated
-SIZES, OTHER_SIZES = (37, 8, 61), (8, 61)
+SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
 
 
 def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
@@ -194,11 +181,12 @@ def infer(what, run, inputs):  # every call compared: the same inputs twice
 
 
 def check():
-    compiled = torch.compile(build(Model), dynamic=True)
-    for size in SIZES:
-        infer(f'output at size {size}', compiled, inputs_of(size))
+    infer('output', torch.compile(build(Model)), inputs_of())
 
 
 if __name__ == "__main__":
-    check()
-    print("no failure: silu-triton_op_heuristics_autotune-dynamic passes here")
+    try:
+        check()
+    finally:  # a GPU fault left behind surfaces here, as at the end of a cell
+        synchronize()
+    print("no failure: sin_triton_backward-triton_op_heuristics_autotune-cpu_compile passes here")

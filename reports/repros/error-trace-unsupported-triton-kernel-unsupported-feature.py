@@ -1,8 +1,8 @@
-"""sin_triton_backward-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""add_inplace-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: Unsupported: triton kernel unsupported feature
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 9 more cell(s): add-autotune_heuristics-export_dynamic_strict, add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict.
+Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 9 more cell(s): add-autotune_heuristics-export_dynamic_strict, add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -19,15 +19,13 @@ import torch
 import torch.utils.flop_counter
 import triton
 
-# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
 
 import types
 
 Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
-"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
-backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
-directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
+"""In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
 
 import math
 
@@ -40,92 +38,82 @@ MAX_BLOCK = 1024
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
-@triton.jit
-def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
-
-
-def launch(kernel, x, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
-    return out
-
-
-def launch_backward(kernel, inputs, out, grad):
-    (x,) = inputs
-    grad_x = torch.empty_like(x)
+def launch(kernel, x, y, **meta):
     n_elements = x.numel()
-    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
-    return (grad_x,)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 CASE = Case(
-    id="sin_triton_backward",
-    kernel=sin_kernel,
+    id="add_inplace",
+    kernel=add_inplace_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=reference,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    backward_kernel=cos_backward_kernel,
-    launch_backward=launch_backward,
-    flops=lambda x: math.prod(x),
-    arg_names=("x",),
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    mutates=("x",),
+    autotune_options={"restore_value": ["x_ptr"]},  # autotuning runs the kernel repeatedly
 )
 
 
 # ---- the style: autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a launcher) ----
 
-kernel = triton.autotune(configs=CASE.configs, key=['n_elements'])(triton.heuristics({**CASE.heuristics, **CASE.config_heuristics})(CASE.kernel))
+kernel = triton.autotune(configs=CASE.configs, key=['n_elements'], **CASE.autotune_options)(triton.heuristics({**CASE.heuristics, **CASE.config_heuristics})(CASE.kernel))
 META = {}
 
 
-def sin_triton_backward_autotune_heuristics(x):
-    return CASE.launch(kernel, x, **META)
+def add_inplace_autotune_heuristics(x, y):
+    return CASE.launch(kernel, x, y, **META)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return sin_triton_backward_autotune_heuristics(x)
+    def forward(self, x, y):
+        x = x.clone()
+        add_inplace_autotune_heuristics(x, y)
+        return x
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return CASE.reference(x)
+    def forward(self, x, y):
+        x = x.clone()
+        CASE.reference(x, y)
+        return x
 
 
 # ---- the path: aoti_dynamic ----
 
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
-TAKES_GRAD = (True,)  # which arguments are differentiated
+TAKES_GRAD = (True, True)  # which arguments are differentiated
 SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
 size = torch.export.Dim("size", min=1, max=10006)
-DYNAMIC = ({0: size},)
+DYNAMIC = ({0: size}, {0: size},)
 
 
 def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
@@ -184,5 +172,8 @@ def check():
 
 
 if __name__ == "__main__":
-    check()
-    print("no failure: sin_triton_backward-autotune_heuristics-aoti_dynamic passes here")
+    try:
+        check()
+    finally:  # a GPU fault left behind surfaces here, as at the end of a cell
+        synchronize()
+    print("no failure: add_inplace-autotune_heuristics-aoti_dynamic passes here")

@@ -1,7 +1,7 @@
 """add_inplace-triton_op_autotune_heuristics-subclass_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: wrong 5/5 at compare: Mismatch: output .a: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
 """
@@ -183,5 +183,8 @@ def check():
 
 
 if __name__ == "__main__":
-    check()
+    try:
+        check()
+    finally:  # a GPU fault left behind surfaces here, as at the end of a cell
+        synchronize()
     print("no failure: add_inplace-triton_op_autotune_heuristics-subclass_compile passes here")

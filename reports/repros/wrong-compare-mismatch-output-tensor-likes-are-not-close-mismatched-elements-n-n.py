@@ -1,8 +1,8 @@
-"""add_inplace-autotune_heuristics-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_autotune_heuristics-compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: wrong 5/5 at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 6 more cell(s): add_inplace-autotune_heuristics-compile, add_inplace-autotune_heuristics-fullgraph, add_inplace-autotune_heuristics-export_strict, add_inplace-autotune_heuristics-export_saveload, add_inplace-triton_op_autotune_heuristics-compile, add_inplace-triton_op_autotune_heuristics-fullgraph.
+Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 6 more cell(s): add_inplace-autotune_heuristics-compile, add_inplace-autotune_heuristics-fullgraph, add_inplace-autotune_heuristics-export_strict, add_inplace-autotune_heuristics-export_saveload, add_inplace-autotune_heuristics-train_compile, add_inplace-triton_op_autotune_heuristics-fullgraph.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports; no code of the harness is in it.
@@ -82,59 +82,29 @@ CASE = Case(
 )
 
 
-# ---- the style: autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a launcher) ----
+# ---- the style: triton_op_autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a triton_op) ----
 
 kernel = triton.autotune(configs=CASE.configs, key=['n_elements'], **CASE.autotune_options)(triton.heuristics({**CASE.heuristics, **CASE.config_heuristics})(CASE.kernel))
 META = {}
 
 
-def add_inplace_autotune_heuristics(x, y):
-    return CASE.launch(kernel, x, y, **META)
+@torch.library.triton_op('mylib::add_inplace_triton_op_autotune_heuristics', mutates_args=('x',))
+def add_inplace_triton_op_autotune_heuristics(x: torch.Tensor, y: torch.Tensor) -> None:
+    CASE.launch(torch.library.wrap_triton(kernel), x, y, **META)
 
 
-MUTATED = (0,)
+add_inplace_triton_op_autotune_heuristics.register_kernel('cpu')(CASE.reference)
 
 
-def outputs(value):
-    return tuple(value) if isinstance(value, tuple | list) else (value,)
-
-
-def save(ctx, inputs, output):  # the tensor inputs (not those the op overwrote) and every output; scalars on ctx
-    kept = [None if i in MUTATED or not isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs)]
-    ctx.save_for_backward(*kept, *(() if output is None else outputs(output)))
-    ctx.scalars = tuple(None if isinstance(v, torch.Tensor) else v for v in inputs)
-
-
-def saved(ctx, grads):  # (inputs, output, grad) as the case's backward takes them
-    tensors, count = ctx.saved_tensors, len(ctx.scalars)
-    inputs = tuple(t if s is None else s for t, s in zip(tensors[:count], ctx.scalars))
-    outs = tensors[count:]
-    if not outs:
-        return inputs, None, grads[0]
-    grads = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads))
-    return inputs, (outs[0] if len(outs) == 1 else outs), (grads[0] if len(grads) == 1 else grads)
-
-
-BACKWARD = CASE.backward
-
-
-class add_inplace_autotune_heuristics_function(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, y):
-        out = add_inplace_autotune_heuristics(x, y)
-        save(ctx, (x, y,), out)
-        ctx.mark_dirty(x)
-        return x
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return tuple(BACKWARD(*saved(ctx, grads)))
+torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.add_inplace_triton_op_autotune_heuristics)(
+    lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
+)
 
 
 class Model(torch.nn.Module):
     def forward(self, x, y):
         x = x.clone()
-        add_inplace_autotune_heuristics_function.apply(x, y)
+        torch.ops.mylib.add_inplace_triton_op_autotune_heuristics(x, y)
         return x
 
 
@@ -145,7 +115,7 @@ class Reference(torch.nn.Module):
         return x
 
 
-# ---- the path: train_compile ----
+# ---- the path: compile ----
 
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
@@ -198,33 +168,13 @@ def infer(what, run, inputs):  # every call compared: the same inputs twice
         compare(f"{what}, call {call}", out, expected(inputs))
 
 
-def forward_backward(model, inputs):  # backward of each output times a seeded random grad
-    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD[i]) if isinstance(v, torch.Tensor) else v
-                   for i, v in enumerate(inputs))
-    out = model(*inputs)
-    outs = tuple(out) if isinstance(out, tuple | list) else (out,)
-    gen = torch.Generator().manual_seed(1)
-    grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
-    pairs = [(o, g) for o, g in zip(outs, grads) if o.requires_grad] or list(zip(outs, grads))
-    torch.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
-    synchronize()
-    leaves = [v for v in inputs if isinstance(v, torch.Tensor) and v.requires_grad] + list(model.parameters())
-    detached = tuple(o.detach() for o in outs) if isinstance(out, tuple | list) else out.detach()
-    return detached, [leaf.grad for leaf in leaves]
-
-
-def train(model):
-    out, grads = forward_backward(model, inputs_of())
-    want, want_grads = forward_backward(build(Reference), inputs_of())
-    compare("output", out, want)
-    for index, (grad, want_grad) in enumerate(zip(grads, want_grads)):
-        compare(f"gradient {index}", grad, want_grad)
-
-
 def check():
-    train(torch.compile(build(Model)))
+    infer('output', torch.compile(build(Model)), inputs_of())
 
 
 if __name__ == "__main__":
-    check()
-    print("no failure: add_inplace-autotune_heuristics-train_compile passes here")
+    try:
+        check()
+    finally:  # a GPU fault left behind surfaces here, as at the end of a cell
+        synchronize()
+    print("no failure: add_inplace-triton_op_autotune_heuristics-compile passes here")
