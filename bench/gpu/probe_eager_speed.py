@@ -71,5 +71,3 @@ for name, call in [
     bench = triton.testing.do_bench(call, warmup=5, rep=30) * 1e3
     per_call = statistics.median(host(call) for _ in range(30))
     print(f"{name:20s} events {device:8.1f} µs   do_bench {bench:8.1f} µs   host {per_call:8.1f} µs")
-        f"{name:20s} events {device:8.1f} µs   do_bench {bench:8.1f} µs   host {statistics.median(host(call) for _ in range(30)):8.1f} µs"
-    )
