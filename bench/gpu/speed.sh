@@ -46,17 +46,17 @@ for cell in data["cells"]:
 json.dump(data, open(sys.argv[2], "w"))
 print(f"planted: {planted} timed cells made 10% slower")
 EOF
-    python3 -m harness gate --baseline "$out/timed/results.json" --current "$out/planted.json" --rerun 0 \
+    python3 -m harness gate --speed --baseline "$out/timed/results.json" --current "$out/planted.json" --rerun 0 \
         --out "$out/gate-planted.md" >/dev/null 2>&1
     echo "gate, planted 10% slowdown: exit $? (1 expected); $(grep -c '| time ' "$out/gate-planted.md") cells named slower"
-    python3 -m harness gate --baseline "$out/timed/results.json" --current "$out/again/results.json" --rerun 0 \
+    python3 -m harness gate --speed --baseline "$out/timed/results.json" --current "$out/again/results.json" --rerun 0 \
         --out "$out/gate-again.md" >/dev/null 2>&1
     code=$?
     echo "gate, same commit again, no re-timing: exit $code (0 expected)"
     head -6 "$out/gate-again.md"
     grep '^| ' "$out/gate-again.md" | head -20
     if [ $code != 0 ]; then  # the cells found slower timed again in a run of their own: noise is excused
-        timeout 400 python3 -m harness gate --baseline "$out/timed/results.json" --current "$out/again/results.json" \
+        timeout 400 python3 -m harness gate --speed --baseline "$out/timed/results.json" --current "$out/again/results.json" \
             --matrix matrix.toml --rerun 1 --out "$out/gate-again-retimed.md" >/dev/null 2>&1
         echo "gate, same commit again, slower cells re-timed: exit $? (0 expected)"
         grep -A3 '^## Slower' "$out/gate-again-retimed.md" | head -20

@@ -93,7 +93,7 @@ def gate(
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = rerun(gating.diff(baseline, current, known), current)
     limits = speedgate.Limits(args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth)
-    apart = speedgate.not_comparable(baseline, current)
+    apart = speedgate.not_comparable(baseline, current) if args.speed else "not asked for (gate --speed)"
     slow = [] if apart else speedgate.slowdowns(baseline, current, limits)
     slow = retime(slow, baseline, current, limits) if retime and slow else slow
     shown = [f"Speed not compared: {apart}.", ""] if apart else speedgate.render(slow, limits)

@@ -42,7 +42,7 @@ BASE = {"add-triton_op-eager": 40.0, "add-custom_op-compile": 130.0, "sin-raw_ji
 
 def gate(tmp_path: Path, baseline: Path, current: Path, *options: str) -> tuple[int, str]:
     out = tmp_path / "gate.md"
-    done = run_gate("--baseline", str(baseline), "--current", str(current), "--out", str(out), *options)
+    done = run_gate("--baseline", str(baseline), "--current", str(current), "--out", str(out), "--speed", *options)
     return done.returncode, out.read_text() if out.exists() else done.stderr
 
 
@@ -144,3 +144,12 @@ def test_speed_on_another_gpu_or_without_a_timing_phase_is_not_compared(tmp_path
     (tmp_path / "untimed.json").write_text(json.dumps(untimed))
     code, text = gate(tmp_path, tmp_path / "untimed.json", run(tmp_path / "new.json", slower, gpu_peak_mb=256.0))
     assert code == 0 and "Speed not compared: the baseline run has no timing phase" in text
+
+
+def test_speed_is_gated_only_when_asked_for(tmp_path: Path):
+    """Same-commit runs differ past their dispersions (a GPU run: 328 of 1,433 timed cells): off by default."""
+    baseline = run(tmp_path / "old.json", BASE)
+    current = run(tmp_path / "new.json", {**BASE, "sin-raw_jit-aoti_strict": 1100.0})
+    out = tmp_path / "plain.md"
+    done = run_gate("--baseline", str(baseline), "--current", str(current), "--out", str(out))
+    assert done.returncode == 0 and "Speed not compared: not asked for (gate --speed)." in out.read_text()
