@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import atexit
 import os
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError, leave
 from harness.matrix.builtin import matrix_file
 from harness.matrix.catalogue import Registries
 from harness.plugin.options import AXES, DEFAULT_REPORT_DIR
@@ -211,21 +208,6 @@ def console() -> None:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     leave(main())
-
-
-def leave(code: int) -> NoReturn:
-    """Exit with ``code``. Python waits at exit for every thread not a daemon: one a case module started (at
-    import, or in the reference the harness checks) that never ends would hold the finished run forever. Such
-    threads are named in one warning line and not waited for (atexit handlers run, output flushed, ``os._exit``)."""
-    foreign = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-    if not foreign:
-        sys.exit(code)
-    names = ", ".join(t.name for t in foreign)
-    print(f"warning: {len(foreign)} thread(s) still running at exit ({names}): not waited for", file=sys.stderr)
-    atexit._run_exitfuncs()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
 
 
 if __name__ == "__main__":

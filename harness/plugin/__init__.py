@@ -13,9 +13,10 @@ import os
 
 import pytest
 
+from harness.errors import foreign_threads, leave
 from harness.plugin import collect, options
 from harness.plugin.processes import CellProcesses, processes_key
-from harness.plugin.session import MatrixSession, pytest_cmdline_main, pytest_configure_node
+from harness.plugin.session import MatrixSession, exit_key, pytest_cmdline_main, pytest_configure_node
 from harness.plugin.summary import RunSummary
 
 # registered under these names
@@ -44,9 +45,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    """The harness's plugins unregistered; then, on a run's controller (plain pytest too), a thread a case module
+    started that never ends is not waited for: the run exits with its status, as ``python -m harness`` does."""
     for name in PLUGINS:
         if config.pluginmanager.has_plugin(name):
             config.pluginmanager.unregister(name=name)
+    if exit_key in config.stash and not hasattr(config, "workerinput") and foreign_threads():
+        leave(config.stash[exit_key])
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)

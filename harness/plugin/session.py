@@ -93,6 +93,8 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput[ARGS_INPUT] = list(node.config.args)
 
 
+exit_key = pytest.StashKey[int]()  # the run's exit status, for pytest_unconfigure (harness/plugin/__init__.py)
+
 class MatrixSession:
     """On the controller of a run of the matrix: SIGTERM as Ctrl-C while it runs, and its exit status."""
 
@@ -116,6 +118,7 @@ class MatrixSession:
         if line:
             print(f"error: {line}", file=sys.stderr)
         session.exitstatus = code
+        self.config.stash[exit_key] = code
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The SIGTERM handler the run found, back; but a run that was interrupted keeps noting SIGTERM until its

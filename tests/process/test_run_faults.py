@@ -2,6 +2,7 @@
 a failed write stops the run at once keeping every record, ``--co`` is not a failed run, the kept-records line."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,12 +67,13 @@ def test_pytest_itself_refuses_a_locked_report_dir_and_a_negative_max_rss(args, 
     assert not (out / "results.json").exists()
 
 
-def test_a_case_module_thread_that_never_ends_does_not_hold_the_run(tmp_path):
+@pytest.mark.parametrize("route", ["harness", "pytest"])
+def test_a_case_module_thread_that_never_ends_does_not_hold_the_run(route: str, tmp_path):
     """Issue 44: a case module started a thread, not a daemon, that never ends: the run finished its cells and
     then waited on it forever at exit. It ends now, its records written, the thread named in one warning."""
     from tests.conftest import TOLERANCES, run_harness
 
-    package = tmp_path / "issue44_threads"
+    package = tmp_path / "issue44_threads"  # plain pytest: the same (it had waited forever after its last line)
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "lingering.py").write_text(
@@ -84,9 +86,14 @@ def test_a_case_module_thread_that_never_ends_does_not_hold_the_run(tmp_path):
         'cases = ["issue44_threads.lingering"]\nstyles = ["control"]\n[paths]\n'
         'cpu_fallback = { device = "cpu", timeout = 60 }\n' + TOLERANCES
     )
-    args = ["run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"]
+    args = ["--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "-q", "-p", "no:cacheprovider"]
     try:
-        done = run_harness(*args, timeout=120, env={"PYTHONPATH": str(tmp_path)})
+        if route == "harness":
+            done = run_harness("run", *args, timeout=120, env={"PYTHONPATH": str(tmp_path)})
+        else:  # plain pytest, given the matrix file
+            command = [sys.executable, "-m", "pytest", str(matrix), *args, "-p", "no:benchmark"]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+            done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
     except subprocess.TimeoutExpired:
         pytest.fail("the run waited on the case module's thread at exit")
     assert done.returncode == 0, done.stderr[-2000:]
