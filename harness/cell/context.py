@@ -157,12 +157,13 @@ class Cell:
         # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
         graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
         nodes = [node for graph in graphs for node in graph.nodes]
+        prefixes = self.op_prefixes
         for node in nodes:
             if node.op != "call_function":
                 continue
             name = getattr(node.target, "__name__", str(node.target))
             qualified = str(node.target)
-            own = f"{qualified}.".startswith(self.op_prefixes)  # an op, or its overload (``ns.name.default``)
+            own = f"{qualified}.".startswith(prefixes)  # an op, or its overload (``ns.name.default``)
             if "triton_kernel_wrapper" in name or own or "auto_functionalized" in name:
                 captured.add(qualified if own else name)
             if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:

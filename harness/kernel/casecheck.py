@@ -98,7 +98,7 @@ def _check(case: Case, tolerance: Tolerance) -> None:
         _check_outputs(case, output)
     _check_heuristics(case)
     if not case.mutates:  # autograd cannot differentiate the in-place reference on its leaf inputs
-        _check_backward(case, inputs, tolerance)
+        _check_backward(case, inputs, parameters, tolerance)
 
 
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -195,9 +195,10 @@ def _check_heuristics(case: Case) -> None:
     _running[0] = CHECKING
 
 
-def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
-    """``backward`` against autograd of the reference, in float64, with a random grad per floating output (the
-    arguments named in ``no_grad`` and the outputs that are not floating point are not differentiated)."""
+def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...], tolerance: Tolerance) -> None:
+    """``backward`` against autograd of the reference (given ``shipped``: the module's parameters), in float64, with
+    a random grad per floating output (the arguments named in ``no_grad`` and the outputs that are not floating
+    point are not differentiated)."""
     if case.backward is None:  # the default is autograd of the reference itself
         return
     wide = tuple(
@@ -207,7 +208,7 @@ def _check_backward(case: Case, inputs: Inputs, tolerance: Tolerance) -> None:
     differentiable = [value for i, value in enumerate(wide) if case.takes_grad(i, value)]
     if not differentiable:
         return
-    parameters = tuple(parameter.double() for parameter in case.shipped_parameters())
+    parameters = tuple(parameter.double() for parameter in shipped)
     outputs = as_tuple(_call("reference", case.reference, *wide, *parameters))
     generator = torch.Generator().manual_seed(1)
     grads = tuple(
