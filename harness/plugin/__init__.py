@@ -10,6 +10,8 @@ no asserts to rewrite."""
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -24,11 +26,13 @@ PLUGINS = ("harness-collect", "harness-processes", "harness-session", "harness-r
 
 pytest_addoption = options.pytest_addoption
 __all__ = ["pytest_addoption", "pytest_cmdline_main", "pytest_configure_node"]
+_RUNNING: list[pytest.Config] = []  # the pytest runs configured in this process, outermost first
 pytest_plugins = ("harness.plugin.progress",)  # its own plugin module: the cells done and the time left
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cell: one cell of the compatibility matrix")
+    _RUNNING.append(config)
     if not options.runs_matrix(config):
         return
     config.pluginmanager.register(collect, PLUGINS[0])
@@ -50,8 +54,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for name in PLUGINS:
         if config.pluginmanager.has_plugin(name):
             config.pluginmanager.unregister(name=name)
-    if exit_key in config.stash and not hasattr(config, "workerinput") and foreign_threads():
+    outermost = _RUNNING[:1] == [config]
+    if config in _RUNNING:
+        _RUNNING.remove(config)
+    ran = exit_key in config.stash and not hasattr(config, "workerinput")
+    if ran and outermost and runs_as_pytest() and foreign_threads():
         leave(config.stash[exit_key])
+
+
+def runs_as_pytest() -> bool:
+    """Whether pytest is the process's own program (``pytest``, ``python -m pytest``): not ``python -m harness``
+    (which leaves the same way once it is done), an xdist worker or another program calling ``pytest.main``, whose
+    process must go on (a run inside a test is not the outermost run either)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    entry = spec.name if spec is not None else Path(sys.argv[0]).name
+    return entry in ("pytest", "py.test", "pytest.__main__")
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)

@@ -3,6 +3,7 @@
 
 import inspect
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,18 @@ def test_a_process_keeping_artifacts_is_set_aside_for_a_re_run_not_stopped(fake:
     processes.run(WRONG)
     assert processes.retired == [first] and first.stopped == 0
     assert [run.process for run in fake.runs] == [0, 1]
+
+
+def test_a_run_inside_a_process_that_goes_on_does_not_end_it_over_a_running_thread(fake: FakeCells, tmp_path: Path):
+    """Only pytest as the process's own program leaves without waiting for a thread that is not a daemon (a case
+    module's that never ends): a run in a test, an xdist worker or another program returns to it (the full suite's
+    workers had been ended with the run's status, 'node down: Not properly terminated')."""
+    release = threading.Event()
+    waiting = threading.Thread(target=release.wait, name="still-running")
+    waiting.start()
+    try:
+        code, data = run_fake_matrix(tmp_path)
+    finally:
+        release.set()
+        waiting.join()
+    assert code == 0 and data["environment"]["complete"] is True
