@@ -219,6 +219,7 @@ class Measurements:
     worker: str | None = field(default=None, metadata=OMIT)  # the pytest process: its lane on the timeline
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
+    program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
 
 
 # the paths whose artifact a user calls again and again: the ones timed

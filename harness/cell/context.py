@@ -132,7 +132,10 @@ class Cell:
             self.stage = "compile"
             self.saw(graphs=self.capture.graphs + 1)
             self.record_graph(gm)
-            compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
+            # AOTAutograd's cache would hand back a compiled backward without compiling it, so unseen: the graphs
+            # are compiled (Inductor's FX cache still serves their code), and the backward graph is seen
+            with torch._functorch.config.patch(enable_autograd_cache=False):
+                compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
 
             @functools.wraps(compiled)
             def run(*args: Any, **kwargs: Any) -> Any:

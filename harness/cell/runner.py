@@ -14,16 +14,15 @@ import torch
 from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
+from harness.cell.program import judge, run_program
 from harness.cell.timing import keep
-from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH, Facts, Kernel, verdict
+from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
-from harness.kernel.launches import observed_launches
-from harness.kernel.styles import AS_SHIPPED, CONTROL, NotApplicable, Wrapped, build_style, is_library_op
+from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
 
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
-MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
 
 
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
@@ -62,12 +61,10 @@ def run_cell(
     start, cpu_start = time.perf_counter(), cpu_seconds()
     fresh_autotune()
     torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
     held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
         held = torch.cuda.memory_allocated()
-    torch.manual_seed(0)
     try:
         run_path(cell, spec, cache)
     except (CellSkip, NotApplicable) as skip:
@@ -84,10 +81,6 @@ def run_cell(
     cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
     for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
-    breaks = torch._dynamo.utils.counters["graph_break"]
-    if breaks:
-        reasons = [" ".join(str(reason).split())[:300] for reason, _ in breaks.most_common(MAX_BREAK_REASONS)]
-        cell.saw(graph_breaks=sum(breaks.values()), graph_break_reasons=tuple(reasons))
     outcome = outcome or judged(cell, mismatch)
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
     if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
@@ -135,23 +128,12 @@ def run_path(cell: Cell, spec: CellSpec, cache: dict[tuple[str, str], Wrapped]) 
         raise CellSkip(fault)
     cell.wrapped = build(cell.case, spec.style, cache)
     cell.measurements.wrapped_as = cell.wrapped.wrapped_as
-    with observed_launches() as launched:
-        try:
-            run_examples(cell, PATHS[spec.path.id], spec.path.examples)
-        finally:
-            cell.saw(kernels_launched=tuple(sorted(launched)))
+    run_program(cell, lambda cell: run_examples(cell, PATHS[spec.path.id], spec.path.examples))
 
 
 def judged(cell: Cell, mismatch: str | None) -> Outcome:
     """The outcome of a cell that ran to its end, or to an output unlike the reference: its verdict."""
-    if cell.style == CONTROL:
-        kernel = Kernel.NONE
-    elif cell.style == AS_SHIPPED and not is_library_op(cell.case.shipped):
-        kernel = Kernel.KERNELS  # a library op is captured whole
-    else:
-        kernel = Kernel.OP
-    facts = Facts(cell.capture, kernel, cell.case.backward_kernel is not None, mismatch)
-    status, said = verdict(facts)
+    status, said = judge(cell, mismatch)
     if status == Status.WRONG:
         return Outcome(status=status, error_type=MISMATCH, error=said, stage=cell.stage)
     if status == Status.BLIND:

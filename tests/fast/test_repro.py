@@ -3,8 +3,9 @@ every script of any style and path is complete: each name it uses is defined or 
 
 import builtins
 import itertools
-import runpy
+import subprocess
 import symtable
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,7 @@ def test_an_interpreted_script_sets_the_interpreter_before_it_imports_triton():
     lines = script_source(typed(record), env, MATRIX.tolerances).splitlines()
     setting = next(i for i, line in enumerate(lines) if line.startswith('os.environ["TRITON_INTERPRET"] = "1"'))
     assert lines.index("import os") < setting < lines.index("import triton")
-    assert "do_bench=wall_clock" in "\n".join(lines)
+    assert "def wall_clock_bench(" in "\n".join(lines)  # what the cell's autotuner times configs with
 
 
 def test_graph_breaks_of_different_kernels_are_different_failures():
@@ -105,11 +106,13 @@ def test_a_scripts_backward_op_declares_its_scalar_arguments(style: str, tmp_pat
     script whose schema inference fails on ``eps`` would blame every training cell of a scalar-argument case."""
     env = {"device": "cpu", "torch": "t", "triton": "x"}
     record = make_record("rmsnorm", style, "train_eager", module="cases.rmsnorm", status="error", error_type="E")
-    source = script_source(typed(record), env, MATRIX.tolerances)
-    assert "def rmsnorm_" + style + "_backward(x: torch.Tensor, weight: torch.Tensor, eps: float," in source
     script = tmp_path / "script.py"  # Triton reads a kernel's source from its file
-    script.write_text(source)
-    runpy.run_path(str(script), run_name="script")  # registers both ops (not __main__: nothing runs), or raises
+    script.write_text(script_source(typed(record), env, MATRIX.tolerances))
+    show = "import runpy, sys, torch; runpy.run_path(sys.argv[1], run_name='script')"  # registers, runs nothing
+    show += f"; print(torch.ops.harness.rmsnorm_{style}_backward.default._schema)"
+    shown = subprocess.run([sys.executable, "-c", show, str(script)], capture_output=True, text=True, cwd=REPO)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    assert "Tensor x, Tensor weight, float eps" in shown.stdout
 
 
 def test_a_whole_runs_scripts_replace_only_the_scripts_the_harness_wrote(tmp_path: Path):

@@ -21,10 +21,11 @@ PATH_GROUPS: dict[str, str] = {}  # path id -> the chart group of the module tha
 
 
 def path(runner: PathRunner) -> PathRunner:
-    """Register a path under its function's name (the id used in matrix.toml and cell ids), in the group its
-    module declares (``GROUP``)."""
-    PATHS[runner.__name__] = runner
-    PATH_GROUPS[runner.__name__] = sys.modules[runner.__module__].GROUP
+    """Register a path under its function's name (the id used in matrix.toml and cell ids; a trailing ``_`` that
+    keeps a builtin's name free, ``compile_``, left out), in the group its module declares (``GROUP``)."""
+    name = runner.__name__.removesuffix("_")
+    PATHS[name] = runner
+    PATH_GROUPS[name] = sys.modules[runner.__module__].GROUP
     return runner
 
 

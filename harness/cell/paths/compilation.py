@@ -33,7 +33,7 @@ def eager(cell: Cell) -> None:
 
 
 @path
-def compile(cell: Cell) -> None:
+def compile_(cell: Cell) -> None:
     """Default ``torch.compile`` (graph breaks allowed)."""
     _first_call(cell, _compiled(cell), cell.inputs())
 

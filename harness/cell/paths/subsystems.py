@@ -9,7 +9,7 @@ import torch
 from harness.case import Inputs, as_tuple, copy_inputs, copy_tensor
 from harness.cell.context import CellSkip
 from harness.cell.paths.common import _compiled, _infer, path
-from harness.cell.paths.compilation import compile, eager
+from harness.cell.paths.compilation import compile_, eager
 from harness.kernel.compare import Mismatch, nth
 from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, is_library_op
@@ -31,7 +31,7 @@ def cpu_fallback(cell: Cell) -> None:
 @path
 def cpu_compile(cell: Cell) -> None:
     """CPU tensors under ``torch.compile``."""
-    compile(cell)
+    compile_(cell)
 
 
 @path
