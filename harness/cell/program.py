@@ -5,12 +5,14 @@ the two run one program, and differ only where a fresh process differs."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from harness.bundle import Bundle, bundle
+from harness.bundle import Bundle, BundleError, bundle, harness_imports
 from harness.case import Case
 from harness.cell.context import Cell
 from harness.cell.paths import PATHS
@@ -24,6 +26,7 @@ from harness.spec import Status, Tolerance
 
 # what a repro's exception line starts with for each verdict that is not an exception of the cell's own
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
+__all__ = ["BundleError", "check", "judge", "program", "program_digest", "run_program", "style_call"]
 VERDICT_WORDS = {Status.WRONG: "wrong numbers: ", Status.GRAPH_BREAK: "graph break: ", Status.BLIND: ""}
 
 
@@ -88,6 +91,16 @@ def style_call(case: Case, style: str) -> str:
         return f"{roots[0].__name__}(CASE)"
     decorate, wrap = roots
     return f"{wrap.__name__}(CASE, *{decorate.__name__}(CASE), {op_name(case, style)!r})"
+
+
+def case_imports(module_name: str) -> list[tuple[str, str]]:
+    """What the case module imports from the harness (``Case``, ...): its script carries their definitions."""
+    return harness_imports(inspect.getsource(importlib.import_module(module_name)))
+
+
+def program_digest(module_name: str, style: str, path: str) -> str:
+    """The sha256 of the program text of a cell of this case module, style and path (what its script holds)."""
+    return program(style, path, case_imports(module_name)).digest()
 
 
 def program(style: str, path: str, case_imports: list[tuple[str, str]]) -> Bundle:

@@ -14,7 +14,7 @@ import torch
 from harness.case import Case, exit_words
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.cell.program import judge, run_program
+from harness.cell.program import BundleError, judge, program_digest, run_program
 from harness.cell.timing import keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
@@ -126,9 +126,18 @@ def run_path(cell: Cell, spec: CellSpec, cache: dict[tuple[str, str], Wrapped]) 
     fault = interpreter_fault(dtype_name(cell.case.dtype)) if triton_interpreted() and spec.style != CONTROL else None
     if fault:
         raise CellSkip(fault)
+    cell.measurements.program = digest(spec)
     cell.wrapped = build(cell.case, spec.style, cache)
     cell.measurements.wrapped_as = cell.wrapped.wrapped_as
     run_program(cell, lambda cell: run_examples(cell, PATHS[spec.path.id], spec.path.examples))
+
+
+def digest(spec: CellSpec) -> str | None:
+    """The digest of the program text the cell runs (its repro holds the same), or why it has none."""
+    try:
+        return program_digest(spec.module, spec.style, spec.path.id)
+    except (BundleError, OSError, TypeError) as error:  # no source to read (a module built in memory)
+        return f"none: {type(error).__name__}: {error}"[:200]
 
 
 def judged(cell: Cell, mismatch: str | None) -> Outcome:

@@ -1,9 +1,9 @@
 """``repro --timed CELL``: beside each named cell's repro script, ``CELL.timed.py``, a script that runs that repro
-script's check unchanged and times the artifact its first ``infer`` checked (the model, compiled module, exported
-module or loaded package, on the inputs it checked) as the harness's timing phase does (harness/cell/timing.py):
-5 warm-up calls, 30 samples with the L2 flushed and CUDA events around each, the median and IQR/median after
-Tukey's outlier removal, the host time per call. It needs only torch, like the repro script (without a GPU it
-times with the host clock and says so). Training paths have no ``infer``: their timed script says so."""
+script's program unchanged and times the call the cell keeps for the timing phase (the model, compiled module,
+exported module or loaded package on the inputs it checked, or a training step) as that phase does
+(harness/cell/timing.py): 5 warm-up calls, 30 samples with the L2 flushed and CUDA events around each, the median
+and IQR/median after Tukey's outlier removal, the host time per call. It needs only torch, like the repro script
+(without a GPU it times with the host clock and says so)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from pathlib import Path
 TIMED = '''"""{cell}: its repro script ({script}) run unchanged, the artifact its check called first timed as
 the harness's timing phase times it. Run it on a GPU nothing else uses."""
 
+import importlib.util
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -63,27 +65,13 @@ def measure(call):
 
 
 if __name__ == "__main__":
-    repro = {{"__name__": "repro", "__file__": str(SCRIPT)}}
-    exec(compile(SCRIPT.read_text(), str(SCRIPT), "exec"), repro)
-    checked = repro.get("infer")
-    if checked is None:
-        raise SystemExit("{cell}: its path runs no infer (a training step): not timed by this script")
-    timed = []
-
-    def infer(what, run, inputs):
-        checked(what, run, inputs)
-        if not timed:  # the first artifact checked, on the inputs checked (a copy made once)
-            own = repro["copy"](inputs)
-
-            def call():
-                with torch.no_grad():
-                    return run(*own)
-
-            timed.append(measure(call))
-
-    repro["infer"] = infer
-    repro["check"]()
-    print(f"{cell}: {{timed[0] if timed else 'nothing timed'}}")
+    found = importlib.util.spec_from_file_location("repro", SCRIPT)  # imported as a module: its main does not run
+    repro = sys.modules["repro"] = importlib.util.module_from_spec(found)
+    found.loader.exec_module(repro)
+    cell = repro.run_cell()  # the cell's program, run once: raises while the cell fails
+    if cell.timed_call is None:
+        raise SystemExit("{cell}: its path keeps no artifact to time")
+    print(f"{cell}: {{measure(cell.timed_call)}}")
 '''
 
 

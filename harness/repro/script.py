@@ -11,8 +11,9 @@ import importlib
 import inspect
 from typing import Any
 
-from harness.case import Case, load_case
-from harness.cell.program import program, style_call
+from harness.bundle import Bundle
+from harness.case import load_case
+from harness.cell.program import case_imports, program, style_call
 from harness.kernel.compare import dtype_name
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 from harness.records.record import Record
@@ -44,18 +45,6 @@ if __name__ == "__main__":
             torch.cuda.synchronize()
     print("no failure: CELL passes here")
 '''
-
-
-def case_imports(module_name: str) -> list[tuple[str, str]]:
-    """What the case module imports from the harness (``Case``, ...): its script carries their definitions."""
-    from harness.bundle import harness_imports
-
-    return harness_imports(inspect.getsource(importlib.import_module(module_name)))
-
-
-def program_digest(module_name: str, style: str, path: str) -> str:
-    """The sha256 of the program text of a cell of this case module, style and path (what its script holds)."""
-    return program(style, path, case_imports(module_name)).digest()
 
 
 def script_source(
@@ -102,9 +91,10 @@ def script_source(
     return "\n".join(part for part in parts if part).replace("\n\n\n\n", "\n\n\n")
 
 
-def _support(code: Any) -> tuple[str, ...]:
+def _support(code: Bundle) -> tuple[str, ...]:
     """The modules of the bundle's definitions that are neither the style's nor the path's."""
-    return tuple(sorted({item.module for item in code.items if not item.module.startswith(STYLE_MODULES + PATH_MODULES)}))
+    own = STYLE_MODULES + PATH_MODULES
+    return tuple(sorted({item.module for item in code.items if not item.module.startswith(own)}))
 
 
 def case_code(module_name: str, case_id: str) -> str:
@@ -145,5 +135,3 @@ def _style_words(style: str) -> str:
         return "the pure-PyTorch reference"
     return f"@triton.{decorator.replace('_', ' over @triton.')} kernel in a {wrapper}"
 
-
-__all__ = ["MARKER", "Case", "case_code", "program_digest", "script_source"]

@@ -1,0 +1,133 @@
+"""One program per cell: every harness function a cell runs, apart from the runner that observes it, is in the
+program its repro script holds, and the cell's record carries the digest the script states. Checked with a
+profiler on a set of cells that runs every style and every path at least once."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import sys
+from pathlib import Path
+from types import CodeType
+
+import pytest
+
+from harness.bundle import Bundle, BundleError, bundle
+from harness.case import load_case
+from harness.cell.paths import PATHS
+from harness.cell.program import case_imports, program
+from harness.cell.runner import run_cell
+from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
+from harness.matrix.config import load_matrix
+from harness.records.record import Record
+from harness.repro.script import script_source
+from harness.spec import CellSpec
+from tests.conftest import REPO, cell_spec
+
+HARNESS = REPO / "harness"
+MATRIX = load_matrix(REPO / "matrix.toml")
+# what runs a cell and observes it from outside its program: the runner, the bundler that computes the program's
+# digest, the build cache's dispatch to the style's functions (and the op name it gives, which a script writes as
+# a literal), the kept call for the timing phase, and what the runner asks before it runs the program
+OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle")
+OUTSIDE = {
+    "harness.cell.program.program",
+    "harness.cell.program.program_digest",
+    "harness.cell.program.case_imports",
+    "harness.cell.program.style_roots",
+    "harness.kernel.styles.build_style",
+    "harness.kernel.styles.op_name",
+    "harness.spec.triton_interpreted",
+    "harness.cell.timing.keep",
+    "harness.cell.timing.timer_for",
+    "harness.spec.Timing",
+    "harness.spec.CellSpec",
+    "harness.spec.CellId",
+    "harness.spec.Outcome",
+    "harness.kernel.interpreter.interpreter_fault",
+}
+STYLES = [style for style in KNOWN_STYLES if style != AS_SHIPPED]
+# every path once, the styles taken in turn, so that every style runs too
+COVER = [(style, path) for style, path in zip(itertools.cycle(STYLES), PATHS, strict=False)]
+COVER += [(style, "eager") for style in STYLES[len(PATHS) :]]
+
+
+def top_level(code: CodeType) -> str | None:
+    """``module.name`` of the top-level definition of the harness that holds ``code``, None outside the harness."""
+    file = Path(code.co_filename)
+    if not file.is_relative_to(HARNESS):
+        return None
+    module = ".".join(file.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+    source = inspect.getsource(sys.modules[module])
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            start = min([node.lineno, *(one.lineno for one in node.decorator_list)])
+            if start <= code.co_firstlineno <= (node.end_lineno or node.lineno):
+                return f"{module}.{node.name}"
+    return f"{module}.<module>"
+
+
+def executed(spec: CellSpec, tmp_path: Path) -> tuple[set[str], Record]:
+    """The harness definitions the cell ran, and its record."""
+    codes: set[CodeType] = set()
+
+    def profile(frame, event, arg):
+        if event == "call":
+            codes.add(frame.f_code)
+
+    case = load_case(spec.module, spec.case)
+    sys.setprofile(profile)
+    try:
+        outcome = run_cell(case, spec, tmp_path, {}, "cpu")
+    finally:
+        sys.setprofile(None)
+    names = {name for name in map(top_level, codes) if name}
+    return names, Record.of(spec, outcome)
+
+
+@pytest.mark.parametrize(("style", "path"), COVER, ids=[f"{style}-{path}" for style, path in COVER])
+def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, tmp_path: Path):
+    spec = cell_spec("add", style, path)
+    ran, record = executed(spec, tmp_path)
+    code = program(style, path, case_imports(spec.module))
+    held = {item.qualified for item in code.items}
+    outside = {name for name in ran if name.startswith(OUTSIDE_MODULES) or name in OUTSIDE}
+    lacking = sorted(ran - held - outside)
+    assert not lacking, f"{record.id} ({record.status}) ran harness code its script lacks: {lacking}"
+    assert record.measurements.program == code.digest()
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    script = script_source(record, env, MATRIX.tolerances)
+    assert f"Program digest (sha256 of the harness code copied in, as the cell's record holds it): {code.digest()}" in (
+        script
+    )
+    for item in code.items:  # the text the cell ran, as it is
+        assert item.source in script, item.qualified
+
+
+def test_every_style_and_path_is_written_once():
+    """Each style's and path's functions are the harness's own (no second definition for scripts): the bundle of
+    every style x path holds the very functions the registries run."""
+    for style, path in itertools.product(KNOWN_STYLES, PATHS):
+        code = program(style, path, [("harness.case", "Case")])
+        assert PATHS[path].__name__ in code.names()
+        assert code.names()[PATHS[path].__name__] == f"{PATHS[path].__module__}.{PATHS[path].__name__}"
+
+
+def test_a_definition_that_imports_the_harness_inside_itself_is_refused(tmp_path: Path, monkeypatch):
+    module = tmp_path / "harness_bundle_probe.py"
+    module.write_text("def probe():\n    from harness.spec import Status\n    return Status\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import harness_bundle_probe
+
+    monkeypatch.setattr(harness_bundle_probe, "__name__", "harness_bundle_probe")
+    with pytest.raises(BundleError, match="imports the harness inside itself"):
+        bundle([harness_bundle_probe.probe])
+
+
+def test_definitions_read_as_they_are_defined_come_first():
+    code: Bundle = bundle([("harness.spec", "STATUS_TABLE")])
+    order = [item.name for item in code.items]
+    assert order.index("Status") < order.index("STATUS_TABLE") and order.index("StatusRule") < order.index(
+        "STATUS_TABLE"
+    )
