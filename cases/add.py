@@ -46,6 +46,7 @@ CASE = Case(
     bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
     arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],

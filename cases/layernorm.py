@@ -132,10 +132,15 @@ CASE = Case(
     make_inputs=make_inputs,
     backward=backward,
     flops=lambda x, weight, bias, eps: (6 if bias is None else 7) * math.prod(x),
+    # read x (its 768 columns), weight and bias, write y and each row's mean and rstd (float32)
+    bytes_moved=lambda x, weight, bias, eps: (
+        (2 * x.numel() + weight.numel() + (0 if bias is None else bias.numel())) * x.element_size() + 8 * x.shape[0]
+    ),
     arg_names=("x", "weight", "bias", "eps"),
     arg_types={"bias": torch.Tensor | None, "eps": float},
     outputs=3,
     sizes=(67, 13, 129),
+    bandwidth_size=16384,  # rows of 768 floats (1024 apart): 96 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["N"],

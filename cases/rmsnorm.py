@@ -145,10 +145,13 @@ CASE = Case(
     backward_kernel=rmsnorm_backward_kernel,
     launch_backward=launch_backward,
     flops=lambda x, weight, eps: 4 * math.prod(x),
+    # read x and weight, write y and each row's rstd (float32)
+    bytes_moved=lambda x, weight, eps: (2 * x.numel() + weight.numel()) * x.element_size() + 4 * x.shape[0],
     arg_names=("x", "weight", "eps"),
     arg_types={"eps": float},
     outputs=2,
     sizes=(67, 13, 129),
+    bandwidth_size=16384,  # rows of 1000 floats: 125 MiB moved per call
     meta={"EVEN": False},
     configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
     key=["n_cols"],

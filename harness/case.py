@@ -71,6 +71,12 @@ class Case:
       are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
     - ``bytes_moved(*inputs)`` (optional): the bytes one forward call reads and writes, given its inputs; the
       speed section then shows the achieved GB/s and its share of the GPU's copy bandwidth.
+    - ``bandwidth_size`` (optional): a size ``make_inputs`` is given at which one call is bound by memory
+      bandwidth, not by its launch (``sizes[0]`` is small: a call there is launch-bound), e.g. ``1 << 24``
+      elements for an elementwise op, or 16384 rows for a row-wise one. A passing timed cell whose artifact takes
+      another size (eager, the ``torch.compile`` paths, training; not an export or AOTInductor artifact compiled
+      for one shape) is checked against ``reference`` at it and then timed at it too: the speed section, ``which
+      --fastest`` and ``gate --speed`` report that bandwidth-bound regime apart from the launch-bound one.
     - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
       never differentiated.
     - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
@@ -122,6 +128,7 @@ class Case:
     shipped_module: Callable[[], torch.nn.Module] | None = None
     shipped_args: tuple[Any, ...] = ()
     shipped_as: str | None = None
+    bandwidth_size: int | None = None
 
     def __post_init__(self) -> None:
         if self.kernel is not None and self.launch is None:
@@ -149,6 +156,9 @@ class Case:
                 raise ValueError(
                     f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
                 )
+        if self.bandwidth_size is not None and (isinstance(self.bandwidth_size, bool) or self.bandwidth_size < 1):
+            size = self.bandwidth_size
+            raise ValueError(f"case {self.id!r}: bandwidth_size must be a size of 1 or more, got {size!r}")
         if self.outputs < 1:
             raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
         if (self.backward_kernel is None) != (self.launch_backward is None):

@@ -243,6 +243,10 @@ TIMED_PATHS = frozenset(
         "train_compile",
     }
 )
+# of those, the paths whose artifact takes inputs of another size (re-traced, dynamic, or eager), so that it is
+# timed at the case's bandwidth size too; the dynamic export paths do within the case's size_bounds
+RESIZED_PATHS = frozenset({"eager", "compile", "fullgraph", "dynamic", "cudagraphs", "train_eager", "train_compile"})
+BOUNDED_PATHS = frozenset({"export_dynamic_strict", "export_dynamic_nonstrict", "aoti_dynamic"})
 # of those, the paths whose cell keeps its artifact for the timing phase (aoti_standalone's process ends with it)
 KEPT_PATHS = TIMED_PATHS - {"aoti_standalone"}
 
@@ -260,7 +264,9 @@ class Timing:
     """How fast a cell's artifact ran (the callable and inputs its check called), timed once no cell ran on the
     GPU: device microseconds per call (median and IQR of the ``samples`` kept, ``outliers`` left out), the
     dispersion (IQR / median), the host microseconds per call (median, timed apart from the device's), the bytes
-    the case declares the call moves; or the ``reason`` it was not timed."""
+    the case declares the call moves; or the ``reason`` it was not timed. A cell's timing is at its own size (the
+    case's first: the launch-bound regime) and holds in ``bandwidth`` its timing at the case's ``bandwidth_size``
+    (the bandwidth-bound regime: timed, or why not; None where the case declares none), which gives its ``size``."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)
@@ -271,6 +277,8 @@ class Timing:
     outliers: int = field(default=0, metadata=OMIT)
     host_us: float | None = field(default=None, metadata=OMIT)
     bytes_moved: int | None = field(default=None, metadata=OMIT)
+    size: int | None = field(default=None, metadata=OMIT)  # the size ``make_inputs`` was given (bandwidth only)
+    bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod
     def not_timed(cls, reason: str) -> Timing:

@@ -50,6 +50,10 @@ class Cell:
     # timed path keeps for the run's timing phase (harness/cell/timing.py)
     timed_call: Callable[[], object] | None = None
     bytes_moved: int | None = None
+    # the artifact itself (called on other inputs at the case's bandwidth size), and whether the call is a training
+    # step (harness/cell/bandwidth.py)
+    timed_model: Callable[..., Any] | None = None
+    timed_train: bool = False
 
     @property
     def case_style(self) -> str:
@@ -98,6 +102,7 @@ class Cell:
         if self.timed_call is None:
             self.timed_call = inference_call(model, inputs)
             self.bytes_moved = bytes_moved(self.case, inputs)
+            self.timed_model = model
 
     def synchronize(self) -> None:
         """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""

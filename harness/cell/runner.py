@@ -12,6 +12,7 @@ from pathlib import Path
 import torch
 
 from harness.case import Case, exit_words
+from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.cell.program import BundleError, judge, program_digest, run_program
@@ -85,7 +86,7 @@ def run_cell(
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
     if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
         outcome.timing = (
-            keep(spec.id, spec.path.id, device, cell.timed_call, cell.bytes_moved)
+            keep(spec.id, spec.path.id, device, cell.timed_call, cell.bytes_moved, bandwidth_regime(cell, spec.path.id))
             if spec.timed
             else Timing.not_timed("the run was given --no-timing")
         )

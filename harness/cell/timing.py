@@ -4,18 +4,24 @@ module, the loaded AOTInductor package, a training step) in this process (``KEPT
 runs, and holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all
 (``time_kept``). Each is called ``WARMUP`` times, then ``SAMPLES`` times with the L2 cache flushed before each call
 and CUDA events around it (device time), then ``SAMPLES`` times more with a host clock around each call, which does
-not wait for the GPU, the GPU waited for between calls (host time)."""
+not wait for the GPU, the GPU waited for between calls (host time). That is at the cell's own size (the case's
+first: launch-bound); where the case declares a ``bandwidth_size`` and the artifact takes it (``AtSize``,
+harness/cell/bandwidth.py), the warm-up also checks its output there against the reference, and the same timing
+at that size (bandwidth-bound) goes into the timing's ``bandwidth``: never for an artifact whose numbers differ."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
 
 from harness.case import Case, Inputs, copy_inputs
+from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
 from harness.spec import Timing, TimingState
 from harness.timing import summarize
@@ -28,6 +34,7 @@ L2_FLUSH_BYTES = 256 * 2**20  # written before each sample, as triton.testing.do
 COPY_BYTES = 256 * 2**20  # the copy that measures the GPU's bandwidth
 COPIES = 10
 RECOMPILE_LIMITS = ("recompile_limit", "accumulated_recompile_limit")  # per code object, and in all
+NOT_AT = "not timed at the bandwidth size"
 
 
 class DeviceTimer(Protocol):
@@ -88,12 +95,28 @@ def timer_for(device: str) -> DeviceTimer | str:
 
 
 @dataclass
+class AtSize:
+    """A kept artifact at the case's bandwidth size: its inputs there (made when asked: none held between), the
+    check of its output there against the reference (raises ``Mismatch`` where it differs), its timed call on
+    those inputs, the bytes that call moves; ``failed``: why the check failed (then it is not timed there)."""
+
+    size: int
+    inputs: Callable[[], Inputs]
+    check: Callable[[Inputs], None]
+    call: Callable[[Inputs], Callable[[], object]]
+    bytes_moved: Callable[[Inputs], int | None]
+    failed: str | None = None
+
+
+@dataclass
 class Kept:
-    """A passing cell's artifact, kept for the timing phase: ``call`` runs it once on its inputs."""
+    """A passing cell's artifact, kept for the timing phase: ``call`` runs it once on its inputs; ``bandwidth``: the
+    artifact at the case's bandwidth size, or why it is not timed there (None: the case declares no such size)."""
 
     call: Callable[[], object]
     bytes_moved: int | None = None
     failed: str | None = None  # why a warm-up call failed
+    bandwidth: AtSize | str | None = None
 
 
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
@@ -124,15 +147,45 @@ def bytes_moved(case: Case, inputs: Inputs) -> int | None:
         return None
 
 
-def keep(cell_id: str, path: str, device: str, call: Callable[[], object] | None, bytes_moved: int | None) -> Timing:
-    """A passing cell's timing so far: ``call`` kept for the timing phase (pending), or why it will not be timed."""
+def keep(
+    cell_id: str,
+    path: str,
+    device: str,
+    call: Callable[[], object] | None,
+    bytes_moved: int | None,
+    bandwidth: AtSize | str | None = None,
+) -> Timing:
+    """A passing cell's timing so far: ``call`` kept for the timing phase (pending), with the artifact at the
+    bandwidth size (or why not), or why it will not be timed."""
     timer = timer_for(device)
     if isinstance(timer, str):
         return Timing.not_timed(timer)
     if call is None:
         return Timing.not_timed(f"{path} keeps no artifact in the cell process")
-    KEPT[cell_id] = Kept(call, bytes_moved)
+    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth)
     return Timing(TimingState.PENDING)
+
+
+@contextmanager
+def static_shapes() -> Iterator[None]:
+    """While an artifact runs at the bandwidth size: a ``torch.compile`` model compiles that shape as one of its
+    own (by default Dynamo would compile a dynamic-shape graph at a second size, which the launch-bound size then
+    runs too), so that each regime times the code compiled for it."""
+    with torch._dynamo.config.patch(automatic_dynamic_shapes=False):
+        yield
+
+
+def check_at(at: AtSize) -> None:
+    """Call the artifact once at the bandwidth size and compare its output with the reference's: where it differs
+    or fails, ``at.failed`` says so (it is not timed there: no wrong numbers timed)."""
+    try:
+        with static_shapes():
+            at.check(at.inputs())
+    except Mismatch as error:
+        first = (str(error).strip().splitlines() or [""])[0][:200]
+        at.failed = f"{NOT_AT} {at.size}: its output there differs from the reference ({first})"
+    except Exception as error:  # the artifact of a passing cell: recorded, not raised
+        at.failed = f"{NOT_AT} {at.size}: its call there failed: {type(error).__name__}: {str(error).strip()[:200]}"
 
 
 def warm_kept() -> None:
@@ -141,7 +194,8 @@ def warm_kept() -> None:
     recorded again; an artifact that fails here is not timed, and says why. Dynamo's recompile limits are lifted
     first: the compiled modules of a case's own ``module`` class (or a shipped one) share its ``forward``, and past
     8 entries Dynamo would run the rest eagerly, unseen (a hit moves its entry to the front, so a timed call checks
-    only its own guards)."""
+    only its own guards). Each artifact at the bandwidth size is checked against the reference there
+    (``check_at``), which compiles that shape here too."""
     for limit in RECOMPILE_LIMITS:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
@@ -150,6 +204,9 @@ def warm_kept() -> None:
             kept.call()
         except Exception as error:  # the artifact of a cell that passed: recorded, not raised
             kept.failed = f"its warm-up call failed: {type(error).__name__}: {str(error).strip()[:200]}"
+            continue
+        if isinstance(kept.bandwidth, AtSize):
+            check_at(kept.bandwidth)
 
 
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:
@@ -167,21 +224,47 @@ def lost() -> Timing:
 
 
 def measure(kept: Kept, timer: DeviceTimer) -> Timing:
-    """``WARMUP`` calls, then up to ``SAMPLES`` device samples (fewer for a slow artifact, within
-    ``SAMPLING_BUDGET_S``) and as many host samples."""
+    """The kept artifact timed at its cell's size (``sample``), with its timing at the bandwidth size, or why it
+    is not timed there, in ``bandwidth``."""
     if kept.failed:
         return Timing.not_timed(kept.failed)
+    timing = sample(kept.call, kept.bytes_moved, timer)
+    if kept.bandwidth is None:
+        return timing
+    return dataclasses.replace(timing, bandwidth=at_bandwidth(kept.bandwidth, timer))
+
+
+def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
+    """The timing at the bandwidth size of an artifact whose output there matched the reference (its inputs made
+    now, freed after), or why it is not timed there."""
+    if isinstance(at, str):
+        return Timing.not_timed(at)
+    if at.failed:
+        return dataclasses.replace(Timing.not_timed(at.failed), size=at.size)
+    with static_shapes():
+        try:
+            inputs = at.inputs()
+            call, moved = at.call(inputs), at.bytes_moved(inputs)
+        except Exception as error:
+            why = f"{NOT_AT} {at.size}: making its inputs failed: {type(error).__name__}: {str(error)[:200]}"
+            return dataclasses.replace(Timing.not_timed(why), size=at.size)
+        return dataclasses.replace(sample(call, moved, timer), size=at.size)
+
+
+def sample(call: Callable[[], object], bytes_moved: int | None, timer: DeviceTimer) -> Timing:
+    """``WARMUP`` calls, then up to ``SAMPLES`` device samples (fewer for a slow artifact, within
+    ``SAMPLING_BUDGET_S``) and as many host samples."""
     try:
         for _ in range(WARMUP):
-            kept.call()
+            call()
         timer.synchronize()
-        first = timer.device_seconds(kept.call)
+        first = timer.device_seconds(call)
         count = max(MIN_SAMPLES, min(SAMPLES, int(SAMPLING_BUDGET_S / max(first, 1e-9))))
-        device = [first, *(timer.device_seconds(kept.call) for _ in range(count - 1))]
+        device = [first, *(timer.device_seconds(call) for _ in range(count - 1))]
         host = []
         for _ in range(count):  # each on an idle GPU: a full launch queue would block the host
-            host.append(timer.host_seconds(kept.call))
+            host.append(timer.host_seconds(call))
             timer.synchronize()
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
-    return summarize(device, host, kept.bytes_moved)
+    return summarize(device, host, bytes_moved)

@@ -18,9 +18,10 @@ from harness.records.files import read_results
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.gate import Change
-from harness.report.speedgate import Limits, Slowdown, time_change
+from harness.report.speedgate import BANDWIDTH_TIME, LAUNCH_TIME, Limits, Slowdown, regime, time_change
 from harness.spec import Status, triton_interpreted
 
+TIMES = (BANDWIDTH_TIME, LAUNCH_TIME)  # the slowdowns in time, which a re-timing may excuse
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
 
 
@@ -69,15 +70,19 @@ def retime_slowdowns(
     """Each cell found slower in time timed again here, once, in a run of its own (fresh cell processes, the GPU
     to that run alone): one no longer slower than the baseline past ``limits`` is excused (shown, not failing).
     Not when re-runs are off (``--rerun 0``) or ``current`` was measured on another machine."""
-    cells = [s.id for s in found if s.what == "time"]
+    cells = [s.id for s in found if s.what in TIMES and not s.reported]
     if not cells or how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
         return found
     again, before = _run_cells(cells, current, how.matrix), baseline.by_id()
     out = []
     for slow in found:
-        timing, was = (again[slow.id].timing if slow.id in again else None), before[slow.id].timing
-        if slow.what == "time" and timing is not None and timing.timed and was is not None:
-            excused = time_change(was, timing, limits.time) is None
+        if slow.what not in TIMES or slow.reported:
+            out.append(slow)
+            continue
+        timing = regime(again[slow.id].timing if slow.id in again else None, slow.what)
+        was = regime(before[slow.id].timing, slow.what)
+        if timing is not None and timing.timed and was is not None:
+            excused = time_change(was, timing, limits.time_limit(slow.what)) is None
             slow = dataclasses.replace(slow, retimed=timing.text, excused=excused)
         out.append(slow)
     return out

@@ -92,11 +92,17 @@ def gate(
     ids = set(baseline.by_id()) | set(current.by_id())
     known = gating.load_known(args.known, ids) if args.known else {}
     changes = rerun(gating.diff(baseline, current, known), current)
-    limits = speedgate.Limits(args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth)
+    limits = speedgate.Limits(
+        args.max_slowdown, args.max_compile_slowdown, args.max_memory_growth, args.max_launch_slowdown
+    )
     apart = speedgate.not_comparable(baseline, current) if args.speed else "not asked for (gate --speed)"
     slow = [] if apart else speedgate.slowdowns(baseline, current, limits)
     slow = retime(slow, baseline, current, limits) if retime and slow else slow
-    shown = [f"Speed not compared: {apart}.", ""] if apart else speedgate.render(slow, limits)
+    shown = (
+        [f"Speed not compared: {apart}.", ""]
+        if apart
+        else [*speedgate.rules(limits, baseline, current), *speedgate.render(slow, limits)]
+    )
     slower = (len(speedgate.failing(slow)), shown)
     text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower)
     write_text(Path(args.out), text)

@@ -1,7 +1,9 @@
 """The chart's speed section and ``which --fastest`` (issue 42 items 3 and 5): styles ranked per path, the slower
 ones flagged beyond the dispersion, each cell's speedup against its own eager and ratio to the control, GB/s
-against the GPU's copy bandwidth, and why nothing was timed on a CPU run."""
+against the GPU's copy bandwidth, the bandwidth-bound and the launch-bound regimes kept apart (the launch-bound
+with its host time), and why nothing was timed on a CPU run."""
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -105,8 +107,56 @@ def test_which_fastest_ranks_the_styles_that_meet_the_goals(tmp_path: Path):
     done = harness_main("which", "--results", str(file), "--goals", "compile it", "--fastest")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    ranked = lines[lines.index("fastest on compile (× the fastest style of each case, geometric mean):") + 1 :]
+    head = "fastest on compile (launch-bound; × the fastest style of each case, geometric mean):"
+    ranked = lines[lines.index(head) + 1 :]
     assert [line.split()[1] for line in ranked] == ["control", "triton_op", "raw_jit", "custom_op"]
-    assert (
-        ranked[3] == "  4. custom_op 4.30× (1 cases, slower than the fastest beyond the dispersion on 1; 4.30× control)"
+    assert ranked[3] == (
+        "  4. custom_op 4.30× (1 cases, slower than the fastest beyond the dispersion on 1; 4.30× control; host 5 µs "
+        "per call)"
     )
+    assert not any("bandwidth-bound" in line for line in lines)  # no case has a bandwidth size here
+
+
+def with_bandwidth() -> list[dict]:
+    """``records()`` where each add cell was also timed at a bandwidth size of 16M floats, in an order of its own:
+    custom_op the fastest there, the launcher (raw_jit) the slowest."""
+    at_size = {"custom_op": 70.0, "triton_op": 72.0, "raw_jit": 90.0, "control": 71.0}
+    cells = []
+    for (case, style, path), launch in MEDIANS.items():
+        bandwidth = Timing(
+            TimingState.TIMED, median_us=at_size[style], dispersion=0.01, samples=30, host_us=6.0,
+            bytes_moved=3 * 4 * (1 << 24), size=1 << 24,
+        )  # fmt: skip
+        timed = dataclasses.replace(timing(launch, bytes_moved=3 * 4096 * 4), bandwidth=bandwidth)
+        cells.append(make_record(case, style, path, status="pass", timing=timed))
+    return cells
+
+
+def test_the_chart_keeps_the_bandwidth_bound_and_the_launch_bound_regimes_apart():
+    chart = render(results(with_bandwidth(), copy_gbps=3000.0))
+    text = chart[chart.index("## Speed") :]
+    bandwidth = text[text.index("### Bandwidth-bound: each case's bandwidth size") : text.index("### Launch-bound")]
+    launch = text[text.index("### Launch-bound: each case's first size") :]
+    ranked = bandwidth[bandwidth.index("#### compile (bandwidth-bound)") :]
+    assert ranked.index("`custom_op`") < ranked.index("`control`") < ranked.index("`raw_jit`")
+    assert "| add-custom_op-compile | 16777216 | 70.0 µs ±1.0% |" in bandwidth
+    gbps = 3 * 4 * (1 << 24) / 70e-6 / 1e9
+    assert f"{gbps:.1f} ({100 * gbps / 3000:.0f}%)" in bandwidth  # GB/s where the call is bandwidth-bound
+    assert "do not reproduce run to run" in launch and "host µs" in launch.splitlines()[4 + 2]  # beside each
+    ranked = launch[launch.index("#### compile (launch-bound)") :]
+    assert ranked.index("`control`") < ranked.index("`triton_op`") < ranked.index("`custom_op`")
+    assert "GB/s" not in launch and "8 cells timed (launch-bound)" in launch
+
+
+def test_which_fastest_ranks_each_regime_apart(tmp_path: Path):
+    file = tmp_path / "results.json"
+    env = {"device": "NVIDIA H200", "goals": {"compile it": ["compile"]}, "axes": {"cases": ["add"]}}
+    file.write_text(json.dumps({"schema": 3, "environment": env, "cells": with_bandwidth()}))
+    done = harness_main("which", "--results", str(file), "--goals", "compile it", "--fastest")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = lines.index("fastest on compile (bandwidth-bound; × the fastest style of each case, geometric mean):")
+    assert [line.split()[1] for line in lines[at + 1 : at + 5]] == ["custom_op", "control", "triton_op", "raw_jit"]
+    assert "host" not in lines[at + 1]  # the host time is shown with the launch-bound regime
+    at = lines.index("fastest on compile (launch-bound; × the fastest style of each case, geometric mean):")
+    assert [line.split()[1] for line in lines[at + 1 : at + 5]] == ["control", "triton_op", "raw_jit", "custom_op"]

@@ -34,6 +34,7 @@ def _train(cell: Cell, compiled: bool) -> None:
         cell.compare("output", out, expected)
         _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
     cell.timed_call = training_step(model, cell.inputs(requires_grad=True))
+    cell.timed_model, cell.timed_train = model, True
 
 
 def training_step(model: Any, inputs: Inputs) -> Callable[[], object]:

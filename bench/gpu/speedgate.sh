@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Does gate --speed tell a planted slowdown from run-to-run noise (issue 42)? On the lent GPU machine (torch and
+# triton preinstalled, no network), in one 10-minute device command:
+#   HARNESS_COMMIT=<commit> bash bench/gpu/speedgate.sh OUT
+# Two cold runs (fresh cache folders) of one commit, OUT/first and OUT/second, then:
+#   OUT/gate-same.md      gate --speed of second against first (0 expected: a second run of the same commit passes)
+#   OUT/gate-planted.md   gate --speed of OUT/planted.json, a copy of second whose bandwidth-bound medians (and
+#                         IQRs) are scaled by 1.10 (1 expected: the planted 10% slowdown fails; how many cells)
+#   OUT/summary.txt       each step's exit status and seconds, how many cells each gate named, per regime
+# Both gates run with --rerun 0 (nothing timed again here: the gate's own rules are what is measured).
+# Two full cold runs of the default matrix (about 430 s each on an H100) do not fit one command, so both runs
+# are of the cells that have a bandwidth-bound regime: the cases that declare a bandwidth_size, on the paths
+# whose artifact takes that size (SELECTION below; set SELECTION to other run options to widen it). Repro
+# scripts are not run (--no-confirm): they would compete with the cells for the GPU.
+set -uo pipefail
+out=${1:?usage: bash bench/gpu/speedgate.sh OUT}
+mkdir -p "$out"
+summary="$out/summary.txt"
+: >"$summary"
+SELECTION=${SELECTION:---cases add,softmax,rmsnorm,layernorm --paths eager,compile,fullgraph,dynamic,cudagraphs,train_eager,train_compile}
+# AOTInductor packages segfault in that image without the system C++ runtime first (README, "GPU runners")
+export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 PYTHONUNBUFFERED=1
+export HARNESS_COMMIT=${HARNESS_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
+if [ -d .whl ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site
+fi
+say() { echo "$*" | tee -a "$summary"; }
+say "$(python3 -c 'import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())')"
+say "commit $HARNESS_COMMIT; selection: $SELECTION"
+
+run() {  # NAME: a cold run of the selection into OUT/NAME
+    local name=$1 start
+    rm -rf "/tmp/cache-speedgate-$name"
+    start=$(date +%s)
+    # shellcheck disable=SC2086  # SELECTION is a list of options
+    timeout 250 python3 -m harness run --matrix matrix.toml $SELECTION --report-dir "$out/$name" \
+        --cache-dir "/tmp/cache-speedgate-$name" --no-confirm -q >"$out/$name.log" 2>&1
+    say "$name: exit $? after $(($(date +%s) - start)) s; $(tail -1 "$out/$name.log")"
+}
+
+gate() {  # NAME CURRENT: gate --speed of CURRENT against first, into OUT/gate-NAME.md
+    timeout 60 python3 -m harness gate --speed --baseline "$out/first/results.json" --current "$2" --rerun 0 \
+        --matrix matrix.toml --out "$out/gate-$1.md" >"$out/gate-$1.log" 2>&1
+    local code=$?
+    say "gate $1: exit $code; $(grep -c '| time (bandwidth-bound)' "$out/gate-$1.md") cells slower bandwidth-bound" \
+        "(failing), $(grep -c '| time (launch-bound)' "$out/gate-$1.md") launch-bound (reported)"
+    grep -E '^# Upgrade gate|^- (Bandwidth|Launch)' "$out/gate-$1.md" | tee -a "$summary"
+}
+
+run first
+run second
+gate same "$out/second/results.json"
+# the planted slowdown: second's bandwidth-bound medians and IQRs scaled by 1.10 (its dispersions unchanged)
+python3 - "$out/second/results.json" "$out/planted.json" <<'PY' | tee -a "$summary"
+import json, sys
+data = json.load(open(sys.argv[1]))
+planted = 0
+for cell in data["cells"]:
+    at = (cell.get("timing") or {}).get("bandwidth") or {}
+    if at.get("state") == "timed":
+        at["median_us"] = round(at["median_us"] * 1.10, 3)
+        at["iqr_us"] = round((at.get("iqr_us") or 0) * 1.10, 3)
+        planted += 1
+json.dump(data, open(sys.argv[2], "w"))
+print(f"planted: {planted} cells timed at the bandwidth size made 10% slower")
+PY
+gate planted "$out/planted.json"

@@ -1,0 +1,85 @@
+"""A timed cell's artifact at its case's ``bandwidth_size`` (the bandwidth-bound regime): whether the artifact
+takes inputs of that size at all, and, where it does, the ``AtSize`` the timing phase checks against the reference
+there (harness/cell/timing.py ``check_at``) before it times it there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from harness.case import Inputs, as_tuple, copy_inputs
+from harness.cell.paths.training import training_step
+from harness.cell.timing import NOT_AT, AtSize, bytes_moved, inference_call
+from harness.spec import BOUNDED_PATHS, RESIZED_PATHS
+
+if TYPE_CHECKING:
+    from harness.cell.context import Cell
+
+
+def bandwidth_regime(cell: Cell, path: str) -> AtSize | str | None:
+    """The cell's artifact at the case's bandwidth size; why it is not timed there (an export or AOTInductor
+    artifact is compiled for one shape; a dynamic one within ``size_bounds``); None where the case declares none."""
+    size = cell.case.bandwidth_size
+    if size is None:
+        return None
+    if path in BOUNDED_PATHS:
+        low, high = cell.case.bounds
+        if not low <= size <= high:
+            return f"{NOT_AT}: {size} is outside the artifact's dynamic dims' bounds (size_bounds {low} to {high})"
+    elif path not in RESIZED_PATHS:
+        return f"{NOT_AT}: the artifact is compiled for one shape"
+    model = cell.timed_model
+    if model is None:
+        return f"{NOT_AT}: {path} keeps no artifact that takes other inputs"
+    train = cell.timed_train
+
+    def inputs() -> Inputs:
+        return cell.inputs(size, seed=0, requires_grad=train)
+
+    def check(made: Inputs) -> None:
+        (_train_check if train else _infer_check)(cell, model, made, size)
+
+    def call(made: Inputs) -> Any:
+        return training_step(model, made) if train else inference_call(model, made)
+
+    return AtSize(size, inputs, check, call, lambda made: None if train else bytes_moved(cell.case, made))
+
+
+def _infer_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:
+    """The artifact's output at ``size`` against the reference's (``torch.testing.assert_close``, the cell's
+    tolerance): ``Mismatch`` where it differs."""
+    expected = cell.expected(inputs)
+    with torch.no_grad():
+        out = model(*copy_inputs(inputs))
+    cell.synchronize()
+    cell.compare(f"output at the bandwidth size {size}", out, expected)
+
+
+def _train_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:
+    """A training step's outputs and input gradients at ``size`` against the reference's, the same output grads
+    given to both."""
+    reference = cell.reference_model()
+    seen = [_step(one, tuple(_leaf(cell, i, v) for i, v in enumerate(inputs))) for one in (model, reference)]
+    (out, grads), (expected, expected_grads) = seen
+    cell.synchronize()
+    cell.compare(f"output at the bandwidth size {size}", out, expected)
+    for name, grad, want in zip(cell.case.arg_names, grads, expected_grads, strict=False):
+        if grad is not None and want is not None:
+            cell.compare(f"gradient of {name} at the bandwidth size {size}", grad, want)
+
+
+def _leaf(cell: Cell, index: int, value: Any) -> Any:
+    if not isinstance(value, torch.Tensor):
+        return value
+    return copy_inputs((value,))[0].requires_grad_(cell.case.takes_grad(index, value))
+
+
+def _step(model: Any, inputs: Inputs) -> tuple[Any, list[Any]]:
+    outs = as_tuple(model(*inputs))
+    live = [out for out in outs if isinstance(out, torch.Tensor) and out.requires_grad]
+    generator = torch.Generator(device=live[0].device).manual_seed(0) if live else None
+    grads = [torch.randn(out.shape, generator=generator, dtype=out.dtype, device=out.device) for out in live]
+    torch.autograd.backward(live, grads)
+    detached = tuple(out.detach() if isinstance(out, torch.Tensor) else out for out in outs)
+    return detached, [value.grad if isinstance(value, torch.Tensor) else None for value in inputs]

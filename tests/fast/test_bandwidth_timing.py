@@ -1,0 +1,114 @@
+"""The bandwidth-bound regime (issue 42): a case's ``bandwidth_size``; a passing timed cell whose artifact takes
+another size is checked against the reference there and timed there too, into its timing's ``bandwidth``; an
+export artifact compiled for one shape says so; an artifact wrong at that size is not timed there, and says why;
+records of the new shape and of the old one load. On CPU with a fake timer (tests/fast/test_timing.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from harness.case import Case, load_case
+from harness.cell import timing as cell_timing
+from harness.cell.runner import run_cell
+from harness.records.record import Record
+from harness.spec import Timing, TimingState
+from tests.conftest import cell_spec
+from tests.fast.test_timing import FakeTimer
+
+SIZE = 20_000  # the fixture's bandwidth size: small enough for a CPU test
+
+
+def sin_case(case_id: str, **changes: Any) -> Case:
+    return dataclasses.replace(load_case("cases.sin", "sin"), id=case_id, **{"bandwidth_size": SIZE, **changes})
+
+
+@pytest.fixture
+def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
+    timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
+    monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
+    monkeypatch.setattr(cell_timing, "KEPT", {})
+    return timer
+
+
+def run(case: Case, style: str, path: str, tmp_path: Path, built: dict) -> Any:
+    spec = dataclasses.replace(cell_spec("sin", style, path=path), case=case.id)
+    return run_cell(case, spec, tmp_path, built, device="cpu")
+
+
+def test_a_case_with_a_bandwidth_size_is_timed_at_both_sizes_where_the_artifact_takes_it(
+    fake_timer: FakeTimer, tmp_path: Path
+):
+    case, built = sin_case("bwsin"), {}
+    paths = ("eager", "compile", "train_eager", "export_strict", "export_dynamic_strict")
+    outcomes = {path: run(case, "control", path, tmp_path, built) for path in paths}
+    assert {path: o.status for path, o in outcomes.items()} == dict.fromkeys(paths, "pass")
+    cell_timing.warm_kept()
+    kept = cell_timing.KEPT
+    assert all(kept[f"bwsin-control-{p}"].bandwidth.failed is None for p in ("eager", "compile", "train_eager"))
+    timings, _ = cell_timing.time_kept(list(kept), "cuda")
+    eager = timings["bwsin-control-eager"]
+    assert eager.timed and eager.bytes_moved == 2 * 3001 * 4 and eager.size is None  # the launch-bound size
+    assert eager.bandwidth == Timing(
+        TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=cell_timing.SAMPLES,
+        host_us=2.0, bytes_moved=2 * SIZE * 4, size=SIZE,
+    )  # fmt: skip
+    assert timings["bwsin-control-compile"].bandwidth.timed and timings["bwsin-control-train_eager"].bandwidth.timed
+    assert timings["bwsin-control-train_eager"].bandwidth.bytes_moved is None  # training: no forward bytes
+    assert timings["bwsin-control-export_strict"].bandwidth == Timing.not_timed(
+        "not timed at the bandwidth size: the artifact is compiled for one shape"
+    )
+    assert timings["bwsin-control-export_dynamic_strict"].bandwidth.reason == (
+        f"not timed at the bandwidth size: {SIZE} is outside the artifact's dynamic dims' bounds "
+        "(size_bounds 1 to 10006)"
+    )
+    assert fake_timer.calls == (len(paths) + 3) * cell_timing.SAMPLES  # 5 at their own size, 3 at the bandwidth
+
+
+def test_an_artifact_wrong_at_the_bandwidth_size_is_not_timed_there_and_says_why(fake_timer: FakeTimer, tmp_path: Path):
+    def wrong_when_large(x: torch.Tensor) -> torch.Tensor:
+        return torch.sin(x) + (x.numel() > 10_000)
+
+    case = sin_case("bwwrong", cpu_kernel=wrong_when_large)
+    outcome = run(case, "custom_op", "eager", tmp_path, {})
+    assert outcome.status == "pass"  # right at the case's own sizes
+    cell_timing.warm_kept()
+    timings, _ = cell_timing.time_kept(["bwwrong-custom_op-eager"], "cuda")
+    timing = timings["bwwrong-custom_op-eager"]
+    assert timing.timed and not timing.bandwidth.timed and timing.bandwidth.size == SIZE
+    assert timing.bandwidth.reason.startswith(
+        f"not timed at the bandwidth size {SIZE}: its output there differs from the reference"
+    )
+    assert fake_timer.calls == cell_timing.SAMPLES  # never timed there
+
+
+def test_a_case_without_a_bandwidth_size_has_no_bandwidth_timing(fake_timer: FakeTimer, tmp_path: Path):
+    case = dataclasses.replace(load_case("cases.sin", "sin"), id="plainsin")
+    assert run(case, "control", "eager", tmp_path, {}).status == "pass"
+    cell_timing.warm_kept()
+    timings, _ = cell_timing.time_kept(["plainsin-control-eager"], "cuda")
+    assert timings["plainsin-control-eager"].timed and timings["plainsin-control-eager"].bandwidth is None
+
+
+def test_a_bad_bandwidth_size_is_refused():
+    with pytest.raises(ValueError, match="bandwidth_size must be a size of 1 or more, got 0"):
+        sin_case("bad", bandwidth_size=0)
+
+
+def test_a_record_holds_both_regimes_and_an_older_record_still_loads():
+    bandwidth = Timing(TimingState.TIMED, median_us=60.0, dispersion=0.01, samples=30, size=SIZE, bytes_moved=8)
+    timing = Timing(TimingState.TIMED, median_us=4.1, dispersion=0.2, samples=30, host_us=31.0, bandwidth=bandwidth)
+    spec = cell_spec("sin", "control", path="eager")
+    from harness.spec import Outcome
+
+    record = Record.of(spec, Outcome(timing=timing)).to_dict()
+    assert record["timing"]["bandwidth"] == {
+        "state": "timed", "median_us": 60.0, "dispersion": 0.01, "samples": 30, "bytes_moved": 8, "size": SIZE,
+    }  # fmt: skip
+    assert Record.from_dict(record).timing == timing
+    old = {**record, "timing": {"state": "timed", "median_us": 4.1, "samples": 30}}  # written before the regimes
+    assert Record.from_dict(old).timing == Timing(TimingState.TIMED, median_us=4.1, samples=30)
