@@ -16,7 +16,7 @@ if [ -d .whl ]; then
 fi
 python3 -c "import torch, triton; print(torch.__version__, triton.__version__, torch.cuda.get_device_name())"
 case $phase in
-full) matrix=matrix.toml baseline=reports/results.json limit=520 ;;
+full) matrix=matrix.toml baseline=reports/results.json limit=570 ;;
 liger) matrix=matrix-liger.toml baseline=reports/liger/results.json limit=400 ;;
 *)
     echo "usage: bash bench/gpu/charts.sh full|liger OUT" >&2

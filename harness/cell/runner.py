@@ -15,7 +15,7 @@ from harness.case import Case, exit_words
 from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
-from harness.cell.program import BundleError, judge, program_digest, run_program
+from harness.cell.program import judge, program_digest, run_program
 from harness.cell.timing import keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
@@ -137,7 +137,7 @@ def digest(spec: CellSpec) -> str | None:
     """The digest of the program text the cell runs (its repro holds the same), or why it has none."""
     try:
         return program_digest(spec.module, spec.style, spec.path.id)
-    except (BundleError, OSError, TypeError) as error:  # no source to read (a module built in memory)
+    except Exception as error:  # never the cell's failure: no source to read (a module built in memory), ...
         return f"none: {type(error).__name__}: {error}"[:200]
 
 

@@ -22,7 +22,7 @@ MARKERS = {
 }
 RAISED = re.compile(r"^([A-Za-z_][\w.]*):(?:\s(.*))?$")  # ``torch._dynamo.exc.UserError: Constraints violated``
 SPECIFIC = (
-    (re.compile(r"torch\.ops\.\w+\.\w+|\w+::\w+"), "OP"),  # harness::add_triton_op in the cell, mylib::add in its repro
+    (re.compile(r"torch\.ops\.\w+\.\w+|\w+::\w+"), "OP"),  # an op's name, as a message may spell it
     (re.compile(r"\S*/\S*"), "PATH"),
     (re.compile(r"0x[0-9a-fA-F]+"), "ADDR"),
     (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),

@@ -1,2 +1,2 @@
-"""Reproducing a failure outside the harness: one standalone script per distinct failure, written from the
-case's module and the kernel layer's registries of decorators and wrappers, as a user writes the code."""
+"""Reproducing a failure outside the harness: one standalone script per distinct failure, holding the cell's program
+(the harness's functions it ran, copied in by harness/bundle.py) and the case's module."""

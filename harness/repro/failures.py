@@ -1,7 +1,5 @@
-"""Reproducers: a script per distinct failure of a run (``repros/<failure>.py``), as short as a bug report and
-written the way a user writes the code: the case's own module, the style built as the README says, the model calling
-the op from its ``forward``, and the path run as PyTorch's docs show it (harness/repro/style.py,
-train.py, path.py). It imports torch and triton (and the case's own imports), never the harness, and
+"""Reproducers: a script per distinct failure of a run (``repros/<failure>.py``): the cell's program as a file
+(harness/repro/script.py). It imports torch and triton (and the case's own imports), never the harness, and
 raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell on demand.
 Cells fail "the same way" when their stage, error type and message match once case-specific names and numbers are
 set aside.

@@ -29,8 +29,9 @@ HARNESS = REPO / "harness"
 MATRIX = load_matrix(REPO / "matrix.toml")
 # what runs a cell and observes it from outside its program: the runner, the bundler that computes the program's
 # digest, the build cache's dispatch to the style's functions (and the op name it gives, which a script writes as
-# a literal), the kept call for the timing phase, and what the runner asks before it runs the program
-OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle")
+# a literal), the kept call for the timing phase (and its bandwidth-size regime), and what the runner asks before
+# it runs the program
+OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle", "harness.cell.bandwidth")
 OUTSIDE = {
     "harness.cell.program.program",
     "harness.cell.program.program_digest",
