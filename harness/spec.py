@@ -243,9 +243,11 @@ TIMED_PATHS = frozenset(
         "train_compile",
     }
 )
-# of those, the paths whose artifact takes inputs of another size (re-traced, dynamic, or eager), so that it is
-# timed at the case's bandwidth size too; the dynamic export paths do within the case's size_bounds
-RESIZED_PATHS = frozenset({"eager", "compile", "fullgraph", "dynamic", "cudagraphs", "train_eager", "train_compile"})
+# of those, the paths timed at the case's bandwidth size too: their artifact takes inputs of another size (eager,
+# re-traced or dynamic); fullgraph and cudagraphs would too, but each bandwidth-size compile and CUDA graph costs
+# the run (four cases x 14 styles x 7 paths took the timing phase of a full run past 150 s on an H100); the dynamic
+# export paths do within the case's size_bounds
+RESIZED_PATHS = frozenset({"eager", "compile", "dynamic", "train_eager", "train_compile"})
 BOUNDED_PATHS = frozenset({"export_dynamic_strict", "export_dynamic_nonstrict", "aoti_dynamic"})
 # of those, the paths whose cell keeps its artifact for the timing phase (aoti_standalone's process ends with it)
 KEPT_PATHS = TIMED_PATHS - {"aoti_standalone"}
