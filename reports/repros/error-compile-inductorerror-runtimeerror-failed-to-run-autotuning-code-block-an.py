@@ -1,31 +1,960 @@
-"""sin-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""add-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a subprocess:
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 3 more cell(s): add-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic, sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic.
+The same failure in 3 more cell(s): sin-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic, sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
-It needs torch, triton and the case's own imports; no code of the harness is in it.
+It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
+ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 8288be6ad0bc5e57da846d35fa6c11193a0f41fe25f80cdca9a258d787cac413
 """
+
+from __future__ import annotations
 
 import os
 
-import subprocess
+import copy
+import dataclasses
+import enum
+import functools
+import inspect
+import itertools
+import keyword
+import linecache
+import os
+import re
 import sys
 import tempfile
 import time
-
 import torch
-import torch.utils.flop_counter
 import triton
-
-# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
-
 import types
+from contextlib import contextmanager
+from dataclasses import dataclass
+from dataclasses import field
+from pathlib import Path
+from torch.utils.flop_counter import register_flop_formula
 
-Case = types.SimpleNamespace  # the harness's case container: here just the case's own fields
 
-"""The PyTorch recipe's sin kernel, with its cos backward."""
+# ---- what the program uses: the harness's own code, as the cell ran it ----
+
+Tensor = torch.Tensor
+
+
+OPTIONAL_TENSOR = Tensor | None
+
+
+ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Case:
+    """A kernel and everything the harness needs to wrap it in every style and check it on every path.
+
+    - ``id``: the case's id, the first part of its cell ids (``id-style-path``): letters, digits and ``_``.
+    - ``arg_names``: the op's arguments, one name per value ``make_inputs`` gives (the library ops' schemas use them).
+    - ``sizes``: the sizes ``make_inputs`` is called with: every cell runs the first, ``dynamic`` all of them.
+    - ``meta``: the constexprs a plain ``@triton.jit`` launch passes in ``**meta``; an autotuned stack drops the
+      ones its ``configs`` set (a launch then computes its grid from the ``meta`` the autotuner gives it).
+    - ``configs`` and ``key``: the ``triton.Config`` list and the key (argument names) of ``@triton.autotune``.
+    - ``dtype``: the dtype of the op's floating inputs, which picks its tolerance (matrix.toml ``[tolerances]``).
+    - ``mutates``: the arguments the op writes into (an in-place op, whose ``launch`` returns ``None``).
+    - ``kernel``: the ``@triton.jit`` function, declared once: every decorator stack (``harness.kernel.decorators``)
+      is built over it. Constexprs that autotune picks come from ``configs``, the ones ``heuristics``
+      computes from those; a stack without them passes them explicitly, from ``meta``.
+    - ``launch(kernel, *inputs, **meta)``: allocates the output(s), launches ``kernel[grid](...)`` and
+      returns them (or ``None`` for a kernel that writes into the inputs named in ``mutates``).
+    - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
+    - ``make_inputs(size, device, seed)``: the op's arguments, one per ``arg_names``: tensors, and where
+      ``arg_types`` says so a float, int or bool, or ``None`` for an optional tensor; sizes are not block
+      multiples. A tensor may be a strided view (the harness copies inputs keeping their strides).
+    - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
+      ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
+    - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).
+    - ``kernels``: other ``@triton.jit`` kernels the launch calls (a second kernel, e.g. an ``element_mul``), by
+      name: ``launch`` (and ``launch_backward``) then get ``kernels=`` a dict of them, each wrapped as the style
+      wraps its kernel (``wrap_triton`` in ``triton_op``); the decorator stacks apply to ``kernel`` only.
+    - ``shipped``: the op as a library ships it (an ``autograd.Function``'s ``apply``, a function, a
+      ``torch.library`` op), or ``shipped_module``: a factory of the ``nn.Module`` it ships (called with no
+      arguments, its ``forward`` taking the op's arguments). Either runs as the ``as_shipped`` style, unchanged;
+      a case with no ``kernel`` runs only there (and in the control). ``shipped_args``: the library's own
+      argument choices (casting mode, in-place), passed after the inputs. ``shipped_as`` names how it is wrapped
+      in the records (default: inferred). A ``shipped_module`` with parameters: ``reference`` takes them after the
+      op's arguments (in ``parameters()`` order, the module built seeded); their gradients are compared too.
+      Such a module is a case of its own, with no ``kernel`` (refused at load: the kernel's op gets no parameters).
+    - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
+      ``requires_grad``, their gradient never asked of ``backward``.
+    - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
+      arguments (``None`` for a scalar, a ``None``
+      optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
+      ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
+      zeros for an output that got none).
+    - ``backward_kernel`` and ``launch_backward(kernel, inputs, output, grad)``: optionally, the backward as a
+      ``@triton.jit`` kernel and its launch (same contract as ``backward``), which the styles then run in
+      their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
+      ``triton_op`` and ``custom_op`` in a second ``custom_op`` (``<op>_backward``), whose CPU kernel is
+      ``backward``. The decorator stacks apply to ``kernel`` only: the backward kernel stays plain. (Not for an
+      op with an optional tensor argument, whose gradient may be ``None``; for one that writes into its inputs,
+      only the launcher trains: ``torch.library`` registers no autograd for a mutating op, a build error.)
+    - ``flops(*args)`` (optional): the op's flop count, given each tensor argument's shape (other arguments as they
+      are), as ``FlopCounterMode`` should report; without it the ``flop_counter`` cells are skips.
+    - ``bytes_moved(*inputs)`` (optional): the bytes one forward call reads and writes, given its inputs; the
+      speed section then shows the achieved GB/s and its share of the GPU's copy bandwidth.
+    - ``bandwidth_size`` (optional): a size ``make_inputs`` is given at which one call is bound by memory
+      bandwidth, not by its launch (``sizes[0]`` is small: a call there is launch-bound), e.g. ``1 << 24``
+      elements for an elementwise op, or 16384 rows for a row-wise one. A passing timed cell whose artifact takes
+      another size (eager, the ``torch.compile`` paths, training; not an export or AOTInductor artifact compiled
+      for one shape) is checked against ``reference`` at it and then timed at it too: the speed section, ``which
+      --fastest`` and ``gate --speed`` report that bandwidth-bound regime apart from the launch-bound one.
+    - Outputs that are not floating point (a dropout's keep mask, argmax indices) are compared exactly and
+      never differentiated.
+    - ``heuristics``: constexpr name -> ``fn(args)``, computed from the call's arguments only: it also runs
+      where ``@triton.heuristics`` is outermost, over ``@triton.autotune``, and sees no config value.
+    - ``config_heuristics``: the heuristics that read a value of the autotune config (e.g. ``BLOCK_SIZE``);
+      they replace ``heuristics`` of the same name where ``@triton.heuristics`` sits under
+      ``@triton.autotune`` and sees the config the autotuner picked (the reason that order exists).
+    - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
+    - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
+    - ``module(op)``: the ``nn.Module`` the paths run, built around ``op`` (a plain function calling the style's op
+      the way user code does: ``harness.kernel.model``); by default a module whose ``forward`` calls the op.
+    - ``size_bounds``: (low, high) of the sizes hypothesis may draw for paths with ``examples`` > 1
+      (default: 1 to twice the largest of ``sizes``).
+    - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
+      batch-like dims), ``()`` for an input whose shape does not depend on it (and for a scalar or ``None``).
+      The dynamic export paths mark these dims dynamic with one ``torch.export.Dim`` bounded by
+      ``size_bounds`` (default: dim 0 of every tensor input).
+    """
+
+    id: str
+    reference: Callable[..., Any]
+    make_inputs: Callable[[int, str, int], Inputs]
+    arg_names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    kernel: Any = None
+    launch: Callable[..., Any] | None = None
+    backward: Callable[[Inputs, Any, Any], tuple[Tensor | None, ...]] | None = None
+    flops: Callable[..., int] | None = None
+    bytes_moved: Callable[..., int] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    configs: Sequence[Any] = ()
+    key: Sequence[str] = ()
+    heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+    dtype: torch.dtype = torch.float32
+    mutates: tuple[str, ...] = ()
+    autotune_options: Mapping[str, Any] = field(default_factory=dict)
+    cpu_kernel: Callable[..., Any] | None = None
+    module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
+    size_bounds: tuple[int, int] | None = None
+    dynamic_dims: tuple[tuple[int, ...], ...] | None = None
+    config_heuristics: Mapping[str, Callable[[dict[str, Any]], Any]] = field(default_factory=dict)
+    arg_types: Mapping[str, Any] = field(default_factory=dict)
+    outputs: int = 1
+    backward_kernel: Any = None
+    launch_backward: Callable[..., tuple[Tensor | None, ...]] | None = None
+    kernels: Mapping[str, Any] = field(default_factory=dict)
+    no_grad: tuple[str, ...] = ()
+    shipped: Callable[..., Any] | None = None
+    shipped_module: Callable[[], torch.nn.Module] | None = None
+    shipped_args: tuple[Any, ...] = ()
+    shipped_as: str | None = None
+    bandwidth_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kernel is not None and self.launch is None:
+            raise ValueError(f"case {self.id!r}: a kernel needs its launch")
+        if self.launch is None and self.shipped is None and self.shipped_module is None:
+            raise ValueError(f"case {self.id!r}: give a kernel and its launch, or the op as shipped (shipped)")
+        if self.shipped is not None and self.shipped_module is not None:
+            raise ValueError(f"case {self.id!r}: give shipped or shipped_module, not both")
+        if self.mutates and self.backward is None:
+            raise ValueError(
+                f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
+                "the in-place reference cannot give the gradient of what it overwrote)"
+            )
+        unknown = set(self.no_grad) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")
+        extra = set(self.config_heuristics) - set(self.heuristics)
+        if extra:
+            raise ValueError(f"case {self.id!r}: config_heuristics {sorted(extra)} have no heuristics of that name")
+        unknown = set(self.arg_types) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"case {self.id!r}: arg_types {sorted(unknown)} are not in arg_names")
+        for name, kind in self.arg_types.items():
+            if kind not in ARG_TYPES:
+                raise ValueError(
+                    f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
+                )
+        if self.bandwidth_size is not None and (isinstance(self.bandwidth_size, bool) or self.bandwidth_size < 1):
+            size = self.bandwidth_size
+            raise ValueError(f"case {self.id!r}: bandwidth_size must be a size of 1 or more, got {size!r}")
+        if self.outputs < 1:
+            raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
+        if (self.backward_kernel is None) != (self.launch_backward is None):
+            raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
+        if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
+            raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
+
+    @property
+    def bounds(self) -> tuple[int, int]:
+        """``size_bounds``, or its default: 1 to twice the largest of ``sizes``."""
+        return self.size_bounds or (1, 2 * max(self.sizes))
+
+    def sizes_around(self, traced: int) -> list[int]:
+        """At least two sizes other than ``traced`` to run a dynamic-shape artifact at: the case's other sizes, topped
+        up with sizes next to the traced one, all within ``size_bounds``."""
+        low, high = self.bounds
+        others = [size for size in dict.fromkeys(self.sizes) if size != traced and low <= size <= high]
+        for size in (traced + 1, traced - 1, high, low):
+            if len(others) < 2 and size != traced and size not in others and low <= size <= high:
+                others.append(size)
+        return others
+
+    def shipped_parameters(self) -> tuple[Tensor, ...]:
+        """The parameters of ``shipped_module`` built seeded, as the paths build it (none without one): what
+        ``reference`` takes after the op's arguments."""
+        if self.shipped_module is None:
+            return ()
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)
+            return tuple(parameter.detach() for parameter in self.shipped_module().parameters())
+
+    @property
+    def mutates_index(self) -> tuple[int, ...]:
+        return tuple(self.arg_names.index(name) for name in self.mutates)
+
+    def arg_type(self, name: str) -> Any:
+        """The declared type of argument ``name`` (``Tensor`` unless ``arg_types`` says otherwise)."""
+        return self.arg_types.get(name, Tensor)
+
+    def takes_grad(self, index: int, value: Any) -> bool:
+        """Whether argument ``index`` (``value``) is differentiated: a float tensor not named in ``no_grad``."""
+        floating = isinstance(value, Tensor) and value.is_floating_point()
+        return floating and self.arg_names[index] not in self.no_grad
+
+    @property
+    def tensor_args(self) -> tuple[int, ...]:
+        """The positions of the arguments that are always tensors (the ones a backward kernel has a gradient for)."""
+        return tuple(index for index, name in enumerate(self.arg_names) if self.arg_type(name) is Tensor)
+
+
+OMIT = {"omit": True}  # field metadata: a record's JSON leaves the field out while it holds its default
+
+
+@dataclass(frozen=True)
+class Capture:
+    """What a cell's path saw of the kernel: what the compiled graphs held, what was launched, what a subsystem
+    counted. The facts a verdict reads (harness/cell/verdict.py), filled by the cell as its path runs."""
+
+    compiled: bool = field(default=False, metadata=OMIT)  # the path compiled the model through Inductor
+    trained: bool = field(default=False, metadata=OMIT)  # ... and ran its backward
+    graphs: int = field(default=0, metadata=OMIT)  # graphs Dynamo handed Inductor
+    backward_graphs: int = field(default=0, metadata=OMIT)  # AOTAutograd's backward graphs
+    # the user-kernel wrappers and harness library ops the forward (backward) graphs held
+    captured: tuple[str, ...] = field(default=(), metadata=OMIT)
+    captured_backward: tuple[str, ...] = field(default=(), metadata=OMIT)
+    kernels_captured: tuple[str, ...] = field(default=(), metadata=OMIT)  # Triton kernels in a graph, by name
+    kernels_launched: tuple[str, ...] = field(default=(), metadata=OMIT)  # Triton kernels the cell launched
+    graph_breaks: int = field(default=0, metadata=OMIT)
+    graph_break_reasons: tuple[str, ...] = field(default=(), metadata=OMIT)  # the most frequent first
+    recompiles: int | None = field(default=None, metadata=OMIT)
+    cudagraph_skips: int | None = field(default=None, metadata=OMIT)
+    flops: int | None = field(default=None, metadata=OMIT)  # FlopCounterMode's count for the op
+    declared_flops: int | None = field(default=None, metadata=OMIT)  # the case's formula, on the same call
+
+
+@dataclass
+class Measurements:
+    """What a cell's record says beside its verdict facts and no verdict reads: how the op is wrapped, the example
+    drawn, timings, memory, and which process and worker ran it (a run's timeline, its memory series)."""
+
+    wrapped_as: str | None = field(default=None, metadata=OMIT)  # the op as shipped: how its library wraps it
+    example: dict[str, int] | None = field(default=None, metadata=OMIT)  # {"size", "seed"} of a drawn failure
+    flaky_example: bool = field(default=False, metadata=OMIT)
+    as_close_as_reference: dict[str, str] | None = field(default=None, metadata=OMIT)  # gradient -> why it is
+    package_built_by: str | None = field(default=None, metadata=OMIT)  # the cell whose AOTInductor package it ran
+    calls: int | None = field(default=None, metadata=OMIT)  # model calls compared
+    export_seconds: float | None = field(default=None, metadata=OMIT)
+    compile_seconds: float | None = field(default=None, metadata=OMIT)
+    run_seconds: float | None = field(default=None, metadata=OMIT)
+    cpu_seconds: float | None = field(default=None, metadata=OMIT)
+    rss_mb: float | None = field(default=None, metadata=OMIT)
+    peak_rss_mb: float | None = field(default=None, metadata=OMIT)
+    gpu_peak_mb: float | None = field(default=None, metadata=OMIT)
+    pid: int | None = field(default=None, metadata=OMIT)
+    nth: int | None = field(default=None, metadata=OMIT)  # the how-many-th cell of its process
+    gpu: str | None = field(default=None, metadata=OMIT)  # CUDA_VISIBLE_DEVICES of its process
+    started: float | None = field(default=None, metadata=OMIT)  # seconds since the epoch
+    ended: float | None = field(default=None, metadata=OMIT)  # the last attempt's end
+    worker: str | None = field(default=None, metadata=OMIT)  # the pytest process: its lane on the timeline
+    process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
+    replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
+    program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+
+
+@dataclass(frozen=True)
+class RunLocations:
+    """What the cells of one run share, handed to each cell process in its request (never through environment
+    variables, which the code under test would see): the run's standalone server (harness/cell/standalone.py;
+    None: the cell starts its own) and the folder of AOTInductor packages aoti_strict and aoti_standalone share
+    (None: nothing shared)."""
+
+    standalone: str | None = None
+    packages: str | None = None
+
+
+class Mismatch(AssertionError):
+    """The cell ran, but a number it produced differs from the reference: status ``wrong``."""
+
+
+def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    if actual.dtype != expected.dtype or actual.shape != expected.shape:
+        got, want = (f"{t.dtype} of shape {tuple(t.shape)}" for t in (actual, expected))
+        raise Mismatch(f"{what}: expected {want}, got {got}")
+    differ = actual != expected
+    if differ.any():
+        first = tuple(int(i) for i in differ.nonzero()[0])
+        raise Mismatch(
+            f"{what}: {int(differ.sum())} of {differ.numel()} elements differ (compared exactly); "
+            f"first at {first}: {actual[first].item()} != {expected[first].item()}"
+        )
+
+
+def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance: Tolerance) -> None:
+    """Within tolerance for a floating (or complex) output; exactly, dtype included, for any other (a mask,
+    indices), where a tolerance would pass a wrong index."""
+    if not isinstance(actual, torch.Tensor):
+        raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
+    if not (expected.is_floating_point() or expected.is_complex()):
+        _assert_exact(what, actual.detach().cpu(), expected.detach().cpu())
+        return
+    try:
+        torch.testing.assert_close(
+            actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
+        )
+    except AssertionError as error:
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        raise Mismatch(f"{what}: " + "; ".join(lines)) from None
+
+
+def nth(what: str, index: int) -> str:
+    """``what`` naming output ``index`` of several: ``output of call 2`` -> ``output 1 of call 2``."""
+    head, found, tail = what.partition("output")
+    return f"{head}output {index}{tail}" if found else f"{what} {index}"
+
+
+def assert_match(what: str, actual: object, expected: object, tolerance: Tolerance) -> None:
+    """Raise ``Mismatch`` naming ``what`` unless ``actual`` equals ``expected`` within tolerance. An op with several
+    outputs gives a tuple: each is compared, named by its position (``output 0``, ``output 1 at size 7``)."""
+    if not isinstance(expected, tuple | list):
+        _assert_tensor(what, actual, expected, tolerance)  # type: ignore[arg-type]
+        return
+    if not isinstance(actual, tuple | list):
+        raise Mismatch(f"{what}: expected a tuple of {len(expected)} tensors, got {type(actual).__name__}")
+    if len(actual) != len(expected):
+        raise Mismatch(f"{what}: expected {len(expected)} outputs, got {len(actual)}")
+    for index, (one, one_expected) in enumerate(zip(actual, expected, strict=True)):
+        _assert_tensor(nth(what, index), one, one_expected, tolerance)
+
+
+MODEL_CLASS = "Model"
+
+
+@dataclass(frozen=True)
+class OpCall:
+    """How user code names an op: ``expression`` (``Fn.apply``, ``torch.ops.ns.name``, ``fn``), given the global
+    ``names`` it reads."""
+
+    expression: str
+    names: dict[str, Any] = field(default_factory=dict)
+
+
+_MODULES = itertools.count()
+
+
+def _execute(source: str, names: dict[str, Any], label: str) -> dict[str, Any]:
+    """Run generated ``source`` as a module of its own (export resolves a model class's module by name) with ``names``
+    among its globals; its lines are registered with linecache, so tracebacks and Dynamo's messages show them."""
+    name = f"user_model_{next(_MODULES)}"
+    filename = f"<{name}: {label}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+    module = types.ModuleType(name)
+    module.__dict__.update(torch=torch, **names)
+    sys.modules[name] = module
+    exec(compile(source, filename, "exec"), module.__dict__)
+    return module.__dict__
+
+
+def literal(value: Any) -> str | None:
+    """``value`` as Python source where its ``repr`` reads back as an equal value, else None."""
+    text = repr(value)
+    try:
+        same = eval(text, {"__builtins__": {}}) == value  # repr of a literal: no name to resolve
+    except Exception:
+        return None
+    return text if same else None
+
+
+def model_source(
+    expression: str, params: Sequence[str], mutated: Sequence[int], extra: Sequence[str] = (), name: str = MODEL_CLASS
+) -> str:
+    """The source of class ``name``: ``forward`` calls ``expression`` on its arguments (then ``extra``, the library's
+    own argument choices, as source); an op that writes into its inputs gets copies of those and returns the first."""
+    args = ", ".join([*params, *extra])
+    lines = [f"class {name}(torch.nn.Module):", f"    def forward(self, {', '.join(params)}):"]
+    if not mutated:
+        return "\n".join([*lines, f"        return {expression}({args})", ""])
+    lines += [f"        {params[index]} = {params[index]}.clone()" for index in mutated]
+    return "\n".join([*lines, f"        {expression}({args})", f"        return {params[mutated[0]]}", ""])
+
+
+RESERVED = {"torch", "self", MODEL_CLASS}
+
+
+def identifier(name: str, fallback: str) -> str:
+    """``name`` where it can be a global of user code, else ``fallback``."""
+    ok = name.isidentifier() and not keyword.iskeyword(name) and name not in RESERVED
+    return name if ok else fallback
+
+
+def is_function_apply(op: Any) -> bool:
+    """Whether ``op`` is the ``apply`` of a ``torch.autograd.Function`` subclass."""
+    owner = getattr(op, "__self__", None)
+    return inspect.isclass(owner) and issubclass(owner, torch.autograd.Function) and op.__name__ == "apply"
+
+
+def library_name(op: Any) -> str | None:
+    """``ns::name`` (``ns::name.overload``) of a ``torch.library`` op, None for anything else."""
+    if isinstance(op, torch._library.custom_ops.CustomOpDef):
+        return op._qualname
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return op._qualified_op_name
+    if isinstance(op, torch._ops.OpOverload):
+        return f"{op._schema.name}.{op._overloadname}"
+    return None
+
+
+def op_call(op: Callable[..., Any]) -> OpCall:
+    """How a user's ``forward`` calls ``op``: the Function's ``apply`` through its class, a library op through
+    ``torch.ops``, any other callable by its own name."""
+    if is_function_apply(op):
+        owner = op.__self__  # type: ignore[attr-defined]
+        name = identifier(owner.__name__, "KernelFunction")
+        return OpCall(f"{name}.apply", {name: owner})
+    qualified = library_name(op)
+    if qualified is not None:
+        namespace, _, rest = qualified.partition("::")
+        return OpCall(f"torch.ops.{namespace}.{rest}")
+    name = identifier(getattr(op, "__name__", ""), "op")
+    return OpCall(name, {name: op})
+
+
+def op_function_source(name: str, expression: str, params: Sequence[str], extra: Sequence[str] = ()) -> str:
+    """A plain function calling ``expression`` (a case's own ``module`` gets it: what it holds is a function)."""
+    args = ", ".join([*params, *extra])
+    return f"def {name}({', '.join(params)}):\n    return {expression}({args})\n"
+
+
+def parameters(case: Case) -> list[str]:
+    """``forward``'s parameter names: the case's argument names where they can be Python names."""
+    names = [identifier(name, f"arg{index}") for index, name in enumerate(case.arg_names)]
+    return names if len(set(names)) == len(names) else [f"arg{index}" for index in range(len(names))]
+
+
+def reference_source(case: Case, expression: str, name: str = "Reference") -> str:
+    """The source of class ``name`` calling the reference ``expression``. For a ``shipped_module`` case it holds the
+    module's parameters (built seeded, as the module is: the same values) and passes them after the op's arguments,
+    so their gradients are compared too; it reads ``CASE``."""
+    params = parameters(case)
+    if case.shipped_module is None:
+        return model_source(expression, params, case.mutates_index, name=name)
+    source = model_source(expression, params, case.mutates_index, ["*self.shipped.parameters()"], name)
+    head, forward = source.split("\n", 1)
+    init = ["    def __init__(self):", "        super().__init__()", "        self.shipped = CASE.shipped_module()"]
+    return "\n".join([head, *init, forward])
+
+
+def build_model(case: Case, op: Callable[..., Any], extra: Sequence[Any] = ()) -> torch.nn.Module:
+    """The module the paths run around ``op`` (seeded: every style gets the same parameters): the case's own
+    ``module`` given a plain function calling ``op``, a shipped ``nn.Module`` as it is (a copy: no state crosses
+    cells), or the template's model calling ``op`` directly. ``extra``: arguments passed after the inputs."""
+    torch.manual_seed(0)
+    if isinstance(op, torch.nn.Module) and not extra:
+        if not case.mutates:
+            return copy.deepcopy(op)
+        call = OpCall("shipped", {"shipped": copy.deepcopy(op)})
+    else:
+        call = op_call(op)
+    params = parameters(case)
+    names = dict(call.names)
+    extra_source = []
+    for index, value in enumerate(extra):
+        text = literal(value)
+        if text is None:
+            text = f"SHIPPED_ARG_{index}"
+            names[text] = value
+        extra_source.append(text)
+    if case.module is not None:
+        name = "op" if call.expression != "op" else "call_op"
+        source = op_function_source(name, call.expression, params, extra_source)
+        return case.module(_execute(source, names, f"{case.id} op")[name])
+    if op is case.reference and not extra:  # the reference (and the control): with a shipped module's parameters
+        source = reference_source(case, call.expression, MODEL_CLASS)
+        return _execute(source, {**names, "CASE": case}, f"{case.id} reference")[MODEL_CLASS]()
+    source = model_source(call.expression, params, case.mutates_index, extra_source)
+    return _execute(source, names, f"{case.id} model")[MODEL_CLASS]()
+
+
+def bytes_moved(case: Case, inputs: Inputs) -> int | None:
+    """The bytes the case declares one call on ``inputs`` moves (None without a declaration, or where it cannot
+    say: a case's helper failing here must not fail its cell)."""
+    if case.bytes_moved is None:
+        return None
+    try:
+        return int(case.bytes_moved(*inputs))
+    except Exception:
+        return None
+
+
+def copy_tensor(tensor: Tensor) -> Tensor:
+    """A detached copy with the same shape and strides (``clone`` makes a sliced view contiguous)."""
+    tensor = tensor.detach()
+    if 0 in tensor.stride() or tensor.is_contiguous():  # an expanded tensor cannot be written stride for stride
+        return tensor.clone()
+    return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device).copy_(tensor)
+
+
+def copy_inputs(inputs: Inputs) -> Inputs:
+    """The inputs with every tensor copied (detached, its strides kept: a strided view stays strided), the rest
+    (scalars, ``None``) as they are."""
+    return tuple(copy_tensor(value) if isinstance(value, Tensor) else value for value in inputs)
+
+
+def inference_call(model: Callable[..., Any], inputs: Inputs) -> Callable[[], object]:
+    """One call of ``model`` without grad on a copy of ``inputs`` (which the path copies before each call of its
+    own: they stay as made), the copy made at the first call, not while the cell runs, and then reused (no copy
+    inside a timed call)."""
+    own: list[Inputs] = []
+
+    def call() -> object:
+        own[:] = own or [copy_inputs(inputs)]
+        with torch.no_grad():
+            return model(*own[0])
+
+    return call
+
+
+def kernel_name(kernel: Any) -> str:
+    """The ``@triton.jit`` function's name under any decorators (autotune, heuristics) and ``wrap_triton``."""
+    for _ in range(8):  # decorators nest a few deep
+        if inspect.isfunction(kernel):
+            break
+        inner = getattr(kernel, "fn", None) or getattr(kernel, "kernel", None)
+        if inner is None:
+            break
+        kernel = inner
+    return getattr(kernel, "__name__", type(kernel).__name__)
+
+
+@dataclass
+class Cell:
+    """What a path works with: the case, the built style, where to run, and what it has seen so far."""
+
+    case: Case
+    style: str
+    device: str
+    tolerance: Tolerance
+    workdir: Path
+    wrapped: Wrapped | None = None
+    stage: str = "build"
+    capture: Capture = field(default_factory=Capture)  # what the path saw of the kernel: the verdict's facts
+    measurements: Measurements = field(default_factory=Measurements)
+    example: tuple[int, int] | None = None  # (size, seed) of the inputs now run; None: the case's first size
+    share: bool = False  # may use what another cell of the run built from the same inputs (paths/export.py)
+    locations: RunLocations = field(default_factory=RunLocations)  # the run's standalone server and packages
+    # the artifact its check called, as one call (and the bytes the case says that call moves): what a pass on a
+    # timed path keeps for the run's timing phase (harness/cell/timing.py)
+    timed_call: Callable[[], object] | None = None
+    bytes_moved: int | None = None
+    # the artifact itself (called on other inputs at the case's bandwidth size), and whether the call is a training
+    # step (harness/cell/bandwidth.py)
+    timed_model: Callable[..., Any] | None = None
+    timed_train: bool = False
+
+    @property
+    def case_style(self) -> str:
+        """``case-style``: the cell id without its path (what cells of one case and style share)."""
+        return f"{self.case.id}-{self.style}"
+
+    @property
+    def op_prefixes(self) -> tuple[str, ...]:
+        """How a graph names the style's op: a harness op, or the ``torch.library`` op the case ships."""
+        shipped = library_op_name(self.case.shipped) if self.style == AS_SHIPPED else None
+        return ("harness.", *((shipped.replace("::", ".") + ".",) if shipped else ()))
+
+    def saw(self, **facts: Any) -> None:
+        """Add ``facts`` (``Capture`` fields) to what the path saw."""
+        self.capture = dataclasses.replace(self.capture, **facts)
+
+    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+        example_size, example_seed = self.example or (self.case.sizes[0], 0)
+        inputs = self.case.make_inputs(
+            example_size if size is None else size, self.device, example_seed if seed is None else seed
+        )
+        if requires_grad:
+            return tuple(
+                value.detach().requires_grad_(self.case.takes_grad(index, value))
+                if isinstance(value, torch.Tensor)
+                else value
+                for index, value in enumerate(inputs)
+            )
+        return inputs
+
+    def model(self, train: bool = False) -> torch.nn.Module:
+        assert self.wrapped is not None
+        op = self.wrapped.trainable() if train else self.wrapped.op
+        return build_model(self.case, op, self.wrapped.args).to(self.device)
+
+    def reference_model(self) -> torch.nn.Module:
+        return build_model(self.case, self.case.reference).to(self.device)
+
+    def expected(self, inputs: Inputs) -> Any:
+        """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
+        with torch.no_grad():
+            return self.reference_model()(*copy_inputs(inputs))
+
+    def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
+        """The first artifact the path checks, on the inputs it checked it with, is the one timed."""
+        if self.timed_call is None:
+            self.timed_call = inference_call(model, inputs)
+            self.bytes_moved = bytes_moved(self.case, inputs)
+            self.timed_model = model
+
+    def synchronize(self) -> None:
+        """Wait for the GPU, so that a fault of this cell's kernels surfaces here, at its stage."""
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+
+    def compare(self, what: str, actual: object, expected: object) -> None:
+        self.stage = "compare"
+        assert_match(what, actual, expected, self.tolerance)
+
+    @contextmanager
+    def timed(self, key: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = (getattr(self.measurements, key) or 0.0) + time.perf_counter() - start
+            setattr(self.measurements, key, round(spent, 3))
+
+    def backend(self, **config_patches: Any) -> Callable[..., Any]:
+        """Inductor, as ``torch.compile`` calls it, recording what the captured graph holds and when
+        tracing ends, compiling starts and compiled code runs (so errors get the right stage)."""
+        from torch._inductor.compile_fx import compile_fx, compile_fx_inner
+
+        def inner(gm: torch.fx.GraphModule, example_inputs: Any, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("is_backward"):  # AOTAutograd's backward graph: does it hold the backward kernel?
+                self.saw(backward_graphs=self.capture.backward_graphs + 1)
+                self.record_graph(gm, backward=True)
+            return compile_fx_inner(gm, example_inputs, *args, **kwargs)
+
+        def inductor(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Callable[..., Any]:
+            self.stage = "compile"
+            self.saw(graphs=self.capture.graphs + 1)
+            self.record_graph(gm)
+            # AOTAutograd's cache would hand back a compiled backward without compiling it, so unseen: the graphs
+            # are compiled (Inductor's FX cache still serves their code), and the backward graph is seen
+            with torch._functorch.config.patch(enable_autograd_cache=False):
+                compiled = compile_fx(gm, example_inputs, inner_compile=inner, config_patches=config_patches or None)
+
+            @functools.wraps(compiled)
+            def run(*args: Any, **kwargs: Any) -> Any:
+                self.stage = "run"
+                return compiled(*args, **kwargs)
+
+            self.stage = "trace"
+            return run
+
+        return inductor
+
+    def record_graph(self, gm: torch.fx.GraphModule, backward: bool = False) -> None:
+        """Keep the graph's user-kernel wrappers and harness ops (``captured``, or ``captured_backward`` for a
+        ``backward`` graph; nothing: the kernel was not captured), and the names of the Triton kernels the graph
+        holds (``kernels_captured``)."""
+        from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+        key = "captured_backward" if backward else "captured"
+        captured = set(getattr(self.capture, key))
+        kernels = set(self.capture.kernels_captured)
+        # the graph's own nodes and those of the subgraphs its higher-order ops hold (an autograd.Function traced
+        # whole is one ``autograd_function_apply`` node whose forward and backward bodies hold the kernels)
+        graphs = [module.graph for module in gm.modules() if isinstance(module, torch.fx.GraphModule)]
+        nodes = [node for graph in graphs for node in graph.nodes]
+        prefixes = self.op_prefixes
+        for node in nodes:
+            if node.op != "call_function":
+                continue
+            name = getattr(node.target, "__name__", str(node.target))
+            qualified = str(node.target)
+            own = f"{qualified}.".startswith(prefixes)  # an op, or its overload (``ns.name.default``)
+            if "triton_kernel_wrapper" in name or own or "auto_functionalized" in name:
+                captured.add(qualified if own else name)
+            if "triton_kernel_wrapper" in name and "kernel_idx" in node.kwargs:
+                kernels.add(kernel_name(kernel_side_table.get_kernel(node.kwargs["kernel_idx"])))
+        self.saw(**{key: tuple(sorted(captured)), "kernels_captured": tuple(sorted(kernels))})
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far an output may be from the reference (``torch.testing.assert_close``'s atol and rtol)."""
+
+    atol: float
+    rtol: float
+
+
+class Rerun(enum.StrEnum):
+    """When a cell is run again within its run (matrix.toml [run] reruns) for the status it ended with."""
+
+    ALWAYS = "always"  # its attempts may differ whatever the baseline says
+    UNEXPECTED = "unexpected"  # only when the baseline expected another status
+    NEVER = "never"
+
+
+@dataclass(frozen=True)
+class StatusRule:
+    """One status's row: its chart mark, how severe it is, and how the run, --reuse and the chart's goals treat
+    it."""
+
+    symbol: str  # its mark in the chart
+    severity: int  # a flaky cell's attempts are listed most severe first; 0: none to list (a pass)
+    failure: bool  # the cell failed (a graph break and a skip are neither a pass nor a failure)
+    rerun: Rerun
+    reusable: bool  # a deterministic verdict: --reuse keeps it while the cell's key is unchanged
+    against_style: bool  # a goal's style is not even a near miss for it (a graph break is a near miss at worst)
+    letter: str | None  # pytest's short letter for it; None: pytest's own (pass, skip)
+
+
+class Status(enum.StrEnum):
+    """A cell's verdict (a plain string in JSON); a new one is one line here and one row of ``STATUS_TABLE``."""
+
+    PASS = "pass"  # ran, and every output (and gradient) matched the reference
+    # right numbers, but on a compile-type path the style's kernel ran outside the compiled graph (Dynamo broke
+    # the graph around it): neither a pass nor a failure
+    GRAPH_BREAK = "graph_break"
+    WRONG = "wrong"  # ran without an error, but an output or a gradient differs: silent wrong numbers
+    # right numbers, but a PyTorch subsystem did not see the kernel (FlopCounterMode counted 0): deterministic, so
+    # never re-run
+    BLIND = "blind"
+    ERROR = "error"  # raised an exception
+    CRASH = "crash"  # a process died
+    TIMEOUT = "timeout"  # no result within the path's timeout
+    SKIP = "skip"  # cannot run on this machine
+
+    @property
+    def rule(self) -> StatusRule:
+        """What the harness does with a cell that got this status (its row of ``STATUS_TABLE``)."""
+        return STATUS_TABLE[self]
+
+
+STATUS_TABLE: dict[Status, StatusRule] = {
+    # status: StatusRule(symbol, severity, failure, rerun, reusable, against_style, letter)
+    Status.PASS: StatusRule("✅", 0, False, Rerun.UNEXPECTED, True, False, None),
+    Status.GRAPH_BREAK: StatusRule("✂️", 2, False, Rerun.UNEXPECTED, True, False, "G"),
+    Status.WRONG: StatusRule("❗WRONG", 7, True, Rerun.ALWAYS, False, True, "W"),
+    Status.BLIND: StatusRule("🔇", 6, True, Rerun.UNEXPECTED, True, True, "B"),
+    Status.ERROR: StatusRule("❌", 3, True, Rerun.UNEXPECTED, True, True, "E"),
+    Status.CRASH: StatusRule("💥", 5, True, Rerun.UNEXPECTED, False, True, "C"),
+    Status.TIMEOUT: StatusRule("⏱️", 4, True, Rerun.UNEXPECTED, False, True, "T"),
+    Status.SKIP: StatusRule("➖", 1, False, Rerun.NEVER, True, True, None),
+}
+
+
+VERDICT_WORDS = {Status.WRONG: "wrong numbers: ", Status.GRAPH_BREAK: "graph break: ", Status.BLIND: ""}
+
+
+class VerdictFailure(AssertionError):
+    """A cell that ran to its end and failed its verdict (wrong numbers, a graph break, a blind count)."""
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What a verdict reads: the capture, what kernel the style has, whether the case has a backward kernel, and
+    the first output or gradient unlike the reference (None: every number matched)."""
+
+    capture: Capture
+    kernel: Kernel
+    backward_kernel: bool = False
+    mismatch: str | None = None
+
+
+class Kernel(enum.Enum):
+    """What of the style a compiled graph must hold for the kernel to count as compiled."""
+
+    NONE = "none"  # the control: no kernel of its own
+    OP = "op"  # the style's op (a library op is captured whole)
+    KERNELS = "kernels"  # the op as shipped, no library op: every user kernel it launched
+
+
+INDUCTOR_KERNEL = re.compile(r"^triton_(poi|red|per|tem|for|tma|mm|bmm|unk|helper)_")
+
+
+def user_kernels(names: list[str]) -> list[str]:
+    """The names of kernels a user (the case, the library) wrote, without the ones Inductor generated."""
+    return [name for name in names if not INDUCTOR_KERNEL.match(name)]
+
+
+def outside(facts: Facts) -> list[str]:
+    """On a compile-type path, what of the style's kernel ran outside the compiled graphs (nothing for the
+    control, which has no kernel of its own, or off a compile-type path)."""
+    capture = facts.capture
+    if not capture.compiled or facts.kernel is Kernel.NONE:
+        return []
+    missed = [] if capture.captured else ["the kernel ran outside the compiled graph"]
+    if capture.trained and facts.backward_kernel and not capture.captured_backward:  # it ran eagerly
+        missed.append("the backward kernel ran outside the compiled graph")
+    if facts.kernel is Kernel.KERNELS:
+        uncaptured = sorted(set(user_kernels(list(capture.kernels_launched))) - set(capture.kernels_captured))
+        missed += [f"kernel(s) {', '.join(uncaptured)} ran outside the compiled graph"] if uncaptured else []
+    return missed
+
+
+def verdict(facts: Facts) -> tuple[Status, str | None]:
+    """The status and what it says: wrong (the mismatch), blind (the counts), graph_break (what ran outside the
+    compiled graph, with Dynamo's break reasons), else pass (None)."""
+    capture = facts.capture
+    if facts.mismatch is not None:
+        return Status.WRONG, facts.mismatch
+    if facts.kernel is not Kernel.NONE and capture.declared_flops is not None:
+        if capture.flops != capture.declared_flops:
+            counted, declared = capture.flops, capture.declared_flops
+            return Status.BLIND, f"flops: FlopCounterMode counted {counted} for the op, the case declares {declared}"
+    missed = outside(facts)
+    if not missed:
+        return Status.PASS, None
+    reasons = "; ".join(capture.graph_break_reasons or ["no graph held it"])
+    return Status.GRAPH_BREAK, f"{' and '.join(missed)} ({capture.graph_breaks} graph break(s): {reasons})"
+
+
+def judge(cell: Cell, mismatch: str | None) -> tuple[Status, str | None]:
+    """The verdict of a cell that ran to its end (or to its first number unlike the reference's, ``mismatch``)."""
+    if cell.style == CONTROL:
+        kernel = Kernel.NONE
+    elif cell.style == AS_SHIPPED and not is_library_op(cell.case.shipped):
+        kernel = Kernel.KERNELS  # a library op is captured whole
+    else:
+        kernel = Kernel.OP
+    return verdict(Facts(cell.capture, kernel, cell.case.backward_kernel is not None, mismatch))
+
+
+MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
+
+
+@contextmanager
+def observed_launches() -> Iterator[set[str]]:
+    """The set of kernel names launched while the block runs (filled as they launch)."""
+    from triton import knobs
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    launched: set[str] = set()
+    originals = {cls: cls.run for cls in (JITFunction, InterpretedFunction)}
+
+    def observing(cls: type) -> Any:
+        original = originals[cls]
+
+        def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if not kwargs.get("warmup"):
+                launched.add(kernel_name(self))
+            return original(self, *args, **kwargs)
+
+        return run
+
+    def hook(metadata: Any) -> None:
+        """Reads the name only: evaluating the lazy metadata (``metadata.get()``) runs the kernel's
+        ``launch_metadata`` function, which Triton leaves None for a kernel launched from Dynamo's graph-broken
+        frame (every autotune-over-heuristics launcher on ``dynamic`` then raised inside Triton's launch). An
+        observer never breaks the launch it observes."""
+        data = getattr(metadata, "data", None)
+        name = data.get("name") if isinstance(data, dict) else None
+        if name:
+            launched.add(name)
+
+    chain = knobs.runtime.launch_enter_hook  # a HookChain (triton 3.7); a single hook or None before
+    for cls in originals:
+        cls.run = observing(cls)  # type: ignore[method-assign]
+    if hasattr(chain, "add"):
+        chain.add(hook)
+    elif chain is None:
+        knobs.runtime.launch_enter_hook = hook
+    try:
+        yield launched
+    finally:
+        for cls, original in originals.items():
+            cls.run = original  # type: ignore[method-assign]
+        if hasattr(chain, "add"):
+            chain.remove(hook)
+        elif chain is None:
+            knobs.runtime.launch_enter_hook = None
+
+
+def run_program(cell: Cell, run_path: Callable[[Cell], None]) -> None:
+    """Run the path on the cell's built style (seeded as every cell is), the kernels it launches observed, and
+    Dynamo's graph breaks on the way counted, their most frequent reasons kept."""
+    torch.manual_seed(0)
+    torch._dynamo.utils.counters.clear()
+    with observed_launches() as launched:
+        try:
+            run_path(cell)
+        finally:
+            cell.saw(kernels_launched=tuple(sorted(launched)))
+            breaks = torch._dynamo.utils.counters["graph_break"]
+            if breaks:
+                common = breaks.most_common(MAX_BREAK_REASONS)
+                reasons = tuple(" ".join(str(reason).split())[:300] for reason, _ in common)
+                cell.saw(graph_breaks=sum(breaks.values()), graph_break_reasons=reasons)
+
+
+def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
+    """A repro's run of the program: raises what the cell recorded (its own exception, or ``VerdictFailure``)."""
+    mismatch = None
+    try:
+        run_program(cell, run_path)
+    except Mismatch as error:
+        mismatch = str(error).strip() or repr(error)
+    status, said = judge(cell, mismatch)
+    if status != Status.PASS:
+        raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
+
+
+INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
+
+
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
+    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
+
+
+def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
+    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
+    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
+    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
+    fastest, which says nothing about a GPU."""
+    start = time.perf_counter()
+    kernel_call()
+    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+
+
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
+# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+
+"""The PyTorch recipe's vector add: two inputs, one output."""
 
 import math
 
@@ -34,44 +963,47 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 CASE = Case(
-    id="sin",
-    kernel=sin_kernel,
+    id="add",
+    kernel=add_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=torch.add,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    flops=lambda x: math.prod(x),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
-    arg_names=("x",),
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
+    arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -80,101 +1012,359 @@ CASE = Case(
 
 # ---- the style: triton_op_autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a triton_op) ----
 
-kernel = triton.autotune(configs=CASE.configs, key=['n_elements'])(triton.heuristics({**CASE.heuristics, **CASE.config_heuristics})(CASE.kernel))
-META = {}
+AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
 
-@torch.library.triton_op('mylib::sin_triton_op_autotune_heuristics', mutates_args=())
-def sin_triton_op_autotune_heuristics(x: torch.Tensor) -> torch.Tensor:
-    return CASE.launch(torch.library.wrap_triton(kernel), x, **META)
+def is_library_op(op: Any) -> bool:
+    """Whether ``op`` is a ``torch.library`` op (an operator, or a ``custom_op`` definition): opaque to Dynamo
+    as a whole, and what ``torch.library.opcheck`` checks."""
+    return isinstance(op, torch._ops.OpOverload | torch._ops.OpOverloadPacket | torch._library.custom_ops.CustomOpDef)
 
 
-sin_triton_op_autotune_heuristics.register_kernel('cpu')(CASE.reference)
+def library_op_name(op: Any) -> str | None:
+    """``ns::name`` of a ``torch.library`` op (None for anything else)."""
+    if not is_library_op(op):
+        return None
+    if isinstance(op, torch._ops.OpOverload):
+        return str(op._schema.name)
+    return str(getattr(op, "_qualified_op_name", None) or op._qualname)
 
 
-torch.utils.flop_counter.register_flop_formula(torch.ops.mylib.sin_triton_op_autotune_heuristics)(
-    lambda *shapes, out_shape=None, **kwargs: CASE.flops(*shapes)
-)
+CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.ops.mylib.sin_triton_op_autotune_heuristics(x)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    options.update(case.autotune_options)
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
 
-class Reference(torch.nn.Module):
-    def forward(self, x):
-        return CASE.reference(x)
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def autotune_heuristics(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune`` outermost over ``@triton.heuristics`` (the order the recipe calls unsupported): the
+    heuristics run on the config the autotuner picked, so the case's ``config_heuristics`` read its values."""
+    kernel = _autotune(case, triton.heuristics({**case.heuristics, **case.config_heuristics})(case.kernel))
+    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
+
+
+def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
+    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
+    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """What a style gives the paths: the op for inference, and for training either an op or the error
+    that registering its backward raised (training paths report it; inference paths are unaffected)."""
+
+    op: Callable[..., Any]
+    train_op: Callable[..., Any] | None
+    train_error: BaseException | None = None
+    wrapped_as: str | None = None  # how an op as shipped is wrapped (``as_shipped``), for the records
+    args: tuple[Any, ...] = ()  # passed after the inputs on every call: the library's own choices (``shipped_args``)
+
+    def trainable(self) -> Callable[..., Any]:
+        if self.train_error is not None:
+            raise self.train_error
+        assert self.train_op is not None
+        return self.train_op
+
+
+def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
+    """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
+    kept = tuple(
+        None if index in mutated or not isinstance(value, torch.Tensor) else value for index, value in enumerate(inputs)
+    )
+    ctx.save_for_backward(*kept, *(() if output is None else as_tuple(output)))
+    ctx.scalars = tuple(None if isinstance(value, torch.Tensor) else value for value in inputs)
+
+
+def case_value(case: Case, values: tuple[Any, ...]) -> Any:
+    """Outputs (or their grads) as the case's functions take them: the tensor, or the tuple of several."""
+    return values[0] if case.outputs == 1 else tuple(values)
+
+
+def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple[Inputs, Any, Any]:
+    """What ``save`` kept, as the case's backward takes it: the inputs (``None`` for the overwritten ones), the
+    output and the grad (tuples when the op has several outputs; a grad an output did not get is zeros)."""
+    tensors = ctx.saved_tensors
+    count = len(ctx.scalars)
+    pairs = zip(tensors[:count], ctx.scalars, strict=True)
+    inputs = tuple(tensor if scalar is None else scalar for tensor, scalar in pairs)
+    outputs = tensors[count:]
+    if not outputs:  # an op writing into its input returns nothing: the grad is that input's
+        return inputs, None, grads[0]
+    grads = tuple(torch.zeros_like(out) if grad is None else grad for out, grad in zip(outputs, grads, strict=True))
+    return inputs, case_value(case, outputs), case_value(case, grads)
+
+
+def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
+    mutated = case.mutates_index
+
+    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
+        save(ctx, inputs, output, mutated)
+
+    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        return tuple(backward(*saved(case, ctx, grads)))
+
+    return formula, setup_context
+
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+
+
+def tensors_annotation(count: int) -> Any:
+    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
+    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]
+
+
+def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
+    returns a tensor per tensor argument."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = argument_parameters(case)
+    for role in ("output", "grad"):
+        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
+    count = len(case.tensor_args)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
+    return fn
+
+
+def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
+    """The backward op's flat arguments as (inputs, output, grad)."""
+    count = len(case.arg_names)
+    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
+    return values[:count], case_value(case, outputs), case_value(case, grads)
+
+
+def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
+    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
+    tensors = tuple(grads[index] for index in case.tensor_args)
+    return tensors[0] if len(tensors) == 1 else tensors
+
+
+def torch_backward(case: Case) -> Backward:
+    """The case's ``backward``, or by default autograd of its reference: the reference run again on the inputs
+    (those that take a gradient made leaves), differentiated against each floating output's grad."""
+    if case.backward is not None:
+        return case.backward
+
+    def autograd_of_reference(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        with torch.enable_grad():
+            leaves = tuple(
+                value.detach().requires_grad_() if case.takes_grad(index, value) else value
+                for index, value in enumerate(inputs)
+            )
+            wanted = [value for index, value in enumerate(leaves) if case.takes_grad(index, value)]
+            outputs = as_tuple(case.reference(*leaves))
+            pairs = [(out, g) for out, g in zip(outputs, as_tuple(grad), strict=True) if out.requires_grad]
+            if not pairs or not wanted:
+                return (None,) * len(inputs)
+            found = iter(torch.autograd.grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True))
+        return tuple(next(found) if case.takes_grad(index, value) else None for index, value in enumerate(leaves))
+
+    return autograd_of_reference
+
+
+def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
+    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
+    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
+    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
+    every tensor argument."""
+    assert case.launch_backward is not None
+    launch_backward = case.launch_backward
+
+    def launch(*values: Any) -> Any:
+        kernels = {"kernels": {n: wrap(k) for n, k in case.kernels.items()}} if case.kernels else {}
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values), **kernels))
+
+    def cpu_kernel(*values: Any) -> Any:
+        return _tensor_grads(case, torch_backward(case)(*_split(case, values)))
+
+    def fake(*values: Any) -> Any:
+        inputs = values[: len(case.arg_names)]
+        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
+
+    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
+    if library_op is torch.library.custom_op:
+        op.register_fake(fake)
+    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
+        op.register_kernel("cpu")(cpu_kernel)
+
+    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
+        by_position = dict(zip(case.tensor_args, grads, strict=True))
+        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
+
+    return call
+
+
+def _register_library_op(
+    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
+) -> Wrapped:
+    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
+    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
+    op (triton_op or custom_op)."""
+    if not triton_interpreted():
+        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
+    namespace, _, short_name = name.partition("::")
+    flops = case.flops
+    if flops is not None:
+        register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
+            lambda *shapes, out_shape=None, **kwargs: flops(*shapes)
+        )
+    backward = torch_backward(case) if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    formula, setup_context = autograd_formula(case, backward)
+    try:
+        op.register_autograd(formula, setup_context=setup_context)
+    except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
+        message = f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it ({error})"
+        return Wrapped(op=op, train_op=None, train_error=RuntimeError(message))
+    return Wrapped(op=op, train_op=op)
+
+
+def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
+    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
+    tensors, returned (nothing for an op that writes into its inputs)."""
+    returns = None if case.mutates else tensors_annotation(case.outputs)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
+    return fn
+
+
+def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
+    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
+    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
+    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
+
+    def launch(*inputs: Any) -> Any:
+        wrap = torch.library.wrap_triton
+        return case.launch(wrap(kernel), *inputs, **_kernels(case, wrap), **meta)
+
+    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
+    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+
+
+WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_triton_op_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
 
-DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the input the cell failed on
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
-TAKES_GRAD = (True,)  # which arguments are differentiated
-SIZES, OTHER_SIZES = (3001, 1000, 5003), (1000, 5003)
-size = torch.export.Dim("size", min=1, max=10006)
-DYNAMIC = ({0: size},)
+def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
+    """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
+    of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
+    case = cell.case
+    low, high = case.bounds
+    size = torch.export.Dim("size", min=low, max=high)
+    dims = case.dynamic_dims
+    if dims is None:
+        dims = tuple((0,) if isinstance(value, torch.Tensor) else () for value in inputs)
+    if len(dims) != len(inputs):
+        raise ValueError(f"{case.id}: dynamic_dims names {len(dims)} inputs, make_inputs gives {len(inputs)}")
+    return tuple({dim: size for dim in input_dims} or None for input_dims in dims)
 
 
-def copy_tensor(t):  # a copy with the same strides: a strided view stays strided
-    t = t.detach()
-    if 0 in t.stride() or t.is_contiguous():
-        return t.clone()
-    return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+def _export(
+    cell: Cell, strict: bool, inputs: Inputs, dynamic: tuple[Any, ...] | None = None
+) -> torch.export.ExportedProgram:
+    """Export the cell's model; ``dynamic``: one dynamic-shape spec per input (``_dynamic_shapes``), or static."""
+    model = cell.model().eval()
+    # export wants the specs shaped like forward's parameters (a ``*inputs`` parameter takes them as one tuple)
+    shapes = None if dynamic is None else inspect.signature(model.forward).bind(*dynamic).arguments
+    cell.stage = "trace"
+    with cell.timed("export_seconds"):
+        args = copy_inputs(inputs)
+        program = torch.export.export(model, args, dynamic_shapes=shapes, strict=strict)
+    cell.record_graph(program.graph_module)
+    return program
 
 
-def copy(inputs):
-    return tuple(copy_tensor(v) if isinstance(v, torch.Tensor) else v for v in inputs)
+CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
 
 
-def build(make):  # seeded: the model and its reference get the same parameters
-    torch.manual_seed(0)
-    return make().to(DEVICE)
-
-
-def inputs_of(size=SIZE, seed=SEED):
-    return CASE.make_inputs(size, DEVICE, seed)
-
-
-def expected(inputs):
-    with torch.no_grad():
-        return build(Reference)(*copy(inputs))
-
-
-def compare(what, actual, expected):
-    try:
-        torch.testing.assert_close(actual, expected, atol=ATOL, rtol=RTOL)
-    except AssertionError as error:
-        raise AssertionError(f"wrong numbers: {what}: {error}") from None
-
-
-def synchronize():  # a GPU fault of the kernel surfaces here, right after the call that caused it
-    if DEVICE == "cuda":
-        torch.cuda.synchronize()
-
-
-def infer(what, run, inputs):  # every call compared: the same inputs twice
-    for call in (1, 2):
+def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
+    """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
+    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
+    expected = cell.expected(inputs)
+    cell.keep_call(model, inputs)
+    for call in range(1, calls + 1):
         with torch.no_grad():
-            out = run(*copy(inputs))
-        synchronize()
-        compare(f"{what}, call {call}", out, expected(inputs))
+            out = model(*copy_inputs(inputs))
+        cell.synchronize()
+        cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
+        cell.measurements.calls = (cell.measurements.calls or 0) + 1
 
 
-def check():
-    inputs = inputs_of()
-    program = torch.export.export(build(Model).eval(), copy(inputs), dynamic_shapes=DYNAMIC, strict=True)
-    package = torch._inductor.aoti_compile_and_package(program, package_path=tempfile.mktemp(".pt2"))
+def _load_and_run(cell: Cell, package: str, inputs: Inputs, run: Callable[..., None] = _infer) -> None:
+    """Load the AOTInductor package in this process and ``run`` it on ``inputs`` (stage ``run``)."""
+    cell.stage = "run"
     runner = torch._inductor.aoti_load_package(package)
-    infer(f'output at traced size {SIZE}', runner, inputs)
-    for size in OTHER_SIZES:
-        infer(f'output at size {size}', runner, inputs_of(size))
+    with cell.timed("run_seconds"):
+        run(cell, runner, inputs)
+
+
+def _other_sizes(cell: Cell) -> tuple[int, list[int]]:
+    """The size traced (the cell's example, else the case's first size) and ``Case.sizes_around`` it."""
+    traced = cell.example[0] if cell.example else cell.case.sizes[0]
+    return traced, cell.case.sizes_around(traced)
+
+
+def _run_sizes(cell: Cell, runner: Any, inputs: Inputs) -> None:
+    """Run ``runner`` at the traced inputs, then at every other size, each compared with the reference."""
+    traced, others = _other_sizes(cell)
+    cell.stage = "run"
+    _infer(cell, runner, inputs, what=f"output at traced size {traced}")
+    for size in others:
+        cell.stage = "run"
+        _infer(cell, runner, cell.inputs(size), what=f"output at size {size}")
+
+
+def aoti_dynamic(cell: Cell) -> None:
+    """The dynamic strict export compiled by AOTInductor, loaded in this process, run at the traced size and at
+    two or more others, each compared."""
+    inputs = cell.inputs()
+    program = _export(cell, True, inputs, _dynamic_shapes(cell, inputs))
+    cell.stage = "compile"
+    target = cell.workdir / f"{cell.case_style}-dynamic.pt2"
+    with cell.timed("compile_seconds"):
+        package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+    _load_and_run(cell, package, inputs, _run_sizes)
+
+
+STYLE, DEVICE = 'triton_op_autotune_heuristics', 'cuda'
+EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+ATTEMPTS = 1
+PATH = aoti_dynamic
+
+
+def run_cell():
+    """The cell's program: the style built above, the path run on it, the verdict judged (raised unless pass)."""
+    cell = Cell(case=CASE, style=STYLE, device=DEVICE, tolerance=Tolerance(atol=ATOL, rtol=RTOL),
+                workdir=Path(tempfile.mkdtemp()), example=EXAMPLE, wrapped=WRAPPED)
+    check(cell, PATH)
+    return cell
 
 
 if __name__ == "__main__":
     try:
-        check()
+        for attempt in range(ATTEMPTS):  # more than one: the cell's attempts differed; each runs afresh
+            torch._dynamo.reset()
+            run_cell()
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
-        synchronize()
-    print("no failure: sin-triton_op_autotune_heuristics-aoti_dynamic passes here")
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    print("no failure: add-triton_op_autotune_heuristics-aoti_dynamic passes here")
