@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch._functorch.config
+import torch._inductor.config
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from cases.layernorm import ROW_STRIDE
@@ -177,3 +179,23 @@ def test_launcher_backward_launches_the_plain_backward_kernel(style: str, tmp_pa
     record = run(case, style, "train_eager", tmp_path, device="cpu")
     assert record["status"] == "pass", record["error"]
     assert launched and all(kernel is SIN_BACKWARD.backward_kernel for kernel in launched)
+
+
+def test_a_warm_cache_does_not_hide_the_backward_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The same train_compile cell twice, the second with AOTAutograd's cache warm (its disk cache on): the backward
+    graph is compiled, so seen, both times. AOTAutograd's cache once handed the second cell a compiled backward
+    without compiling it, and the backward kernel was charted as run outside the graph (graph_break)."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", True)
+    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", True)
+
+    def launch(kernel, x, **meta):
+        return torch.sin(x)
+
+    def launch_backward(kernel, inputs, out, grad):
+        return (grad * inputs[0].cos(),)
+
+    case = dataclasses.replace(SIN_BACKWARD, id="sin_warm_cache", launch=launch, launch_backward=launch_backward)
+    first, second = (run(case, "custom_op", "train_compile", tmp_path, device="cpu") for _ in range(2))
+    assert first["status"] == second["status"] == "pass", (first.get("reason"), second.get("reason"))
+    assert first["capture"].backward_graphs and second["capture"].backward_graphs
