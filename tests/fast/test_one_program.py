@@ -52,6 +52,7 @@ STYLES = [style for style in KNOWN_STYLES if style != AS_SHIPPED]
 # every path once, the styles taken in turn, so that every style runs too
 COVER = [(style, path) for style, path in zip(itertools.cycle(STYLES), PATHS, strict=False)]
 COVER += [(style, "eager") for style in STYLES[len(PATHS) :]]
+SHIPPED = [("mul_add_function", "train_compile"), ("mul_add_library_op", "compile"), ("mul_add_module", "train_eager")]
 
 
 def top_level(code: CodeType) -> str | None:
@@ -104,6 +105,17 @@ def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, 
     )
     for item in code.items:  # the text the cell ran, as it is
         assert item.source in script, item.qualified
+
+
+@pytest.mark.parametrize(("case", "path"), SHIPPED, ids=[f"{case}-{path}" for case, path in SHIPPED])
+def test_an_op_as_shipped_runs_only_the_program_its_script_holds(case: str, path: str, tmp_path: Path):
+    spec = cell_spec(case, AS_SHIPPED, path, module="examples.shipped")
+    ran, record = executed(spec, tmp_path)
+    code = program(AS_SHIPPED, path, case_imports(spec.module))
+    outside = {name for name in ran if name.startswith(OUTSIDE_MODULES) or name in OUTSIDE}
+    lacking = sorted(ran - {item.qualified for item in code.items} - outside)
+    assert not lacking, f"{record.id} ({record.status}) ran harness code its script lacks: {lacking}"
+    assert record.measurements.program == code.digest()
 
 
 def test_every_style_and_path_is_written_once():
