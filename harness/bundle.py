@@ -155,20 +155,20 @@ def _analysed(module: ModuleType, name: str) -> tuple[Item, list[str]]:
         parsed = _parsed(module)
         node = parsed.definitions[name]
         for inner in ast.walk(node):
-            if isinstance(inner, ast.Import | ast.ImportFrom) and _from_harness(inner):
+            if isinstance(inner, ast.Import | ast.ImportFrom) and from_harness(inner):
                 raise BundleError(f"{module.__name__}.{name} imports the harness inside itself: import it at the top")
         registrars = _registrars(module, node, parsed)
         every = _names_used(node, registrars)
         used = [one for one in sorted(every) if one != name and (one in parsed.definitions or one in parsed.imports)]
         from_file = "__file__" in every and isinstance(node, ast.Assign | ast.AnnAssign)
-        source = _value(name, getattr(module, name)) if from_file else _source(module, node, parsed)
+        source = _value(name, getattr(module, name)) if from_file else _source(node, parsed, registrars)
         _ANALYSED[key] = (Item(module.__name__, name, source, frozenset(_eager_names(node, registrars))), used)
     return _ANALYSED[key]
 
 
 def _visit_import(module: ModuleType, name: str, found: Bundle, seen: set[tuple[str, str]]) -> None:
     node, alias = _parsed(module).imports[name]
-    if not _from_harness(node):
+    if not from_harness(node):
         found.imports.add(_import_line(node, alias))
         return
     if not isinstance(node, ast.ImportFrom) or alias.asname not in (None, alias.name):
@@ -177,7 +177,8 @@ def _visit_import(module: ModuleType, name: str, found: Bundle, seen: set[tuple[
     _visit(importlib.import_module(node.module), alias.name, found, seen)
 
 
-def _from_harness(node: ast.Import | ast.ImportFrom) -> bool:
+def from_harness(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether an import statement imports from the harness."""
     if isinstance(node, ast.ImportFrom):
         return (node.module or "").split(".")[0] == HARNESS
     return any(alias.name.split(".")[0] == HARNESS for alias in node.names)
@@ -265,13 +266,13 @@ def _value(name: str, value: Any) -> str:
     return f"{name} = {value!r}  # read from a file beside its module"
 
 
-def _source(module: ModuleType, node: ast.stmt, parsed: _Parsed) -> str:
-    """The definition's lines, a registering decorator's left out."""
+def _source(node: ast.stmt, parsed: _Parsed, registrars: list[ast.expr]) -> str:
+    """The definition's lines, its registering decorators' (``registrars``) left out."""
     decorators = getattr(node, "decorator_list", [])
     start = min([node.lineno, *(one.lineno for one in decorators)])
     assert node.end_lineno is not None
     dropped: set[int] = set()
-    for one in _registrars(module, node, parsed):
+    for one in registrars:
         dropped.update(range(one.lineno, (one.end_lineno or one.lineno) + 1))
     lines = [parsed.lines[n - 1] for n in range(start, node.end_lineno + 1) if n not in dropped]
     return "\n".join(lines)
@@ -286,7 +287,8 @@ def _check_names(found: Bundle) -> None:
         if hasattr(builtins, item.name):
             raise BundleError(f"{item.qualified} hides the builtin {item.name!r} in a flat module: rename it")
         owners[item.name] = item.qualified
-    for line in found.imports:
+    for line in sorted(found.imports):
         bound = line.rpartition(" as ")[2] if " as " in line else line.split()[-1].split(".")[0]
-        if bound in owners:
+        if bound in owners and not (line.startswith("import ") and owners[bound].startswith("import ")):
             raise BundleError(f"{owners[bound]} and '{line}' bind one name")
+        owners[bound] = line

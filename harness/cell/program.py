@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from harness.bundle import Bundle, BundleError, bundle, harness_imports
+from harness.bundle import Bundle, bundle, harness_imports
 from harness.case import Case
 from harness.cell.context import Cell
 from harness.cell.paths import PATHS
@@ -24,9 +24,8 @@ from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES, as_shipped,
 from harness.kernel.wrappers import WRAPPERS
 from harness.spec import Status, Tolerance
 
-# what a repro's exception line starts with for each verdict that is not an exception of the cell's own
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
-__all__ = ["BundleError", "check", "judge", "program", "program_digest", "run_program", "style_call"]
+# what a repro's exception line starts with for each verdict that is not an exception of the cell's own
 VERDICT_WORDS = {Status.WRONG: "wrong numbers: ", Status.GRAPH_BREAK: "graph break: ", Status.BLIND: ""}
 
 
@@ -103,7 +102,7 @@ def program_digest(module_name: str, style: str, path: str) -> str:
     return program(style, path, case_imports(module_name)).digest()
 
 
-def program(style: str, path: str, case_imports: list[tuple[str, str]]) -> Bundle:
+def program(style: str, path: str, case_imports: Sequence[tuple[str, str]]) -> Bundle:
     """The bundle of a cell's program: its style's and path's functions, the verdict, and what the case module
     imports from the harness (``Case``, ...)."""
     roots = [*case_imports, Cell, Tolerance, check, *style_roots(style), PATHS[path]]

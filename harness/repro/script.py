@@ -11,8 +11,9 @@ import importlib
 import inspect
 from typing import Any
 
-from harness.bundle import Bundle
+from harness.bundle import Bundle, from_harness
 from harness.case import load_case
+from harness.cell.paths import PATHS
 from harness.cell.program import case_imports, program, style_call
 from harness.kernel.compare import dtype_name
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
@@ -61,8 +62,6 @@ def script_source(
     declared = entry.get("device") if isinstance(entry, dict) else None
     device = "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
     code = program(record.style, record.path, case_imports(module))
-    from harness.cell.paths import PATHS
-
     constants = [
         f"STYLE, DEVICE = {record.style!r}, {device!r}",
         f"EXAMPLE = {(example['size'], example['seed']) if example else None!r}  # (size, seed) the cell failed on;"
@@ -105,7 +104,7 @@ def case_code(module_name: str, case_id: str) -> str:
     lines = source.splitlines()
     dropped: set[int] = set()
     for node in ast.parse(source).body:
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("harness", "__future__")):
+        if isinstance(node, ast.ImportFrom) and (from_harness(node) or node.module == "__future__"):
             dropped.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     kept = "\n".join(line for index, line in enumerate(lines) if index not in dropped).strip("\n")
     if getattr(module, "CASE", None) is None or module.CASE.id != case_id:
