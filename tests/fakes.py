@@ -117,3 +117,25 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
     worker = {"workerid": workerid, "workercount": 2} if workerid is not None else {}
     option = SimpleNamespace(dist="no", tx=None, collectonly=False)
     return SimpleNamespace(stash=stash, option=option, workerinput={**plan, **worker})
+
+
+class FakeTimer:
+    """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is."""
+
+    def __init__(self, device: list[float], host: float = 2e-6) -> None:
+        self.device, self.host, self.calls = device, host, 0
+
+    def device_seconds(self, call: Callable[[], object]) -> float:
+        call()
+        self.calls += 1
+        return self.device[(self.calls - 1) % len(self.device)]
+
+    def host_seconds(self, call: Callable[[], object]) -> float:
+        call()
+        return self.host
+
+    def synchronize(self) -> None:
+        pass
+
+    def copy_gbps(self) -> float | None:
+        return 3000.0

@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+from harness.cell import timing as cell_timing
+from tests.fakes import FakeTimer
+
 
 def starts_the_harness(argv: list[str]) -> bool:
     if len(argv) < 2 or argv[0] != sys.executable:
@@ -28,3 +31,12 @@ def no_harness_processes(monkeypatch: pytest.MonkeyPatch) -> None:
         start(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse_the_harness)
+
+
+@pytest.fixture
+def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
+    """A timer on CPU: cells keep their artifacts, and the timing phase times them with it."""
+    timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
+    monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
+    monkeypatch.setattr(cell_timing, "KEPT", {})
+    return timer

@@ -18,21 +18,13 @@ from harness.cell.runner import run_cell
 from harness.records.record import Record
 from harness.spec import Timing, TimingState
 from tests.conftest import cell_spec
-from tests.fast.test_timing import FakeTimer
+from tests.fakes import FakeTimer
 
 SIZE = 20_000  # the fixture's bandwidth size: small enough for a CPU test
 
 
 def sin_case(case_id: str, **changes: Any) -> Case:
     return dataclasses.replace(load_case("cases.sin", "sin"), id=case_id, **{"bandwidth_size": SIZE, **changes})
-
-
-@pytest.fixture
-def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
-    timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
-    monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
-    monkeypatch.setattr(cell_timing, "KEPT", {})
-    return timer
 
 
 def run(case: Case, style: str, path: str, tmp_path: Path, built: dict) -> Any:

@@ -186,8 +186,6 @@ def test_a_warm_cache_does_not_hide_the_backward_graph(tmp_path: Path, monkeypat
     graph is compiled, so seen, both times. AOTAutograd's cache once handed the second cell a compiled backward
     without compiling it, and the backward kernel was charted as run outside the graph (graph_break)."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
-    monkeypatch.setattr(torch._functorch.config, "enable_autograd_cache", True)
-    monkeypatch.setattr(torch._inductor.config, "fx_graph_cache", True)
 
     def launch(kernel, x, **meta):
         return torch.sin(x)
@@ -196,6 +194,8 @@ def test_a_warm_cache_does_not_hide_the_backward_graph(tmp_path: Path, monkeypat
         return (grad * inputs[0].cos(),)
 
     case = dataclasses.replace(SIN_BACKWARD, id="sin_warm_cache", launch=launch, launch_backward=launch_backward)
-    first, second = (run(case, "custom_op", "train_compile", tmp_path, device="cpu") for _ in range(2))
+    # torch's config modules are patched with their own context managers (monkeypatch's undo deletes the option)
+    with torch._functorch.config.patch(enable_autograd_cache=True), torch._inductor.config.patch(fx_graph_cache=True):
+        first, second = (run(case, "custom_op", "train_compile", tmp_path, device="cpu") for _ in range(2))
     assert first["status"] == second["status"] == "pass", (first.get("reason"), second.get("reason"))
     assert first["capture"].backward_graphs and second["capture"].backward_graphs

@@ -5,6 +5,7 @@ profiler on a set of cells that runs every style and every path at least once.""
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import itertools
 import sys
@@ -61,13 +62,27 @@ def top_level(code: CodeType) -> str | None:
     if not file.is_relative_to(HARNESS):
         return None
     module = ".".join(file.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-    source = inspect.getsource(sys.modules[module])
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.FunctionDef | ast.ClassDef):
-            start = min([node.lineno, *(one.lineno for one in node.decorator_list)])
-            if start <= code.co_firstlineno <= (node.end_lineno or node.lineno):
-                return f"{module}.{node.name}"
+    for start, end, name in definitions(module):
+        if start <= code.co_firstlineno <= end:
+            return f"{module}.{name}"
     return f"{module}.<module>"
+
+
+@functools.cache
+def definitions(module: str) -> list[tuple[int, int, str]]:
+    """(first line, decorators included; last line; name) of each top-level function and class of ``module``."""
+    nodes = ast.parse(inspect.getsource(sys.modules[module])).body
+    return [
+        (min([node.lineno, *(one.lineno for one in node.decorator_list)]), node.end_lineno or node.lineno, node.name)
+        for node in nodes
+        if isinstance(node, ast.FunctionDef | ast.ClassDef)
+    ]
+
+
+def lacking(ran: set[str], code: Bundle) -> list[str]:
+    """What the cell ran of the harness that its program's bundle does not hold, observation from outside aside."""
+    outside = {name for name in ran if name.startswith(OUTSIDE_MODULES) or name in OUTSIDE}
+    return sorted(ran - {item.qualified for item in code.items} - outside)
 
 
 def executed(spec: CellSpec, tmp_path: Path) -> tuple[set[str], Record]:
@@ -93,10 +108,8 @@ def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, 
     spec = cell_spec("add", style, path)
     ran, record = executed(spec, tmp_path)
     code = program(style, path, case_imports(spec.module))
-    held = {item.qualified for item in code.items}
-    outside = {name for name in ran if name.startswith(OUTSIDE_MODULES) or name in OUTSIDE}
-    lacking = sorted(ran - held - outside)
-    assert not lacking, f"{record.id} ({record.status}) ran harness code its script lacks: {lacking}"
+    missing = lacking(ran, code)
+    assert not missing, f"{record.id} ({record.status}) ran harness code its script lacks: {missing}"
     assert record.measurements.program == code.digest()
     env = {"device": "cpu", "torch": "t", "triton": "x"}
     script = script_source(record, env, MATRIX.tolerances)
@@ -112,9 +125,8 @@ def test_an_op_as_shipped_runs_only_the_program_its_script_holds(case: str, path
     spec = cell_spec(case, AS_SHIPPED, path, module="examples.shipped")
     ran, record = executed(spec, tmp_path)
     code = program(AS_SHIPPED, path, case_imports(spec.module))
-    outside = {name for name in ran if name.startswith(OUTSIDE_MODULES) or name in OUTSIDE}
-    lacking = sorted(ran - {item.qualified for item in code.items} - outside)
-    assert not lacking, f"{record.id} ({record.status}) ran harness code its script lacks: {lacking}"
+    missing = lacking(ran, code)
+    assert not missing, f"{record.id} ({record.status}) ran harness code its script lacks: {missing}"
     assert record.measurements.program == code.digest()
 
 

@@ -28,29 +28,7 @@ from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Timing, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import REPO, cell_spec, harness_main
-from tests.fakes import FakeCells, fake_config
-
-
-class FakeTimer:
-    """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is."""
-
-    def __init__(self, device: list[float], host: float = 2e-6) -> None:
-        self.device, self.host, self.calls = device, host, 0
-
-    def device_seconds(self, call: Callable[[], object]) -> float:
-        call()
-        self.calls += 1
-        return self.device[(self.calls - 1) % len(self.device)]
-
-    def host_seconds(self, call: Callable[[], object]) -> float:
-        call()
-        return self.host
-
-    def synchronize(self) -> None:
-        pass
-
-    def copy_gbps(self) -> float | None:
-        return 3000.0
+from tests.fakes import FakeCells, FakeTimer, fake_config
 
 
 def test_the_median_and_dispersion_are_of_the_samples_left_after_outliers():
@@ -111,15 +89,6 @@ def test_under_the_interpreter_timing_is_skipped_with_the_reason(monkeypatch: py
         {"a-b-eager": Timing.not_timed("under Triton's interpreter: kernels run on the CPU")},
         None,
     )
-
-
-@pytest.fixture
-def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
-    """A timer on CPU: cells keep their artifacts, and the timing phase times them with it."""
-    timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
-    monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
-    monkeypatch.setattr(cell_timing, "KEPT", {})
-    return timer
 
 
 def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fake_timer: FakeTimer, tmp_path: Path):
