@@ -10,8 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import torch
+from triton.runtime.autotuner import Autotuner
 
 from harness.case import Case, exit_words
+from harness.cell.autotuners import reachable_autotuners
 from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
@@ -26,11 +28,19 @@ from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, Run
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 
 
+AUTOTUNERS: dict[int, Autotuner] = {}  # every autotuner the styles built in this process can launch
+
+
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
-    """Build a style once per process (torch.library ops can be registered only once)."""
+    """Build a style once per process (torch.library ops can be registered only once); the autotuners it can
+    launch join ``AUTOTUNERS``, their caches emptied (``fresh_autotune``)."""
     key = (case.id, style)
     if key not in cache:
         cache[key] = build_style(style, case)
+        found = reachable_autotuners(cache[key])
+        AUTOTUNERS.update((id(tuner), tuner) for tuner in found)
+        for tuner in found:
+            tuner.cache.clear()
     return cache[key]
 
 
@@ -161,7 +171,8 @@ def fresh_autotune() -> None:
     on it, so a cache key tag keeps this code apart from code generated with stored results on. Inductor's
     in-memory caches are emptied too: a cell process that already loaded a compiled module (an earlier cell's
     identical graph, e.g. ``compile`` then ``fullgraph``) would hand back its kernels, autotuned already; loaded
-    again from the disk cache, they autotune anew."""
+    again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built here
+    picked for earlier cells (harness/cell/autotuners.py)."""
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
@@ -173,6 +184,8 @@ def fresh_autotune() -> None:
     torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
     torch._inductor.utils.clear_inductor_caches()
+    for tuner in AUTOTUNERS.values():
+        tuner.cache.clear()
 
 
 def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:

@@ -32,7 +32,7 @@ MATRIX = load_matrix(REPO / "matrix.toml")
 # digest, the build cache's dispatch to the style's functions (and the op name it gives, which a script writes as
 # a literal), the kept call for the timing phase (and its bandwidth-size regime), and what the runner asks before
 # it runs the program
-OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle", "harness.cell.bandwidth")
+OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle", "harness.cell.bandwidth", "harness.cell.autotuners")
 OUTSIDE = {
     "harness.cell.program.program",
     "harness.cell.program.program_digest",
@@ -156,3 +156,15 @@ def test_definitions_read_as_they_are_defined_come_first():
     assert order.index("Status") < order.index("STATUS_TABLE") and order.index("StatusRule") < order.index(
         "STATUS_TABLE"
     )
+
+
+def test_names_bound_together_are_bundled_once(tmp_path: Path, monkeypatch):
+    module = tmp_path / "harness_bundle_pair.py"
+    module.write_text("LOW, HIGH = 1, 2\n\n\ndef span():\n    return HIGH - LOW\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import harness_bundle_pair
+
+    code = bundle([harness_bundle_pair.span])
+    namespace: dict = {}
+    exec(code.text(), namespace)
+    assert namespace["span"]() == 1 and code.text().count("LOW, HIGH = 1, 2") == 1
