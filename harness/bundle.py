@@ -114,8 +114,9 @@ def _parsed(module: ModuleType) -> _Parsed:
                 definitions[node.name] = node
             elif isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        definitions[target.id] = node
+                    for bound in target.elts if isinstance(target, ast.Tuple) else [target]:
+                        if isinstance(bound, ast.Name):
+                            definitions[bound.id] = node
             elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
                 definitions[node.target.id] = node
             elif isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "module", None) != "__future__":
@@ -142,7 +143,8 @@ def _visit(module: ModuleType, name: str, found: Bundle, seen: set[tuple[str, st
             _visit(module, one, found, seen)
         else:
             _visit_import(module, one, found, seen)
-    found.items.append(item)
+    if not any(one.module == item.module and one.source == item.source for one in found.items):
+        found.items.append(item)  # (``A, B = ...`` defines two names in one item)
 
 
 _ANALYSED: dict[tuple[str, str], tuple[Item, list[str]]] = {}

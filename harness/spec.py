@@ -266,7 +266,8 @@ class Timing:
     """How fast a cell's artifact ran (the callable and inputs its check called), timed once no cell ran on the
     GPU: device microseconds per call (median and IQR of the ``samples`` kept, ``outliers`` left out), the
     dispersion (IQR / median), the host microseconds per call (median, timed apart from the device's), the bytes
-    the case declares the call moves; or the ``reason`` it was not timed. A cell's timing is at its own size (the
+    the case declares the call moves, how long the GPU was kept busy before each device sample (``cover_us``:
+    harness/cell/timing.py) and what the timing cost; or the ``reason`` it was not timed. A cell's timing is at its own size (the
     case's first: the launch-bound regime) and holds in ``bandwidth`` its timing at the case's ``bandwidth_size``
     (the bandwidth-bound regime: timed, or why not; None where the case declares none), which gives its ``size``."""
 
@@ -280,6 +281,8 @@ class Timing:
     host_us: float | None = field(default=None, metadata=OMIT)
     bytes_moved: int | None = field(default=None, metadata=OMIT)
     size: int | None = field(default=None, metadata=OMIT)  # the size ``make_inputs`` was given (bandwidth only)
+    cover_us: float | None = field(default=None, metadata=OMIT)  # the GPU kept busy this long before each sample
+    cost_s: float | None = field(default=None, metadata=OMIT)  # seconds the timing took, warm-up included
     bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod

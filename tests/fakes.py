@@ -4,6 +4,7 @@ pytest-xdist tests its scheduler with ``MockNode``."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from harness.plugin import inputs, options
-from harness.spec import CellSpec, Outcome
+from harness.spec import CellSpec, Outcome, Timing
 
 Answer = Callable[[CellSpec], Outcome]
 
@@ -120,14 +121,16 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
 
 
 class FakeTimer:
-    """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is."""
+    """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is, and
+    each device sample's cover kept (``covers``)."""
 
     def __init__(self, device: list[float], host: float = 2e-6) -> None:
-        self.device, self.host, self.calls = device, host, 0
+        self.device, self.host, self.calls, self.covers = device, host, 0, []
 
-    def device_seconds(self, call: Callable[[], object]) -> float:
+    def device_seconds(self, call: Callable[[], object], cover: float) -> float:
         call()
         self.calls += 1
+        self.covers.append(cover)
         return self.device[(self.calls - 1) % len(self.device)]
 
     def host_seconds(self, call: Callable[[], object]) -> float:
@@ -139,3 +142,10 @@ class FakeTimer:
 
     def copy_gbps(self) -> float | None:
         return 3000.0
+
+
+def without_cost(timing: Timing | None) -> Timing | None:
+    """``timing`` (and its bandwidth-bound one) without what the timing cost, which no fake clock fixes."""
+    if timing is None:
+        return None
+    return dataclasses.replace(timing, cost_s=None, bandwidth=without_cost(timing.bandwidth))

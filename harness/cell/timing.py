@@ -2,12 +2,14 @@
 path keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported
 module, the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker
 runs, and holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all
-(``time_kept``). Each is called ``WARMUP`` times, then ``SAMPLES`` times with the L2 cache flushed before each call
-and CUDA events around it (device time), then ``SAMPLES`` times more with a host clock around each call, which does
-not wait for the GPU, the GPU waited for between calls (host time). That is at the cell's own size (the case's
-first: launch-bound); where the case declares a ``bandwidth_size`` and the artifact takes it (``AtSize``,
-harness/cell/bandwidth.py), the warm-up also checks its output there against the reference, and the same timing
-at that size (bandwidth-bound) goes into the timing's ``bandwidth``: never for an artifact whose numbers differ."""
+(``time_kept``). Each is called ``WARMUP`` times; then up to ``SAMPLES`` times with a host clock around each call
+and the GPU waited for after it (host time: launching the call); then as many times with CUDA events around it,
+the L2 cache flushed first and the GPU kept busy (a sleep kernel) for longer than the call takes to launch, so that
+its kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which
+the host time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares
+a ``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the warm-up also checks its
+output there against the reference, and the same timing at that size (bandwidth-bound) goes into the timing's
+``bandwidth``: never for an artifact whose numbers differ."""
 
 from __future__ import annotations
 
@@ -24,12 +26,14 @@ from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
 from harness.spec import Timing, TimingState
-from harness.timing import summarize
+from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
 SAMPLES = 30
 MIN_SAMPLES = 5
-SAMPLING_BUDGET_S = 0.25  # device seconds a cell's samples may take: a slow artifact gets fewer (>= MIN_SAMPLES)
+SAMPLING_BUDGET_S = 0.25  # seconds each kind of a cell's samples may take: a slow artifact gets fewer (>= MIN_SAMPLES)
+COVER_FACTOR, COVER_MARGIN_S = 2.0, 50e-6  # the GPU kept busy for twice the call's upper-quartile host time, + 50 µs
+MAX_COVER_S = 0.02  # ... at most: past it, a call's device time may hold its launch gaps (its host time says so)
 L2_FLUSH_BYTES = 256 * 2**20  # written before each sample, as triton.testing.do_bench does
 COPY_BYTES = 256 * 2**20  # the copy that measures the GPU's bandwidth
 COPIES = 10
@@ -40,7 +44,7 @@ NOT_AT = "not timed at the bandwidth size"
 class DeviceTimer(Protocol):
     """How one call is timed: ``CudaTimer`` on a GPU; a test's fake on CPU."""
 
-    def device_seconds(self, call: Callable[[], object]) -> float: ...  # one call on the device, L2 flushed first
+    def device_seconds(self, call: Callable[[], object], cover: float) -> float: ...  # see CudaTimer
 
     def host_seconds(self, call: Callable[[], object]) -> float: ...  # one call's host side, not waiting
 
@@ -54,9 +58,25 @@ class CudaTimer:
 
     def __init__(self) -> None:
         self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
+        self.cycles_per_s = self.sleep_rate()
 
-    def device_seconds(self, call: Callable[[], object]) -> float:
+    @staticmethod
+    def sleep_rate() -> float:
+        """How many of ``torch.cuda._sleep``'s cycles the GPU spins per second (measured: its clock varies)."""
+        cycles = 2_000_000
+        torch.cuda._sleep(cycles)  # the first launch loads the kernel
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        end.synchronize()
+        return cycles / (start.elapsed_time(end) / 1e3)
+
+    def device_seconds(self, call: Callable[[], object], cover: float) -> float:
+        """One call's device time: the GPU spins ``cover`` seconds first (while the host launches the call's
+        kernels behind it), then flushes the L2 cache; CUDA events around the call."""
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(int(cover * self.cycles_per_s))
         self.flush.zero_()
         start.record()
         call()
@@ -251,20 +271,43 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
         return dataclasses.replace(sample(call, moved, timer), size=at.size)
 
 
-def sample(call: Callable[[], object], bytes_moved: int | None, timer: DeviceTimer) -> Timing:
-    """``WARMUP`` calls, then up to ``SAMPLES`` device samples (fewer for a slow artifact, within
-    ``SAMPLING_BUDGET_S``) and as many host samples."""
+def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer) -> Timing:
+    """``WARMUP`` calls, then up to ``SAMPLES`` host samples and as many device samples (fewer for a slow artifact:
+    each kind within ``SAMPLING_BUDGET_S``), each device sample behind a cover of ``cover_for`` the host samples."""
+    began = time.perf_counter()
     try:
         for _ in range(WARMUP):
             call()
         timer.synchronize()
-        first = timer.device_seconds(call)
-        count = max(MIN_SAMPLES, min(SAMPLES, int(SAMPLING_BUDGET_S / max(first, 1e-9))))
-        device = [first, *(timer.device_seconds(call) for _ in range(count - 1))]
-        host = []
-        for _ in range(count):  # each on an idle GPU: a full launch queue would block the host
-            host.append(timer.host_seconds(call))
-            timer.synchronize()
+        host = repeat(lambda: host_sample(call, timer))
+        cover = cover_for(host)
+        device = repeat(lambda: timer.device_seconds(call, cover), len(host))
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
-    return summarize(device, host, bytes_moved)
+    timing = summarize(device, host, moved)
+    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=round(time.perf_counter() - began, 3))
+
+
+def host_sample(call: Callable[[], object], timer: DeviceTimer) -> float:
+    """One call's host time, the GPU idle before it (a full launch queue would block the host) and waited for."""
+    seconds = timer.host_seconds(call)
+    timer.synchronize()
+    return seconds
+
+
+def repeat(sample: Callable[[], float], count: int | None = None) -> list[float]:
+    """``count`` samples, or (None) as many as fit ``SAMPLING_BUDGET_S`` by the first's wall time, between
+    ``MIN_SAMPLES`` and ``SAMPLES``."""
+    start = time.perf_counter()
+    samples = [sample()]
+    if count is None:
+        count = max(MIN_SAMPLES, min(SAMPLES, int(SAMPLING_BUDGET_S / max(time.perf_counter() - start, 1e-9))))
+    samples += [sample() for _ in range(count - 1)]
+    return samples
+
+
+def cover_for(host: list[float]) -> float:
+    """How long the GPU is kept busy before each device sample: ``COVER_FACTOR`` times the host samples' upper
+    quartile plus ``COVER_MARGIN_S``, so that the call's launches are all queued before its first kernel starts;
+    at most ``MAX_COVER_S``."""
+    return min(MAX_COVER_S, COVER_FACTOR * quartiles(host)[2] + COVER_MARGIN_S)

@@ -28,7 +28,7 @@ from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Timing, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import REPO, cell_spec, harness_main
-from tests.fakes import FakeCells, FakeTimer, fake_config
+from tests.fakes import FakeCells, FakeTimer, fake_config, without_cost
 
 
 def test_the_median_and_dispersion_are_of_the_samples_left_after_outliers():
@@ -109,10 +109,11 @@ def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fak
     assert {cell: one.failed for cell, one in kept.items()} == dict.fromkeys(kept)
     timings, gbps = cell_timing.time_kept([*kept, "sin-control-dynamic"], "cuda")
     samples = cell_timing.SAMPLES
-    assert timings["sin-control-eager"] == Timing(
+    assert without_cost(timings["sin-control-eager"]) == Timing(
         TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=samples, host_us=2.0,
-        bytes_moved=24008,
+        bytes_moved=24008, cover_us=54.0,
     )  # fmt: skip
+    assert fake_timer.covers == pytest.approx([54e-6] * len(fake_timer.covers))  # the host's upper quartile twice, + 50 µs
     assert timings["sin-control-dynamic"].reason == "its artifact was not in the cell process at the timing phase"
     assert gbps == 3000.0 and fake_timer.calls == len(paths) * samples and cell_timing.KEPT == {}
 
@@ -309,3 +310,17 @@ def test_repro_timed_writes_a_timing_script_beside_each_named_cells_repro(tmp_pa
     assert "SCRIPT = Path(__file__).with_name('add-triton_op-eager.py')" in timed
     refused = harness_main("repro", "--results", str(results), "--out", str(tmp_path), "--timed")
     assert refused.returncode == 2 and "name the cells to time" in refused.stderr
+
+
+def test_the_cover_outlasts_the_call_s_launch_and_is_bounded():
+    assert cell_timing.cover_for([10e-6] * 9 + [1.0]) == pytest.approx(2 * 10e-6 + 50e-6)  # one stall: not the cover
+    assert cell_timing.cover_for([100e-6, 200e-6, 300e-6, 400e-6, 500e-6]) == pytest.approx(2 * 400e-6 + 50e-6)
+    assert cell_timing.cover_for([1.0] * 5) == cell_timing.MAX_COVER_S
+
+
+def test_a_slow_artifact_gets_fewer_samples_within_the_budget(fake_timer: FakeTimer, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(cell_timing, "SAMPLING_BUDGET_S", 0.05)
+    timing = cell_timing.sample(lambda: time.sleep(0.02), None, fake_timer)
+    assert timing.samples == cell_timing.MIN_SAMPLES and fake_timer.calls == cell_timing.MIN_SAMPLES
+    timing = cell_timing.sample(lambda: None, None, fake_timer)
+    assert timing.samples == cell_timing.SAMPLES
