@@ -267,9 +267,10 @@ class Timing:
     GPU: device microseconds per call (median and IQR of the ``samples`` kept, ``outliers`` left out), the
     dispersion (IQR / median), the host microseconds per call (median, timed apart from the device's), the bytes
     the case declares the call moves, how long the GPU was kept busy before each device sample (``cover_us``:
-    harness/cell/timing.py) and what the timing cost; or the ``reason`` it was not timed. A cell's timing is at its own size (the
-    case's first: the launch-bound regime) and holds in ``bandwidth`` its timing at the case's ``bandwidth_size``
-    (the bandwidth-bound regime: timed, or why not; None where the case declares none), which gives its ``size``."""
+    harness/cell/timing.py) and what the timing cost; or the ``reason`` it was not timed. A cell's timing is at its
+    own size (the case's first: the launch-bound regime) and holds in ``bandwidth`` its timing at the case's
+    ``bandwidth_size`` (the bandwidth-bound regime: timed, or why not; None where the case declares none), which
+    gives its ``size``."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)

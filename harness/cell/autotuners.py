@@ -42,7 +42,7 @@ def _library(obj: object, also: tuple[str, ...] = ()) -> bool:
 
 def _next(obj: object) -> list[Any]:
     """What the walk visits after ``obj``: a function's closure, defaults and (for code outside the libraries and
-    the harness) its module's globals; a class's namespace; a decorator's ``fn``; an instance's or container's referents."""
+    the harness) its module's globals; a class's namespace; a decorator's ``fn``; an object's referents."""
     if isinstance(obj, types.ModuleType | types.BuiltinFunctionType | str | bytes | int | float):
         return []
     if isinstance(obj, types.FunctionType):

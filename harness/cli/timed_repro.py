@@ -54,7 +54,7 @@ if __name__ == "__main__":
         raise SystemExit("{cell}: its path keeps no artifact to time")
     cuda = torch.cuda.is_available()
     timing = sample(cell.timed_call, None, CudaTimer() if cuda else HostClock())
-    clock = f"CUDA events, L2 flushed, behind a {{timing.cover_us:g}} µs cover" if cuda else "host clock: no CUDA device"
+    clock = f"CUDA events, L2 flushed, {{timing.cover_us:g}} µs cover" if cuda else "host clock: no CUDA device"
     print(
         f"{cell}: {{timing.text}} (median of {{timing.samples}} of {{timing.samples + timing.outliers}} samples after "
         f"{{WARMUP}} warm-ups, {{clock}}), host {{timing.host_us:.1f}} µs per call"
