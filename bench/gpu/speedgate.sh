@@ -6,6 +6,7 @@
 #   OUT/gate-same.md      gate --speed of second against first (0 expected: a second run of the same commit passes)
 #   OUT/gate-planted.md   gate --speed of OUT/planted.json, a copy of second whose bandwidth-bound medians (and
 #                         IQRs) are scaled by 1.10 (1 expected: the planted 10% slowdown fails; how many cells)
+#   OUT/gate-launch.md    gate-same's gate with the launch-bound regime gated too (--max-launch-slowdown 0.05)
 #   OUT/summary.txt       each step's exit status and seconds, how many cells each gate named, per regime
 # The same-commit gate re-times each cell it finds slower in time in a run of its own first (as gate does by
 # default); the planted one runs with --rerun 0 (a re-timing would time the real, unplanted artifact).
@@ -46,12 +47,14 @@ gate() {  # NAME CURRENT [OPTION]: gate --speed of CURRENT against first, into O
     local code=$?
     say "gate $1: exit $code; $(grep -c '| time (bandwidth-bound)' "$out/gate-$1.md") cells slower bandwidth-bound" \
         "(failing), $(grep -c '| time (launch-bound)' "$out/gate-$1.md") launch-bound (reported)"
-    grep -E '^# Upgrade gate|^- (Bandwidth|Launch)' "$out/gate-$1.md" | tee -a "$summary"
+    grep -E '^# Upgrade gate|^- (Bandwidth|Launch|Compile)|^\| [a-z_]+-[a-z_]+-[a-z_]+ ' "$out/gate-$1.md" | head -40 \
+        | tee -a "$summary"
 }
 
 run first
 run second
 gate same "$out/second/results.json"
+gate launch "$out/second/results.json" "--max-launch-slowdown 0.05"
 # the planted slowdown: second's bandwidth-bound medians and IQRs scaled by 1.10 (its dispersions unchanged)
 python3 - "$out/second/results.json" "$out/planted.json" <<'PY' | tee -a "$summary"
 import json, sys

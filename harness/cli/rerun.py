@@ -1,7 +1,7 @@
 """The gate's re-runs: regressed cells run again on this machine (when it is the one that measured them), and
 what the re-runs saw applied to the diff. A re-run that passes makes a regression flaky; one that gives wrong
-numbers makes it wrong, which no re-run excuses. A cell found slower is timed again the same way, in a run of its
-own; no longer slower then, it is excused."""
+numbers makes it wrong, which no re-run excuses. A cell found slower (time, compile time, memory) is measured again
+the same way, in a run of its own; no longer slower then, it is excused."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from harness.records.files import read_results
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.gate import Change
-from harness.report.speedgate import BANDWIDTH_TIME, LAUNCH_TIME, Limits, Slowdown, regime, time_change
+from harness.report.speedgate import BANDWIDTH_TIME, LAUNCH_TIME, Limits, Slowdown, more, regime, time_change
 from harness.spec import Status, triton_interpreted
 
-TIMES = (BANDWIDTH_TIME, LAUNCH_TIME)  # the slowdowns in time, which a re-timing may excuse
+TIMES = (BANDWIDTH_TIME, LAUNCH_TIME)  # the slowdowns in time
+MEASURED = {"compile time": "compile_seconds", "export time": "export_seconds", "GPU memory": "gpu_peak_mb"}
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
 
 
@@ -67,25 +68,33 @@ class Rerun:
 def retime_slowdowns(
     found: list[Slowdown], baseline: Results, current: Results, how: Rerun, limits: Limits
 ) -> list[Slowdown]:
-    """Each cell found slower in time timed again here, once, in a run of its own (fresh cell processes, the GPU
-    to that run alone): one no longer slower than the baseline past ``limits`` is excused (shown, not failing).
-    Not when re-runs are off (``--rerun 0``) or ``current`` was measured on another machine."""
-    cells = [s.id for s in found if s.what in TIMES and not s.reported]
+    """Each cell found slower (in time, compile time or memory) measured again here, once, in a run of its own
+    (fresh cell processes, the GPU to that run alone, caches as cold or warm as the current run's): one no longer
+    slower than the baseline past ``limits`` is excused (shown, not failing). Not when re-runs are off (``--rerun
+    0``) or ``current`` was measured on another machine."""
+    cells = list(dict.fromkeys(s.id for s in found if not s.reported))
     if not cells or how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
         return found
     again, before = _run_cells(cells, current, how.matrix), baseline.by_id()
-    out = []
-    for slow in found:
-        if slow.what not in TIMES or slow.reported:
-            out.append(slow)
-            continue
-        timing = regime(again[slow.id].timing if slow.id in again else None, slow.what)
-        was = regime(before[slow.id].timing, slow.what)
-        if timing is not None and timing.timed and was is not None:
-            excused = time_change(was, timing, limits.time_limit(slow.what)) is None
-            slow = dataclasses.replace(slow, retimed=timing.text, excused=excused)
-        out.append(slow)
-    return out
+    return [_measured_again(slow, before[slow.id], again.get(slow.id), limits) for slow in found]
+
+
+def _measured_again(slow: Slowdown, before: Record, again: Record | None, limits: Limits) -> Slowdown:
+    """``slow`` with what its re-run measured: excused where that is no longer slower past ``limits``."""
+    if slow.reported or again is None or again.status != Status.PASS:
+        return slow
+    if slow.what in TIMES:
+        timing, was = regime(again.timing, slow.what), regime(before.timing, slow.what)
+        if timing is None or not timing.timed or was is None:
+            return slow
+        excused = time_change(was, timing, limits.time_limit(slow.what)) is None
+        return dataclasses.replace(slow, retimed=timing.text, excused=excused)
+    value = getattr(again.measurements, MEASURED[slow.what], None)
+    if value is None:
+        return slow
+    still = [s for s in more(before, again, limits) if s.what == slow.what]
+    shown = f"{value:.3g} s" if slow.what in ("compile time", "export time") else f"{value:.4g} MiB"
+    return dataclasses.replace(slow, retimed=shown, excused=not still)
 
 
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
@@ -135,6 +144,7 @@ def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Rec
     """One ``python -m harness run`` of ``cells`` (no repro script run): each one's record (none where the run's
     own stamp is not the current run's)."""
     with tempfile.TemporaryDirectory() as out:
+        warm = current.environment.get("cold_cache") is False and current.environment.get("cache_dir")
         subprocess.run(
             [
                 sys.executable,
@@ -145,6 +155,8 @@ def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Rec
                 matrix,
                 "--report-dir",
                 out,
+                "--cache-dir",
+                str(warm or Path(out) / "cache"),  # cold as the current run's caches were, or warm as they were
                 *(f"{matrix}::{cell}" for cell in cells),
                 *(["--interpret"] if interpreted(current.environment) else []),
                 "-q",

@@ -106,6 +106,7 @@ class Options:
     confirm: bool = True
     timing: bool = True  # the run's timing phase (harness/plugin/timing.py)
     progress: float | None = None  # seconds between progress lines (None: the default for the terminal)
+    cold_cache: bool | None = None  # the cache folder held no file when the options were read (the run's start)
 
     @property
     def results_file(self) -> Path:
@@ -113,6 +114,11 @@ class Options:
 
 
 options_key = pytest.StashKey[Options]()
+
+
+def cold(folder: Path) -> bool:
+    """Whether ``folder`` (a cache folder) holds no file yet: compile times measured from it are a cold start's."""
+    return not folder.is_dir() or not any(path.is_file() for path in folder.rglob("*"))
 
 
 def options(config: pytest.Config) -> Options:
@@ -131,6 +137,7 @@ def options(config: pytest.Config) -> Options:
             shard=parse_shard(option("shard")) if option("shard") is not None else None,  # --shard= too
             resume=option("resume"),
             cache_dir=Path(option("cache_dir")).absolute(),
+            cold_cache=cold(Path(option("cache_dir"))),
             max_rss_mb=parse_mib(option("max_rss_mb")),
             baseline=Path(option("baseline")) if option("baseline") else None,  # read once, by the controller
             reuse=Path(option("reuse")) if option("reuse") else None,

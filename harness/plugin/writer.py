@@ -50,6 +50,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         in_place=in_place(matrix) or None,
         cell_environment=cell_environment(matrix.environment, given.cache_dir, count),
         cache_dir=str(given.cache_dir.resolve()),
+        cold_cache=given.cold_cache,
     )
     resumed = len(run.resumed.cells) if run.resumed else 0
     counts = {"resumed_cells": resumed, "reused_cells": len(run.kept) - resumed}

@@ -102,6 +102,7 @@ class RunEnvironment:
     in_place: dict[str, tuple[str, ...]] | None = None
     cell_environment: dict[str, str] | None = None
     cache_dir: str | None = None
+    cold_cache: bool | None = None  # the cache folder was empty at the run's start: its compile times are cold ones
     resumed_cells: int | None = None
     reused_cells: int | None = None
     shard: str | None = None

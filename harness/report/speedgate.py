@@ -5,7 +5,8 @@ case's first: launch-bound) device times do not reproduce run to run (one cell r
 and 104 µs in the next, docs/speed.md), so a slower one is reported and fails only past ``--max-launch-slowdown``,
 off by default. Compile or export time fails past ``--max-compile-slowdown`` (15%), peak GPU memory past
 ``--max-memory-growth`` (20%): one sample each, an absolute floor (``MIN_COMPILE_S``, ``MIN_MEMORY_MB``) keeps a
-change smaller than the noise of a busy run from failing it. Each slower cell is named with both medians and both
+change smaller than the noise of a busy run from failing it, and compile times are compared only between runs that
+both started from empty cache folders, or both not. Each slower cell is named with both medians and both
 dispersions."""
 
 from __future__ import annotations
@@ -81,18 +82,35 @@ def _timed(run: Results) -> bool:
 
 
 def slowdowns(baseline: Results, current: Results, limits: Limits) -> list[Slowdown]:
-    """Every cell that passed in both runs and got slower past ``limits``, in baseline order."""
+    """Every cell that passed in both runs and got slower past ``limits``, in baseline order (compile and export
+    times only where both runs started from caches alike: both cold, or both warm)."""
     now = current.by_id()
+    compiles = warmth_differs(baseline, current) is None
     found: list[Slowdown] = []
     for before in baseline.cells:
         after = now.get(before.id)
         if after is None or before.status != Status.PASS or after.status != Status.PASS:
             continue
         found += _time(before, after, limits)
-        for name in ("compile_seconds", "export_seconds"):
-            found += _more(before, after, name, limits.compile, MIN_COMPILE_S, "{:.3g} s")
-        found += _more(before, after, "gpu_peak_mb", limits.memory, MIN_MEMORY_MB, "{:.4g} MiB")
+        found += more(before, after, limits, compiles)
     return found
+
+
+def more(before: Record, after: Record, limits: Limits, compiles: bool = True) -> list[Slowdown]:
+    """Its compile or export time (when ``compiles``) and peak GPU memory past ``limits`` above ``before``'s."""
+    found = []
+    for name in ("compile_seconds", "export_seconds") if compiles else ():
+        found += _more(before, after, name, limits.compile, MIN_COMPILE_S, "{:.3g} s")
+    return found + _more(before, after, "gpu_peak_mb", limits.memory, MIN_MEMORY_MB, "{:.4g} MiB")
+
+
+def warmth_differs(baseline: Results, current: Results) -> str | None:
+    """Why the two runs' compile times are not compared: one started from an empty cache folder, the other not."""
+    cold = [run.environment.get("cold_cache") for run in (baseline, current)]
+    if None in cold or cold[0] == cold[1]:
+        return None
+    said = ["cold (an empty cache folder)" if one else "warm" for one in cold]
+    return f"the baseline's caches were {said[0]}, this run's {said[1]}: compile times are not compared"
 
 
 def _time(before: Record, after: Record, limits: Limits) -> list[Slowdown]:
@@ -142,10 +160,12 @@ def rules(limits: Limits, baseline: Results, current: Results) -> list[str]:
         else f"reported past +{100 * limits.time:g}% beyond both dispersions, never failing: their device times do "
         "not reproduce run to run (--max-launch-slowdown gates them)"
     )
+    warmth = warmth_differs(baseline, current)
     return [
         f"- Bandwidth-bound time (each case's bandwidth size; {count} cells timed there in both runs): fails past "
         f"+{100 * limits.time:g}% beyond both dispersions (--max-slowdown).",
         f"- Launch-bound time (each cell's own size, the case's first): {launch}.",
+        *([f"- Compile time: {warmth}."] if warmth else []),
         "",
     ]
 

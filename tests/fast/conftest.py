@@ -35,8 +35,10 @@ def no_harness_processes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def fake_timer(monkeypatch: pytest.MonkeyPatch) -> FakeTimer:
-    """A timer on CPU: cells keep their artifacts, and the timing phase times them with it."""
+    """A timer on CPU: cells keep their artifacts, and the timing phase times them with it (every artifact gets
+    ``SAMPLES`` samples, however long a CPU call takes on a busy machine)."""
     timer = FakeTimer([10e-6, 10.5e-6, 11e-6])
+    monkeypatch.setattr(cell_timing, "SAMPLING_BUDGET_S", 1e6)
     monkeypatch.setattr(cell_timing, "timer_for", lambda device: timer)
     monkeypatch.setattr(cell_timing, "KEPT", {})
     return timer

@@ -197,3 +197,51 @@ def test_speed_is_gated_only_when_asked_for(tmp_path: Path):
     out = tmp_path / "plain.md"
     done = run_gate("--baseline", str(baseline), "--current", str(current), "--out", str(out))
     assert done.returncode == 0 and "Speed not compared: not asked for (gate --speed)." in out.read_text()
+
+
+def test_a_compile_time_or_memory_growth_is_measured_again_here_before_it_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    here = {"device": "cpu", "torch": versions()["torch"], "triton": versions()["triton"], "cold_cache": True}
+    baseline = run(tmp_path / "old.json", BASE, env=here, compile_seconds=1.2, gpu_peak_mb=10.0)
+    current = run(tmp_path / "new.json", BASE, env=here, compile_seconds=1.7, gpu_peak_mb=20.0)
+    again = {"add-triton_op-eager": (1.25, 20.0), "add-custom_op-compile": (1.7, 10.0)}  # else not re-run
+    asked: list[list[str]] = []
+
+    def run_cells(cells: list[str], results: object, matrix: str) -> dict[str, Record]:
+        asked.append(cells)
+        made = {
+            cell: make_record(
+                *cell.split("-"), status="pass", timing=timed(4.1, 0.01, timed(BASE[cell], 0.01)),
+                measurements=Measurements(compile_seconds=again[cell][0], gpu_peak_mb=again[cell][1]),
+            )
+            for cell in cells
+            if cell in again
+        }
+        return {cell: Record.from_dict(record) for cell, record in made.items()}
+
+    monkeypatch.setattr(rerun, "_run_cells", run_cells)
+    code, text = gate(tmp_path, baseline, current)
+    assert code == 1 and asked == [["add-triton_op-eager", "add-custom_op-compile", "sin-raw_jit-aoti_strict"]]
+    failing, excused = (rows(part) for part in text.split(EXCUSED))
+    assert ("add-triton_op-eager", "compile time", "1.2 s", "1.7 s", "+41.7%", "1.25 s") in excused
+    assert ("add-triton_op-eager", "GPU memory", "10 MiB", "20 MiB", "+100.0%", "20 MiB") in failing
+    assert ("add-custom_op-compile", "compile time", "1.2 s", "1.7 s", "+41.7%", "1.7 s") in failing
+    assert ("add-custom_op-compile", "GPU memory", "10 MiB", "20 MiB", "+100.0%", "10 MiB") in excused
+    assert ("sin-raw_jit-aoti_strict", "compile time", "1.2 s", "1.7 s", "+41.7%", "—") in failing  # re-run: none
+
+
+def rows(markdown: str) -> list[tuple[str, ...]]:
+    """The cells of each table row in ``markdown``, stripped."""
+    return [tuple(cell.strip() for cell in line.strip("|").split("|")) for line in markdown.splitlines() if
+            line.startswith("| ")]  # fmt: skip
+
+
+def test_compile_times_from_a_cold_and_a_warm_cache_are_not_compared(tmp_path: Path):
+    baseline = run(tmp_path / "old.json", BASE, env={"cold_cache": True}, compile_seconds=9.0)
+    current = run(tmp_path / "new.json", BASE, env={"cold_cache": False}, compile_seconds=0.5)
+    code, text = gate(tmp_path, current, baseline, "--rerun", "0")  # warm, then cold: 18x slower to compile
+    assert code == 0 and "the baseline's caches were warm, this run's cold (an empty cache folder)" in text
+    code, text = gate(tmp_path, baseline, run(tmp_path / "cold.json", BASE, env={"cold_cache": True},
+                                              compile_seconds=18.0), "--rerun", "0")  # fmt: skip
+    assert code == 1 and "compile time" in text
