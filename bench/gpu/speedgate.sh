@@ -6,7 +6,7 @@
 #   OUT/gate-same.md      gate --speed of second against first (0 expected: a second run of the same commit passes)
 #   OUT/gate-planted.md   gate --speed of OUT/planted.json, a copy of second whose bandwidth-bound medians (and
 #                         IQRs) are scaled by 1.10 (1 expected: the planted 10% slowdown fails; how many cells)
-#   OUT/gate-launch.md    gate-same's gate with the launch-bound regime gated too (--max-launch-slowdown 0.05)
+#   OUT/gate-launch.md    gate-same with the launch-bound regime gated too (--max-launch-slowdown 0.05), not re-timed
 #   OUT/summary.txt       each step's exit status and seconds, how many cells each gate named, per regime
 # The same-commit gate re-times each cell it finds slower in time in a run of its own first (as gate does by
 # default); the planted one runs with --rerun 0 (a re-timing would time the real, unplanted artifact).
@@ -54,7 +54,7 @@ gate() {  # NAME CURRENT [OPTION]: gate --speed of CURRENT against first, into O
 run first
 run second
 gate same "$out/second/results.json"
-gate launch "$out/second/results.json" "--max-launch-slowdown 0.05"
+gate launch "$out/second/results.json" "--max-launch-slowdown 0.05 --rerun 0"
 # the planted slowdown: second's bandwidth-bound medians and IQRs scaled by 1.10 (its dispersions unchanged)
 python3 - "$out/second/results.json" "$out/planted.json" <<'PY' | tee -a "$summary"
 import json, sys

@@ -2,10 +2,10 @@
 path keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported
 module, the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker
 runs, and holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all
-(``time_kept``). Each is called ``WARMUP`` times; then up to ``SAMPLES`` times with a host clock around each call
-and the GPU waited for after it (host time: launching the call); then as many times with CUDA events around it,
-the L2 cache flushed first and the GPU kept busy (a sleep kernel) for longer than the call takes to launch, so that
-its kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which
+(``time_kept``). Each is called ``WARMUP`` times; then up to ``HOST_SAMPLES`` times with a host clock around each
+call and the GPU waited for after it (host time: launching the call); then up to ``SAMPLES`` times with CUDA events
+around it, the GPU kept busy first (a sleep kernel, then the L2 cache flush) for longer than the call takes to
+launch, so that its kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which
 the host time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares
 a ``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the warm-up also checks its
 output there against the reference, and the same timing at that size (bandwidth-bound) goes into the timing's
@@ -30,6 +30,7 @@ from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
 SAMPLES = 30
+HOST_SAMPLES = 10  # host samples: their median, and the cover the device samples get
 MIN_SAMPLES = 5
 SAMPLING_BUDGET_S = 0.25  # seconds each kind of a cell's samples may take: a slow artifact gets fewer (>= MIN_SAMPLES)
 COVER_FACTOR, COVER_MARGIN_S = 2.0, 50e-6  # the GPU kept busy for twice the call's upper-quartile host time, + 50 µs
@@ -59,6 +60,8 @@ class CudaTimer:
     def __init__(self) -> None:
         self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
         self.cycles_per_s = self.sleep_rate()
+        self.flush_s = 0.0  # the flush's own time, which covers the launch as the spin does
+        self.flush_s = min(self.device_seconds(self.flush.zero_, 0.0) for _ in range(3))
 
     @staticmethod
     def sleep_rate() -> float:
@@ -73,10 +76,12 @@ class CudaTimer:
         return cycles / (start.elapsed_time(end) / 1e3)
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float:
-        """One call's device time: the GPU spins ``cover`` seconds first (while the host launches the call's
-        kernels behind it), then flushes the L2 cache; CUDA events around the call."""
+        """One call's device time: the GPU busy for ``cover`` seconds first (while the host launches the call's
+        kernels behind it), spinning, then flushing the L2 cache; CUDA events around the call."""
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(int(cover * self.cycles_per_s))
+        spin = cover - self.flush_s
+        if spin > 0:
+            torch.cuda._sleep(int(spin * self.cycles_per_s))
         self.flush.zero_()
         start.record()
         call()
@@ -272,16 +277,17 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
 
 
 def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer) -> Timing:
-    """``WARMUP`` calls, then up to ``SAMPLES`` host samples and as many device samples (fewer for a slow artifact:
-    each kind within ``SAMPLING_BUDGET_S``), each device sample behind a cover of ``cover_for`` the host samples."""
+    """``WARMUP`` calls, then up to ``HOST_SAMPLES`` host samples and up to ``SAMPLES`` device samples (fewer for a
+    slow artifact: each kind within ``SAMPLING_BUDGET_S``), each device sample behind a cover of ``cover_for`` the
+    host samples."""
     began = time.perf_counter()
     try:
         for _ in range(WARMUP):
             call()
         timer.synchronize()
-        host = repeat(lambda: host_sample(call, timer))
+        host = repeat(lambda: host_sample(call, timer), HOST_SAMPLES)
         cover = cover_for(host)
-        device = repeat(lambda: timer.device_seconds(call, cover), len(host))
+        device = repeat(lambda: timer.device_seconds(call, cover), SAMPLES)
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
     timing = summarize(device, host, moved)
@@ -295,13 +301,12 @@ def host_sample(call: Callable[[], object], timer: DeviceTimer) -> float:
     return seconds
 
 
-def repeat(sample: Callable[[], float], count: int | None = None) -> list[float]:
-    """``count`` samples, or (None) as many as fit ``SAMPLING_BUDGET_S`` by the first's wall time, between
-    ``MIN_SAMPLES`` and ``SAMPLES``."""
+def repeat(sample: Callable[[], float], most: int) -> list[float]:
+    """Up to ``most`` samples: as many as fit ``SAMPLING_BUDGET_S`` by the first's wall time, at least
+    ``MIN_SAMPLES``."""
     start = time.perf_counter()
     samples = [sample()]
-    if count is None:
-        count = max(MIN_SAMPLES, min(SAMPLES, int(SAMPLING_BUDGET_S / max(time.perf_counter() - start, 1e-9))))
+    count = max(MIN_SAMPLES, min(most, int(SAMPLING_BUDGET_S / max(time.perf_counter() - start, 1e-9))))
     samples += [sample() for _ in range(count - 1)]
     return samples
 
