@@ -1,13 +1,13 @@
-"""Timing, in the cell process, the artifacts its passing cells built and checked. A cell that passes on a timed
-path keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported
-module, the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker
-runs, and holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all
-(``time_kept``). Each is called ``WARMUP`` times; then up to ``HOST_SAMPLES`` times with a host clock around each
-call and the GPU waited for after it (host time: launching the call); then up to ``SAMPLES`` times with CUDA events
-around it, the GPU kept busy first (a sleep kernel, then the L2 cache flush) for longer than the call takes to
-launch, so that its kernels run back to back (device time: what the GPU spends on the call, never the host's
-launch gaps, which the host time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares
-a ``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the warm-up also checks its
+"""Timing, in the cell process, the artifacts its passing cells built and checked. A cell that passes on a timed path
+keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported module,
+the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker runs, and
+holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all (``time_kept``).
+Each is called ``WARMUP`` times; then up to ``HOST_SAMPLES`` times with a host clock around each call and the GPU
+waited for after it (host time: launching the call); then up to ``SAMPLES`` times with CUDA events around it, the
+GPU kept busy first (a sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its
+kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which the host
+time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares a
+``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the warm-up also checks its
 output there against the reference, and the same timing at that size (bandwidth-bound) goes into the timing's
 ``bandwidth``: never for an artifact whose numbers differ."""
 
