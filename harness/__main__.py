@@ -153,7 +153,7 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         type=fraction,
         default=None,
         help="fail when a cell's launch-bound median time (at its own size) grows more, beyond both dispersions "
-        "(default: reported, never failing: launch-bound device times do not reproduce run to run; docs/speed.md)",
+        "(default: reported, never failing: a launch-bound call's cost is mostly its host launch; docs/speed.md)",
     )
 
 

@@ -176,9 +176,8 @@ def regime_lines(
     out = [f"### {heading}", ""]
     if launch:
         out += [
-            "Launch-bound: these device times do not reproduce run to run (one cell read 4.1 µs in one run of a "
-            "commit and 104 µs in the next: docs/speed.md), so read them as an order of magnitude; the host µs per "
-            "call beside them is what bounds such a call.",
+            "Launch-bound: the device time is the GPU's alone (the launch covered: docs/speed.md); the host µs per "
+            "call beside it, often larger, is what bounds such a call.",
             "",
         ]
     for path in dict.fromkeys(path for _, _, path in timings):
