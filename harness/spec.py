@@ -321,6 +321,7 @@ class Outcome:
     seconds: float = 0.0
     outcomes: list[str] | None = None
     timing: Timing | None = None  # how fast its artifact ran (a pass on a timed path), or why it was not timed
+    poisoned: bool = False  # the GPU faulted after the verdict (timing's check): the process is replaced, no record
 
     @property
     def failed(self) -> bool:

@@ -89,6 +89,8 @@ class FakeCells:
         if status == "cuda_fault":
             fault = "CUDA error: an illegal memory access was encountered"
             return Outcome(status="error", error_type="AcceleratorError", error=fault, cuda_fault=True)
+        if status == "poisoned":  # passed, then the timing's check at the bandwidth size faulted the GPU
+            return Outcome(status="pass", poisoned=True)
         if status in ("wrong", "error"):
             return Outcome(status=status, error_type="Mismatch" if status == "wrong" else "RuntimeError", error="x")
         return Outcome(status=status, reason="no CUDA device" if status == "skip" else None)

@@ -18,7 +18,7 @@ from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.cell.program import judge, program_digest, run_program
-from harness.cell.timing import keep
+from harness.cell.timing import faulted_at_size, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
@@ -100,6 +100,7 @@ def run_cell(
             if spec.timed
             else Timing.not_timed("the run was given --no-timing")
         )
+        outcome.poisoned = faulted_at_size(outcome.timing)
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
 

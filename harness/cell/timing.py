@@ -25,7 +25,7 @@ import torch
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.spec import Timing, TimingState
+from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingState
 from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
@@ -40,6 +40,7 @@ COPY_BYTES = 256 * 2**20  # the copy that measures the GPU's bandwidth
 COPIES = 10
 RECOMPILE_LIMITS = ("recompile_limit", "accumulated_recompile_limit")  # per code object, and in all
 NOT_AT = "not timed at the bandwidth size"
+FAULTED = "the GPU faulted at the bandwidth size, after the cell's verdict"
 
 
 class DeviceTimer(Protocol):
@@ -181,14 +182,26 @@ def keep(
     bandwidth: AtSize | str | None = None,
 ) -> Timing:
     """A passing cell's timing so far: ``call`` kept for the timing phase (pending), with the artifact at the
-    bandwidth size (or why not), or why it will not be timed."""
+    bandwidth size (or why not), or why it will not be timed. The artifact is checked at the bandwidth size here, at
+    the cell's end (``check_at``: compiling that shape too), while other workers still run cells, not in the
+    warm-up after the last cell, which the timing phase waits for."""
     timer = timer_for(device)
     if isinstance(timer, str):
         return Timing.not_timed(timer)
     if call is None:
         return Timing.not_timed(f"{path} keeps no artifact in the cell process")
+    if isinstance(bandwidth, AtSize):
+        check_at(bandwidth)
+        if bandwidth.failed and any(marker in bandwidth.failed for marker in CUDA_FAULT_MARKERS):
+            KEPT.clear()  # a faulted CUDA context: nothing kept here can be timed (the process is replaced)
+            return Timing.not_timed(f"{FAULTED}: {bandwidth.failed}")
     KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth)
     return Timing(TimingState.PENDING)
+
+
+def faulted_at_size(timing: Timing | None) -> bool:
+    """Whether ``keep``'s check at the bandwidth size faulted the GPU (the cell process must then be replaced)."""
+    return timing is not None and (timing.reason or "").startswith(FAULTED)
 
 
 @contextmanager
@@ -219,8 +232,7 @@ def warm_kept() -> None:
     recorded again; an artifact that fails here is not timed, and says why. Dynamo's recompile limits are lifted
     first: the compiled modules of a case's own ``module`` class (or a shipped one) share its ``forward``, and past
     8 entries Dynamo would run the rest eagerly, unseen (a hit moves its entry to the front, so a timed call checks
-    only its own guards). Each artifact at the bandwidth size is checked against the reference there
-    (``check_at``), which compiles that shape here too."""
+    only its own guards). Each artifact checked at the bandwidth size (``keep``) is called there once too."""
     for limit in RECOMPILE_LIMITS:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
@@ -230,8 +242,13 @@ def warm_kept() -> None:
         except Exception as error:  # the artifact of a cell that passed: recorded, not raised
             kept.failed = f"its warm-up call failed: {type(error).__name__}: {str(error).strip()[:200]}"
             continue
-        if isinstance(kept.bandwidth, AtSize):
-            check_at(kept.bandwidth)
+        at = kept.bandwidth
+        if isinstance(at, AtSize) and not at.failed:
+            try:
+                with static_shapes():
+                    at.call(at.inputs())()
+            except Exception as error:  # recorded, not raised
+                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {type(error).__name__}: {error}"[:300]
 
 
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:

@@ -173,10 +173,11 @@ class CellProcesses:
 
     @staticmethod
     def _run_in(process: CellRunner, spec: CellSpec) -> Outcome:
-        """Run the cell in ``process``; after a CUDA fault (the cell's own, or found by its end-of-cell sync)
-        the process is stopped: its CUDA context may be poisoned, and the next cell gets a fresh one."""
+        """Run the cell in ``process``; after a CUDA fault (the cell's own, found by its end-of-cell sync, or by
+        the timing's check after its verdict) the process is stopped: its CUDA context may be poisoned, and the
+        next cell gets a fresh one."""
         outcome = process.run(spec)
-        if outcome.cuda_fault:
+        if outcome.cuda_fault or outcome.poisoned:
             process.stop()
         return outcome
 

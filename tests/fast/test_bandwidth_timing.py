@@ -69,6 +69,7 @@ def test_an_artifact_wrong_at_the_bandwidth_size_is_not_timed_there_and_says_why
     case = sin_case("bwwrong", cpu_kernel=wrong_when_large)
     outcome = run(case, "custom_op", "eager", tmp_path, {})
     assert outcome.status == "pass"  # right at the case's own sizes
+    assert cell_timing.KEPT["bwwrong-custom_op-eager"].bandwidth.failed  # checked at the cell's end already
     cell_timing.warm_kept()
     timings, _ = cell_timing.time_kept(["bwwrong-custom_op-eager"], "cuda")
     timing = timings["bwwrong-custom_op-eager"]
@@ -105,3 +106,21 @@ def test_a_record_holds_both_regimes_and_an_older_record_still_loads():
     assert Record.from_dict(record).timing == timing
     old = {**record, "timing": {"state": "timed", "median_us": 4.1, "samples": 30}}  # written before the regimes
     assert Record.from_dict(old).timing == Timing(TimingState.TIMED, median_us=4.1, samples=30)
+
+
+def test_a_gpu_fault_at_the_bandwidth_size_keeps_the_verdict_and_replaces_the_process(
+    fake_timer: FakeTimer, tmp_path: Path
+):
+    def faults_when_large(x: torch.Tensor) -> torch.Tensor:
+        if x.numel() > 10_000:
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return torch.sin(x)
+
+    built: dict = {}
+    kept = run(sin_case("bwok"), "control", "eager", tmp_path, built)
+    outcome = run(sin_case("bwfault", cpu_kernel=faults_when_large), "custom_op", "eager", tmp_path, built)
+    assert (outcome.status, outcome.cuda_fault, outcome.poisoned) == ("pass", False, True)
+    assert outcome.timing.reason.startswith(cell_timing.FAULTED) and "illegal memory access" in outcome.timing.reason
+    assert kept.timing.state == TimingState.PENDING and cell_timing.KEPT == {}  # the process's artifacts: gone
+    record = Record.of(dataclasses.replace(cell_spec("sin", "custom_op"), case="bwfault"), outcome).to_dict()
+    assert record["status"] == "pass" and "poisoned" not in record and "cuda_fault" not in record

@@ -43,6 +43,7 @@ OUTSIDE = {
     "harness.spec.triton_interpreted",
     "harness.cell.timing.keep",
     "harness.cell.timing.timer_for",
+    "harness.cell.timing.faulted_at_size",
     "harness.spec.Timing",
     "harness.spec.CellSpec",
     "harness.spec.CellId",

@@ -85,6 +85,13 @@ def test_a_cuda_fault_stops_the_cell_process_and_a_wrong_cell_does_not(fake: Fak
     assert processes.run(GOOD).status == "pass" and fake.processes[0].stopped == 1  # the next cell: a fresh one
 
 
+def test_a_pass_whose_check_at_the_bandwidth_size_faulted_the_gpu_stops_its_process(fake: FakeCells, tmp_path: Path):
+    fake.statuses.update({GOOD.id: ["poisoned"]})
+    processes = CellProcesses(fake_config(tmp_path, (GOOD, WRONG)))
+    outcome = processes.run(GOOD)
+    assert (outcome.status, outcome.cuda_fault, fake.processes[0].stopped) == ("pass", False, 1)  # verdict kept
+
+
 @pytest.mark.parametrize(
     ("first", "baseline", "reruns", "outcomes"),
     [
