@@ -76,11 +76,17 @@ def retime_slowdowns(
     if not cells or how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
         return found
     again, before = _run_cells(cells, current, how.matrix), baseline.by_id()
-    return [_measured_again(slow, before[slow.id], again.get(slow.id), limits) for slow in found]
+    now = current.by_id()
+    return [_measured_again(slow, before[slow.id], now[slow.id], again.get(slow.id), limits) for slow in found]
 
 
-def _measured_again(slow: Slowdown, before: Record, again: Record | None, limits: Limits) -> Slowdown:
-    """``slow`` with what its re-run measured: excused where that is no longer slower past ``limits``."""
+def _measured_again(
+    slow: Slowdown, before: Record, current: Record, again: Record | None, limits: Limits
+) -> Slowdown:
+    """``slow`` with what its re-run measured: excused where that is no longer slower past ``limits``; a compile
+    or export time also where the two measurements of the current commit (the run's, the re-run's) lie further
+    apart than the change: one sample each, the change is inside their noise (the time's rule: past the limit and
+    past the measured dispersion)."""
     if slow.reported or again is None or again.status != Status.PASS:
         return slow
     if slow.what in TIMES:
@@ -93,8 +99,11 @@ def _measured_again(slow: Slowdown, before: Record, again: Record | None, limits
     if value is None:
         return slow
     still = [s for s in more(before, again, limits) if s.what == slow.what]
-    shown = f"{value:.3g} s" if slow.what in ("compile time", "export time") else f"{value:.4g} MiB"
-    return dataclasses.replace(slow, retimed=shown, excused=not still)
+    if slow.what == "GPU memory":
+        return dataclasses.replace(slow, retimed=f"{value:.4g} MiB", excused=not still)
+    now = getattr(current.measurements, MEASURED[slow.what])
+    noise = abs(value / now - 1) if now else 0.0  # two measurements of one commit: how far they lie apart
+    return dataclasses.replace(slow, retimed=f"{value:.3g} s", excused=not still or noise >= slow.change)
 
 
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
