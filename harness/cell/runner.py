@@ -29,6 +29,7 @@ FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key
 
 
 AUTOTUNERS: dict[int, Autotuner] = {}  # every autotuner the styles built in this process can launch
+STYLE_AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) -> the autotuners it can launch
 
 
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
@@ -37,7 +38,7 @@ def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrap
     key = (case.id, style)
     if key not in cache:
         cache[key] = build_style(style, case)
-        found = reachable_autotuners(cache[key])
+        found = STYLE_AUTOTUNERS[key] = reachable_autotuners(cache[key])
         AUTOTUNERS.update((id(tuner), tuner) for tuner in found)
         for tuner in found:
             tuner.cache.clear()
@@ -96,7 +97,15 @@ def run_cell(
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
     if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
         outcome.timing = (
-            keep(spec.id, spec.path.id, device, cell.timed_call, cell.bytes_moved, bandwidth_regime(cell, spec.path.id))
+            keep(
+                spec.id,
+                spec.path.id,
+                device,
+                cell.timed_call,
+                cell.bytes_moved,
+                bandwidth_regime(cell, spec.path.id),
+                STYLE_AUTOTUNERS.get((case.id, spec.style), ()),
+            )
             if spec.timed
             else Timing.not_timed("the run was given --no-timing")
         )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -137,12 +137,21 @@ class AtSize:
 @dataclass
 class Kept:
     """A passing cell's artifact, kept for the timing phase: ``call`` runs it once on its inputs; ``bandwidth``: the
-    artifact at the case's bandwidth size, or why it is not timed there (None: the case declares no such size)."""
+    artifact at the case's bandwidth size, or why it is not timed there (None: the case declares no such size);
+    ``configs``: its style's autotuners, each with the configs it had picked when the cell ended."""
 
     call: Callable[[], object]
     bytes_moved: int | None = None
     failed: str | None = None  # why a warm-up call failed
     bandwidth: AtSize | str | None = None
+    configs: list[tuple[Any, dict[Any, Any]]] = dataclasses.field(default_factory=list)
+
+    def restore(self) -> None:
+        """Give its style's Triton autotuners back the configs they had picked at the cell's end (later cells
+        autotune afresh): the phase times the configs the cell checked, and benchmarks none again."""
+        for tuner, picked in self.configs:
+            tuner.cache.clear()
+            tuner.cache.update(picked)
 
 
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
@@ -180,9 +189,11 @@ def keep(
     call: Callable[[], object] | None,
     bytes_moved: int | None,
     bandwidth: AtSize | str | None = None,
+    autotuners: Sequence[Any] = (),
 ) -> Timing:
     """A passing cell's timing so far: ``call`` kept for the timing phase (pending), with the artifact at the
-    bandwidth size (or why not), or why it will not be timed. The artifact is checked at the bandwidth size here, at
+    bandwidth size (or why not) and the configs ``autotuners`` picked, or why it will not be timed. The artifact is
+    checked at the bandwidth size here, at
     the cell's end (``check_at``: compiling that shape too), while other workers still run cells, not in the
     warm-up after the last cell, which the timing phase waits for."""
     timer = timer_for(device)
@@ -195,7 +206,8 @@ def keep(
         if bandwidth.failed and any(marker in bandwidth.failed for marker in CUDA_FAULT_MARKERS):
             KEPT.clear()  # a faulted CUDA context: nothing kept here can be timed (the process is replaced)
             return Timing.not_timed(f"{FAULTED}: {bandwidth.failed}")
-    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth)
+    configs = [(tuner, dict(tuner.cache)) for tuner in autotuners]
+    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth, configs=configs)
     return Timing(TimingState.PENDING)
 
 
@@ -237,6 +249,7 @@ def warm_kept() -> None:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
     for kept in KEPT.values():
+        kept.restore()
         try:
             kept.call()
         except Exception as error:  # the artifact of a cell that passed: recorded, not raised
@@ -270,6 +283,7 @@ def measure(kept: Kept, timer: DeviceTimer) -> Timing:
     is not timed there, in ``bandwidth``."""
     if kept.failed:
         return Timing.not_timed(kept.failed)
+    kept.restore()
     timing = sample(kept.call, kept.bytes_moved, timer)
     if kept.bandwidth is None:
         return timing

@@ -8,8 +8,10 @@ from triton.runtime.autotuner import Autotuner
 
 from harness.case import load_case
 from harness.cell import runner
+from harness.cell import timing as cell_timing
 from harness.cell.autotuners import reachable_autotuners
 from harness.kernel.styles import build_style
+from tests.fakes import FakeTimer
 
 
 @pytest.mark.parametrize("style", ["autotune", "heuristics_autotune", "triton_op_autotune", "custom_op_autotune"])
@@ -30,3 +32,18 @@ def test_styles_without_autotune_hold_none():
         [],
         [],
     ]
+
+
+def test_a_kept_artifact_is_warmed_and_timed_with_the_configs_its_cell_picked(fake_timer: FakeTimer):
+    tuner = reachable_autotuners(build_style("autotune", load_case("cases.add", "add")))[0]
+    picked, other = tuner.configs[0], tuner.configs[-1]
+    seen: list[dict] = []
+    tuner.cache.clear()
+    tuner.cache[(3001, "torch.float32")] = picked  # what the cell's own call picked
+    cell_timing.keep("add-autotune-eager", "eager", "cuda", lambda: seen.append(dict(tuner.cache)), None, None, [tuner])
+    tuner.cache.clear()  # a later cell autotunes afresh, and picks otherwise
+    tuner.cache[(3001, "torch.float32")] = other
+    cell_timing.warm_kept()
+    tuner.cache[(3001, "torch.float32")] = other  # another artifact of the style warmed in between
+    cell_timing.time_kept(["add-autotune-eager"], "cuda")
+    assert seen and all(cache == {(3001, "torch.float32"): picked} for cache in seen)
