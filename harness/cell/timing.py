@@ -193,9 +193,8 @@ def keep(
 ) -> Timing:
     """A passing cell's timing so far: ``call`` kept for the timing phase (pending), with the artifact at the
     bandwidth size (or why not) and the configs ``autotuners`` picked, or why it will not be timed. The artifact is
-    checked at the bandwidth size here, at
-    the cell's end (``check_at``: compiling that shape too), while other workers still run cells, not in the
-    warm-up after the last cell, which the timing phase waits for."""
+    checked at the bandwidth size here, at the cell's end (``check_at``: compiling that shape too), while other
+    workers still run cells, not in the warm-up after the last cell, which the timing phase waits for."""
     timer = timer_for(device)
     if isinstance(timer, str):
         return Timing.not_timed(timer)
