@@ -28,8 +28,7 @@ from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, Run
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
 
 
-AUTOTUNERS: dict[int, Autotuner] = {}  # every autotuner the styles built in this process can launch
-STYLE_AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) -> the autotuners it can launch
+AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) built here -> the autotuners it can launch
 
 
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
@@ -38,9 +37,8 @@ def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrap
     key = (case.id, style)
     if key not in cache:
         cache[key] = build_style(style, case)
-        found = STYLE_AUTOTUNERS[key] = reachable_autotuners(cache[key])
-        AUTOTUNERS.update((id(tuner), tuner) for tuner in found)
-        for tuner in found:
+        AUTOTUNERS[key] = reachable_autotuners(cache[key])
+        for tuner in AUTOTUNERS[key]:
             tuner.cache.clear()
     return cache[key]
 
@@ -104,7 +102,7 @@ def run_cell(
                 cell.timed_call,
                 cell.bytes_moved,
                 bandwidth_regime(cell, spec.path.id),
-                STYLE_AUTOTUNERS.get((case.id, spec.style), ()),
+                AUTOTUNERS.get((case.id, spec.style), ()),
             )
             if spec.timed
             else Timing.not_timed("the run was given --no-timing")
@@ -194,8 +192,9 @@ def fresh_autotune() -> None:
     torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
     torch._inductor.utils.clear_inductor_caches()
-    for tuner in AUTOTUNERS.values():
-        tuner.cache.clear()
+    for tuners in AUTOTUNERS.values():
+        for tuner in tuners:
+            tuner.cache.clear()
 
 
 def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:

@@ -7,9 +7,9 @@ waited for after it (host time: launching the call); then up to ``SAMPLES`` time
 GPU kept busy first (a sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its
 kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which the host
 time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares a
-``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the warm-up also checks its
-output there against the reference, and the same timing at that size (bandwidth-bound) goes into the timing's
-``bandwidth``: never for an artifact whose numbers differ."""
+``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the cell's end also checks its
+output there against the reference (``keep``), and the same timing at that size (bandwidth-bound) goes into the
+timing's ``bandwidth``: never for an artifact whose numbers differ."""
 
 from __future__ import annotations
 
@@ -260,7 +260,8 @@ def warm_kept() -> None:
                 with static_shapes():
                     at.call(at.inputs())()
             except Exception as error:  # recorded, not raised
-                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {type(error).__name__}: {error}"[:300]
+                why = f"{type(error).__name__}: {str(error).strip()[:200]}"
+                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {why}"
 
 
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:

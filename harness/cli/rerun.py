@@ -18,11 +18,19 @@ from harness.records.files import read_results
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.gate import Change
-from harness.report.speedgate import BANDWIDTH_TIME, LAUNCH_TIME, Limits, Slowdown, more, regime, time_change
+from harness.report.speedgate import (
+    BANDWIDTH_TIME,
+    LAUNCH_TIME,
+    MEASURES,
+    Limits,
+    Slowdown,
+    more,
+    regime,
+    time_change,
+)
 from harness.spec import Status, triton_interpreted
 
 TIMES = (BANDWIDTH_TIME, LAUNCH_TIME)  # the slowdowns in time
-MEASURED = {"compile time": "compile_seconds", "export time": "export_seconds", "GPU memory": "gpu_peak_mb"}
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
 
 
@@ -80,9 +88,7 @@ def retime_slowdowns(
     return [_measured_again(slow, before[slow.id], now[slow.id], again.get(slow.id), limits) for slow in found]
 
 
-def _measured_again(
-    slow: Slowdown, before: Record, current: Record, again: Record | None, limits: Limits
-) -> Slowdown:
+def _measured_again(slow: Slowdown, before: Record, current: Record, again: Record | None, limits: Limits) -> Slowdown:
     """``slow`` with what its re-run measured: excused where that is no longer slower past ``limits``; a compile
     or export time also where the two measurements of the current commit (the run's, the re-run's) lie further
     apart than the change: one sample each, the change is inside their noise (the time's rule: past the limit and
@@ -95,15 +101,16 @@ def _measured_again(
             return slow
         excused = time_change(was, timing, limits.time_limit(slow.what)) is None
         return dataclasses.replace(slow, retimed=timing.text, excused=excused)
-    value = getattr(again.measurements, MEASURED[slow.what], None)
+    name, shown = next((name, shown) for name, (what, shown) in MEASURES.items() if what == slow.what)
+    value = getattr(again.measurements, name, None)
     if value is None:
         return slow
     still = [s for s in more(before, again, limits) if s.what == slow.what]
-    if slow.what == "GPU memory":
-        return dataclasses.replace(slow, retimed=f"{value:.4g} MiB", excused=not still)
-    now = getattr(current.measurements, MEASURED[slow.what])
+    if name == "gpu_peak_mb":
+        return dataclasses.replace(slow, retimed=shown.format(value), excused=not still)
+    now = getattr(current.measurements, name)
     noise = abs(value / now - 1) if now else 0.0  # two measurements of one commit: how far they lie apart
-    return dataclasses.replace(slow, retimed=f"{value:.3g} s", excused=not still or noise >= slow.change)
+    return dataclasses.replace(slow, retimed=shown.format(value), excused=not still or noise >= slow.change)
 
 
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:

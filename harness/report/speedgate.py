@@ -28,6 +28,12 @@ MIN_MEMORY_MB = 1.0
 
 
 BANDWIDTH_TIME, LAUNCH_TIME = "time (bandwidth-bound)", "time (launch-bound)"  # a ``Slowdown``'s ``what``
+# the other measurements compared, each by its name in ``Measurements``: the ``what`` it is called and how it is shown
+MEASURES = {
+    "compile_seconds": ("compile time", "{:.3g} s"),
+    "export_seconds": ("export time", "{:.3g} s"),
+    "gpu_peak_mb": ("GPU memory", "{:.4g} MiB"),
+}
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,8 @@ def more(before: Record, after: Record, limits: Limits, compiles: bool = True) -
     """Its compile or export time (when ``compiles``) and peak GPU memory past ``limits`` above ``before``'s."""
     found = []
     for name in ("compile_seconds", "export_seconds") if compiles else ():
-        found += _more(before, after, name, limits.compile, MIN_COMPILE_S, "{:.3g} s")
-    return found + _more(before, after, "gpu_peak_mb", limits.memory, MIN_MEMORY_MB, "{:.4g} MiB")
+        found += _more(before, after, name, limits.compile, MIN_COMPILE_S)
+    return found + _more(before, after, "gpu_peak_mb", limits.memory, MIN_MEMORY_MB)
 
 
 def warmth_differs(baseline: Results, current: Results) -> str | None:
@@ -136,11 +142,11 @@ def time_change(was: Timing, now: Timing, limit: float) -> float | None:
     return change
 
 
-def _more(before: Record, after: Record, name: str, limit: float, floor: float, shown: str) -> list[Slowdown]:
+def _more(before: Record, after: Record, name: str, limit: float, floor: float) -> list[Slowdown]:
     was, now = getattr(before.measurements, name), getattr(after.measurements, name)
     if not was or now is None or now - was < floor or now / was - 1 <= limit:
         return []
-    what = {"compile_seconds": "compile time", "export_seconds": "export time", "gpu_peak_mb": "GPU memory"}[name]
+    what, shown = MEASURES[name]
     return [Slowdown(before.id, what, shown.format(was), shown.format(now), now / was - 1)]
 
 

@@ -19,7 +19,7 @@ def test_a_style_s_autotuner_is_found_and_forgets_its_configs_before_each_cell(s
     built: dict = {}
     wrapped = runner.build(load_case("cases.add", "add"), style, built)
     tuners = reachable_autotuners(wrapped)
-    assert len(tuners) == 1 and isinstance(tuners[0], Autotuner) and id(tuners[0]) in runner.AUTOTUNERS
+    assert len(tuners) == 1 and isinstance(tuners[0], Autotuner) and runner.AUTOTUNERS[("add", style)] == tuners
     tuners[0].cache[(3001, "torch.float32")] = tuners[0].configs[0]  # what an earlier cell's call picked
     runner.fresh_autotune()
     assert tuners[0].cache == {}
