@@ -3,6 +3,7 @@ first size, then on inputs hypothesis draws), and classify what happened into an
 
 from __future__ import annotations
 
+import gc
 import resource
 import time
 import traceback
@@ -69,8 +70,9 @@ def run_cell(
     outcome: Outcome | None = None  # the outcome of a cell that did not run to its end (a verdict's otherwise)
     mismatch: str | None = None
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    fresh_autotune()
+    fresh_autotune(spec.id)
     torch._dynamo.reset()
+    gc.collect()  # what earlier cells left in reference cycles, freed now: not inside this cell's peak
     held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
@@ -169,18 +171,22 @@ def judged(cell: Cell, mismatch: str | None) -> Outcome:
     return Outcome(status=status, reason=said)
 
 
-def fresh_autotune() -> None:
-    """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another
-    cell (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings), while compiled
-    code (the FX graph cache, Triton's kernel cache) is still shared. With a stored result Inductor launches only
-    the stored config and benchmarks nothing, so a kernel wrong whenever its configs are benchmarked (the
-    in-place autotune-over-heuristics cells) was right once another cell had stored one: the verdict depended
-    on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache does not key
-    on it, so a cache key tag keeps this code apart from code generated with stored results on. Inductor's
-    in-memory caches are emptied too: a cell process that already loaded a compiled module (an earlier cell's
-    identical graph, e.g. ``compile`` then ``fullgraph``) would hand back its kernels, autotuned already; loaded
-    again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built here
-    picked for earlier cells (harness/cell/autotuners.py)."""
+def fresh_autotune(cell: str = "") -> None:
+    """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another cell
+    (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings). With a stored result
+    Inductor launches only the stored config and benchmarks nothing, so a kernel wrong whenever its configs are
+    benchmarked (the in-place autotune-over-heuristics cells) was right once another cell had stored one: the
+    verdict depended on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache
+    does not key on it, so a cache key tag keeps this code apart from code generated with stored results on.
+    Inductor's in-memory caches are emptied too: a cell process that already loaded a compiled module (an earlier
+    cell's identical graph, e.g. ``compile`` then ``fullgraph``) would hand back its kernels, autotuned already;
+    loaded again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built
+    here picked for earlier cells (harness/cell/autotuners.py).
+
+    The tag names the ``cell`` too: no cell is served another cell's graph from the FX graph and AOTAutograd
+    caches (``compile`` and ``fullgraph`` of one style trace the same graph, and whichever ran second compiled in a
+    fraction of the time), so its compile time does not depend on which cell ran first; a cell's own later
+    compiles (its drawn sizes, its re-run alone in a warm run) still hit. Triton's kernel cache stays shared."""
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
@@ -189,7 +195,7 @@ def fresh_autotune() -> None:
     torch._inductor.config.autotune_local_cache = False
     torch._inductor.config.autotune_remote_cache = False
     torch._inductor.config.bundled_autotune_remote_cache = False
-    torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
+    torch.compiler.config.cache_key_tag = f"{FRESH_AUTOTUNE_TAG}:{cell}" if cell else FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
     torch._inductor.utils.clear_inductor_caches()
     for tuners in AUTOTUNERS.values():
@@ -264,6 +270,22 @@ def _refine_stage(error: BaseException, stage: str) -> str:
     if isinstance(error, dynamo_exc.TorchDynamoException | dynamo_exc.UserError):
         return "trace" if stage in ("trace", "compile") else stage
     return stage
+
+
+def warm_compiler() -> None:
+    """Compile and run one small pure-PyTorch function on the GPU, before a cell process's first cell: the
+    process's one-time costs (CUDA's modules, Triton's backend, Inductor's compile workers) then fall in no cell's
+    compile time, which would otherwise depend on whether the cell came first in its process (a cell measured
+    again alone always does). No CUDA device, or Triton's interpreter: nothing to warm."""
+    if not torch.cuda.is_available() or triton_interpreted():
+        return
+    try:
+        compiled = torch.compile(lambda x: torch.relu(x * 2.0) + 1.0)
+        compiled(torch.ones(1000, device="cuda"))
+        torch.cuda.synchronize()
+    except Exception:  # a broken compiler shows in the cells that use it, charged to them
+        traceback.print_exc()
+    torch._dynamo.reset()
 
 
 def device_name() -> str:
