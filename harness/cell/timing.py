@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
+import torch.compiler.config
 
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
@@ -145,10 +146,14 @@ class Kept:
     failed: str | None = None  # why a warm-up call failed
     bandwidth: AtSize | str | None = None
     configs: list[tuple[Any, dict[Any, Any]]] = dataclasses.field(default_factory=list)
+    cache_tag: str = ""  # the compile caches' key tag its cell compiled under (one per cell)
 
     def restore(self) -> None:
         """Give its style's Triton autotuners back the configs they had picked at the cell's end (later cells
-        autotune afresh): the phase times the configs the cell checked, and benchmarks none again."""
+        autotune afresh): the phase times the configs the cell checked, and benchmarks none again. The cell's cache
+        key tag is set again too: Dynamo's re-trace of a kept compiled artifact then finds the cell's own graph in
+        the FX graph cache instead of compiling it anew."""
+        torch.compiler.config.cache_key_tag = self.cache_tag
         for tuner, picked in self.configs:
             tuner.cache.clear()
             tuner.cache.update(picked)
@@ -206,7 +211,8 @@ def keep(
             KEPT.clear()  # a faulted CUDA context: nothing kept here can be timed (the process is replaced)
             return Timing.not_timed(f"{FAULTED}: {bandwidth.failed}")
     configs = [(tuner, dict(tuner.cache)) for tuner in autotuners]
-    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth, configs=configs)
+    tag = torch.compiler.config.cache_key_tag
+    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth, configs=configs, cache_tag=tag)
     return Timing(TimingState.PENDING)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.case import Case, load_case
-from harness.cell.runner import device_name, run_cell
+from harness.cell.runner import device_name, run_cell, warm_compiler
 from harness.cell.timing import time_kept, warm_kept
 from harness.kernel.styles import Wrapped
 from harness.spec import CellSpec, RunLocations
@@ -27,6 +27,7 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
     faulthandler.enable()
     cases: dict[tuple[str, str], Case] = {}
     built: dict[tuple[str, str], Wrapped] = {}
+    warm_compiler()
     conn.send(device_name())
     for nth in itertools.count(1):
         try:

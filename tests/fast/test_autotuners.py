@@ -3,7 +3,11 @@ are forgotten before the next (harness/cell/autotuners.py, harness/cell/runner.p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import torch
+from torch._dynamo.utils import counters
 from triton.runtime.autotuner import Autotuner
 
 from harness.case import load_case
@@ -47,3 +51,22 @@ def test_a_kept_artifact_is_warmed_and_timed_with_the_configs_its_cell_picked(fa
     tuner.cache[(3001, "torch.float32")] = other  # another artifact of the style warmed in between
     cell_timing.time_kept(["add-autotune-eager"], "cuda")
     assert seen and all(cache == {(3001, "torch.float32"): picked} for cache in seen)
+
+
+def test_a_kept_compiled_artifact_is_warmed_from_its_own_cells_graph(
+    fake_timer: FakeTimer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Each cell compiles under its own cache key tag; the phase's warm-up re-traces a kept artifact under the tag
+    its cell compiled with, so it finds that graph in the FX graph cache instead of compiling it again."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    with torch.compiler.config.patch(cache_key_tag=""):
+        runner.fresh_autotune("add-control-compile")
+        model = torch.compile(lambda x: torch.relu(x * 2) + 1)
+        model(torch.ones(10))
+        cell_timing.keep("add-control-compile", "compile", "cuda", lambda: model(torch.ones(10)), None, None, [])
+        runner.fresh_autotune("add-control-fullgraph")  # the process's next cell
+        torch._dynamo.reset()
+        counters.clear()
+        cell_timing.warm_kept()
+        cell_timing.KEPT.clear()
+        assert (counters["inductor"]["fxgraph_cache_hit"], counters["inductor"]["fxgraph_cache_miss"]) == (1, 0)

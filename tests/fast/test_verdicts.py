@@ -4,6 +4,7 @@ server that fails to start (exit 6), an interpreter run's chart, and autotune re
 cells."""
 
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -130,7 +131,17 @@ def test_an_interpreter_run_is_not_compared_with_gpu_claims(tmp_path: Path):
     assert "0 active drivers" in interpreted  # the autotuned stacks' failure, explained
 
 
-def test_no_autotune_result_is_carried_from_one_cell_to_the_next(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.fixture
+def untagged() -> Iterator[None]:
+    """No compile cache key tag, as a user's process has it, and the tag put back after the test (monkeypatch
+    would delete the config key it did not find in the module's dict)."""
+    with torch.compiler.config.patch(cache_key_tag=""):
+        yield
+
+
+def test_no_autotune_result_is_carried_from_one_cell_to_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, untagged: None
+):
     """A stand-in kernel in a stand-in Inductor cache: Inductor's own autotune cache, read as compiled code reads
     it. Without the harness's setting, a result stored by one cell makes the next skip benchmarking (its
     verdict then depends on order); with it, every cell benchmarks every config, as a fresh deployment does."""
@@ -143,7 +154,6 @@ def test_no_autotune_result_is_carried_from_one_cell_to_the_next(tmp_path: Path,
     monkeypatch.setattr(config, "autotune_local_cache", True)  # Inductor's default, as a user's process has it
     for name in ("autotune_remote_cache", "bundled_autotune_remote_cache"):
         monkeypatch.setattr(config, name, getattr(config, name))
-    monkeypatch.setattr(torch.compiler.config, "cache_key_tag", "")
     monkeypatch.setattr(triton.knobs.autotuning, "cache", False)
     kernel = tmp_path / "inductor" / "ab" / "cabkernel.py"
     kernel.parent.mkdir(parents=True)
@@ -162,6 +172,25 @@ def test_no_autotune_result_is_carried_from_one_cell_to_the_next(tmp_path: Path,
     assert torch.compiler.config.cache_key_tag == FRESH_AUTOTUNE_TAG
     assert (len(cell()), len(cell())) == (2, 2)  # every cell benchmarks, first or not
     assert triton.knobs.autotuning.cache is False
+
+
+def test_no_cell_is_served_another_cells_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, untagged: None):
+    """``compile`` and ``fullgraph`` of one style trace one graph: each cell compiles it (a miss in the FX graph
+    cache), so its compile time does not depend on which ran first; the same cell again hits its own."""
+    from torch._dynamo.utils import counters
+
+    from harness.cell.runner import FRESH_AUTOTUNE_TAG, fresh_autotune
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
+    hits = []
+    for cell in ("add-raw_jit-compile", "add-raw_jit-fullgraph", "add-raw_jit-compile"):
+        fresh_autotune(cell)
+        torch._dynamo.reset()
+        counters.clear()
+        torch.compile(lambda x: torch.relu(x * 2) + 1)(torch.ones(10))
+        hits.append(counters["inductor"]["fxgraph_cache_hit"])
+    assert hits == [0, 0, 1]
+    assert torch.compiler.config.cache_key_tag.startswith(FRESH_AUTOTUNE_TAG)
 
 
 def test_goals_show_a_graph_break_as_a_near_miss_and_warn_of_wrong_numbers_elsewhere():
