@@ -1,7 +1,8 @@
 """Every distinct failure's repro script (harness/repro/failures.py) run in a fresh process (harness/execution/
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
-line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on,
-a few at a time beside the cells; the end of the run writes the final scripts (for those same cells), waits for
+line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
+few at a time beside the cells (those not started when the last cell ends are left to the end, so that the timing
+phase waits only for those running); the end of the run writes the final scripts (for those same cells), waits for
 those runs and runs the rest, each within its path's timeout. Records kept from an earlier run keep theirs; a run
 that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills
 every script still running and starts none: their failures are "not confirmed", and the run exits 130."""
@@ -70,6 +71,16 @@ class Confirmer:
         with FileCoordination(folder, 1).shared():
             return self.scripts.run(script, limit)
 
+    def cells_ended(self) -> None:
+        """Every cell has its record: the early scripts not started yet are left to the final batch (as many at a
+        time as workers, after the timing phase), so the timing phase waits only for the few already running."""
+        for _, future in self.early.values():
+            future.cancel()
+
+    def started_early(self) -> dict[str, Future[ScriptRun]]:
+        """Cell -> the run of its early script, for the scripts that started (``cells_ended`` cancelled the rest)."""
+        return {cell: future for cell, future in self.early.values() if not future.cancelled()}
+
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""
         limits = {spec.id: spec.timeout for spec in inputs(self.config).matrix.paths}
@@ -94,7 +105,7 @@ class Confirmer:
 
     def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
         records = results.by_id()
-        early = {cell: future for cell, future in self.early.values()}
+        early = self.started_early()
         to_run = {  # a script runs its first cell's path: that path's timeout
             script: self.limit(records[cells[0]].path)
             for script, cells in scripts.items()

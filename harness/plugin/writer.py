@@ -140,6 +140,8 @@ class RecordsWriter:
             self._write(lambda: self.log.append(record))
             self.confirmer.submit(record, self.env)
             self.last_cell = time.perf_counter()
+            if self.expected and len(self.records) >= len(self.expected) and self.records.keys() >= set(self.expected):
+                self.confirmer.cells_ended()
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -214,6 +214,24 @@ def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(tmp
     assert results["done"][0]["a-b-eager"].timed
 
 
+def test_early_scripts_not_started_when_the_cells_end_wait_for_the_final_batch_not_the_timing():
+    """Early scripts run a few at a time and the timing phase waits for them: once every cell has its record, the
+    queued ones are left to the final batch (after the timing phase, as many at a time as workers)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from harness.plugin.confirming import Confirmer
+
+    confirmer = Confirmer.__new__(Confirmer)
+    release = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        running = pool.submit(release.wait, 10)
+        queued = pool.submit(lambda: "ran early")
+        confirmer.early = {"sig-a": ("a-b-eager", running), "sig-b": ("c-d-eager", queued)}
+        confirmer.cells_ended()
+        release.set()
+    assert list(confirmer.started_early()) == ["a-b-eager"] and running.result() is True and queued.cancelled()
+
+
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
