@@ -2,12 +2,12 @@
 
 The harness recorded: blind at compare: SubsystemMismatch: flops: FlopCounterMode counted 0 for the op, the case declares 3905
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-flop_counter, add-autotune-flop_counter, add-heuristics_autotune-flop_counter, add-autotune_heuristics-flop_counter, sin-raw_jit-flop_counter, sin-autotune-flop_counter, sin-heuristics_autotune-flop_counter, sin-autotune_heuristics-flop_counter, silu-raw_jit-flop_counter, silu-autotune-flop_counter, silu-heuristics_autotune-flop_counter, silu-autotune_heuristics-flop_counter, softmax-autotune-flop_counter, softmax-heuristics_autotune-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-raw_jit-flop_counter, matmul-autotune-flop_counter, matmul-heuristics_autotune-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-raw_jit-flop_counter, add_inplace-autotune-flop_counter, add_inplace-heuristics_autotune-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-raw_jit-flop_counter, rmsnorm-autotune-flop_counter, rmsnorm-heuristics_autotune-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-raw_jit-flop_counter, layernorm-autotune-flop_counter, layernorm-heuristics_autotune-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-raw_jit-flop_counter, sin_triton_backward-autotune-flop_counter, sin_triton_backward-heuristics_autotune-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
+The same failure in 11 more cell(s): add-raw_jit-flop_counter, add-autotune_heuristics-flop_counter, sin-heuristics_autotune-flop_counter, silu-autotune-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-heuristics_autotune-flop_counter, add_inplace-autotune-flop_counter, rmsnorm-raw_jit-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-heuristics_autotune-flop_counter, sin_triton_backward-autotune-flop_counter.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): b08e6e9daa1d1aff281bddec249a2d25809b90dbfe8dd98ace6b8a569b3b7f49
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c745e61fe48bdf307c09913bea93879ffa746fd8fa916880db3539b99598695b
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

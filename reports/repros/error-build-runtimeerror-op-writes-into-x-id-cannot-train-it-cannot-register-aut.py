@@ -2,12 +2,10 @@
 
 The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op)> with schema harness::add_inplace_triton_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 3 more cell(s): add_inplace-triton_op-train_eager, add_inplace-custom_op-train_eager, add_inplace-custom_op-train_compile.
-
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 56928224c91df09d59cd1c022c5ffdd1ddfaa0cc52368d9c3bf9f708cc0c6115
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 5b17e1395a601ccaef001b9a22714533fa1d7c11ac45764f45f86ff03082c6b1
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

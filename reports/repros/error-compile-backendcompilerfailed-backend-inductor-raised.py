@@ -1,13 +1,13 @@
-"""sin-raw_jit-subclass_compile: a reproducer written by triton-torch-matrix.
+"""sin-autotune-subclass_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: BackendCompilerFailed: backend='inductor' raised:
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-subclass_compile, add-autotune-subclass_compile, add-heuristics_autotune-subclass_compile, add-autotune_heuristics-subclass_compile, sin-autotune-subclass_compile, sin-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune-subclass_compile, silu-heuristics_autotune-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-raw_jit-subclass_compile, softmax-autotune-subclass_compile, softmax-heuristics_autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-autotune-subclass_compile, matmul-heuristics_autotune-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-heuristics_autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-autotune-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-raw_jit-subclass_compile, layernorm-autotune-subclass_compile, layernorm-heuristics_autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
+The same failure in 11 more cell(s): add-heuristics_autotune-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-heuristics_autotune-subclass_compile, matmul-autotune-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, layernorm-autotune-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0ae56179b3bbf7baa6730cb6998058d00ce0706d9cfeb384034dbb975ef65254
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): f25a16bb9e4368b5fd52d16a5cf11355346b597365928f7dacd59f0411995a60
 """
 
 from __future__ import annotations
@@ -22,11 +22,14 @@ import inspect
 import itertools
 import keyword
 import linecache
+import os
 import re
 import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -925,6 +928,25 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
+
+
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
+    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
+
+
+def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
+    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
+    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
+    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
+    fastest, which says nothing about a GPU."""
+    start = time.perf_counter()
+    kernel_call()
+    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+
+
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
@@ -985,7 +1007,7 @@ CASE = Case(
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1008,9 +1030,25 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    options.update(case.autotune_options)
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+
+
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 
 @dataclass(frozen=True)
@@ -1130,7 +1168,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *jit(CASE), 'harness::sin_raw_jit')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::sin_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: subclass_compile ----
@@ -1194,7 +1232,7 @@ def subclass_compile(cell: Cell) -> None:
         _run_subclass(cell, model)
 
 
-STYLE, DEVICE = 'raw_jit', 'cuda'
+STYLE, DEVICE = 'autotune', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1217,4 +1255,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin-raw_jit-subclass_compile passes here")
+    print("no failure: sin-autotune-subclass_compile passes here")

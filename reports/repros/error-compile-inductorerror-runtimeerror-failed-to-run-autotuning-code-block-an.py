@@ -1,13 +1,13 @@
-"""add-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a subprocess:
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 3 more cell(s): sin-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic, sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic.
+The same failure in 1 more cell(s): silu-triton_op_autotune_heuristics-aoti_dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 8288be6ad0bc5e57da846d35fa6c11193a0f41fe25f80cdca9a258d787cac413
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): cc94ed0dec0a653fdd7b8e695fc0bde4428fc0479e4c08eb70deb24ab682b1f7
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager
@@ -952,9 +953,11 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
+backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
+directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
 
 import math
 
@@ -963,47 +966,62 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+@triton.jit
+def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
+
+
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
+
+
+def launch_backward(kernel, inputs, out, grad):
+    (x,) = inputs
+    grad_x = torch.empty_like(x)
+    n_elements = x.numel()
+    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
+    return (grad_x,)
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="sin_triton_backward",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
-    arg_names=("x", "y"),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    backward_kernel=cos_backward_kernel,
+    launch_backward=launch_backward,
+    flops=lambda x: math.prod(x),
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -1258,7 +1276,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_triton_op_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_backward_triton_op_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
@@ -1367,4 +1385,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-triton_op_autotune_heuristics-aoti_dynamic passes here")
+    print("no failure: sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic passes here")

@@ -2,12 +2,12 @@
 
 The harness recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op; the fallback path doesn't work on out= or view ops.
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): add_inplace-triton_op_autotune-vmap, add_inplace-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_autotune-vmap, add_inplace-custom_op_heuristics_autotune-vmap, add_inplace-custom_op_autotune_heuristics-vmap.
+The same failure in 2 more cell(s): add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op_heuristics_autotune-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): eef83d6f6613026261136e4a36f928f89d5a333aa7979281a00174a4b3ba8f90
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 75f434df62b504c0703f4dc89619b85c70d36a2faf67404e3084abd0cd6e2675
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

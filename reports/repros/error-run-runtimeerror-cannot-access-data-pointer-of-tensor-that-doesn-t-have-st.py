@@ -2,12 +2,12 @@
 
 The harness recorded: error at run: RuntimeError: Cannot access data pointer of Tensor that doesn't have storage
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-vmap, add-autotune-vmap, add-heuristics_autotune-vmap, add-autotune_heuristics-vmap, sin-raw_jit-vmap, sin-autotune-vmap, sin-heuristics_autotune-vmap, sin-autotune_heuristics-vmap, silu-raw_jit-vmap, silu-autotune-vmap, silu-heuristics_autotune-vmap, silu-autotune_heuristics-vmap, softmax-autotune-vmap, softmax-heuristics_autotune-vmap, softmax-autotune_heuristics-vmap, matmul-raw_jit-vmap, matmul-autotune-vmap, matmul-heuristics_autotune-vmap, matmul-autotune_heuristics-vmap, add_inplace-raw_jit-vmap, add_inplace-autotune-vmap, add_inplace-heuristics_autotune-vmap, add_inplace-autotune_heuristics-vmap, rmsnorm-raw_jit-vmap, rmsnorm-autotune-vmap, rmsnorm-heuristics_autotune-vmap, rmsnorm-autotune_heuristics-vmap, layernorm-raw_jit-vmap, layernorm-autotune-vmap, layernorm-heuristics_autotune-vmap, layernorm-autotune_heuristics-vmap, sin_triton_backward-raw_jit-vmap, sin_triton_backward-autotune-vmap, sin_triton_backward-heuristics_autotune-vmap, sin_triton_backward-autotune_heuristics-vmap.
+The same failure in 11 more cell(s): add-raw_jit-vmap, add-autotune_heuristics-vmap, sin-heuristics_autotune-vmap, silu-autotune-vmap, softmax-autotune_heuristics-vmap, matmul-heuristics_autotune-vmap, add_inplace-autotune-vmap, rmsnorm-raw_jit-vmap, rmsnorm-autotune_heuristics-vmap, layernorm-heuristics_autotune-vmap, sin_triton_backward-autotune-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 365f049829c30c602a53617e60dded9e5da2a82107b3220247c77967155ac9d0
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 2d424462efa376775ef3800581fe122dc31f056147cfd990cd218b01095ca808
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

@@ -2,12 +2,12 @@
 
 The harness recorded: error at run: RuntimeError: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_autotune.
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-custom_op-aoti_standalone, add-custom_op_autotune-aoti_standalone, add-custom_op_heuristics_autotune-aoti_standalone, add-custom_op_autotune_heuristics-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_autotune-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, sin-custom_op_autotune_heuristics-aoti_standalone, silu-custom_op-aoti_standalone, silu-custom_op_autotune-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, silu-custom_op_autotune_heuristics-aoti_standalone, softmax-custom_op-aoti_standalone, softmax-custom_op_heuristics_autotune-aoti_standalone, softmax-custom_op_autotune_heuristics-aoti_standalone, matmul-custom_op-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, matmul-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op-aoti_standalone, add_inplace-custom_op_autotune-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, add_inplace-custom_op_autotune_heuristics-aoti_standalone, rmsnorm-custom_op-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune_heuristics-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_autotune-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, layernorm-custom_op_autotune_heuristics-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune_heuristics-aoti_standalone.
+The same failure in 11 more cell(s): add-custom_op_autotune-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_autotune_heuristics-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_autotune_heuristics-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4e0ab8ebccbf1f8cc85890ef54d8c0321f82bb1fe75250f8241bfabe33d40fe0
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): fbf6bcd2f30e7db40eee21b598b3e7b79c84f990534c1d0485893b982c2c2927
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager

@@ -2,12 +2,12 @@
 
 The harness recorded: error at run: RuntimeError: wrap_triton only works on functions annotated with triton.jit or triton.autotune
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 42 more cell(s): add-triton_op_heuristics_autotune-eager, add-triton_op_heuristics_autotune-train_eager, add-triton_op_heuristics_autotune-subclass_eager, add-triton_op_heuristics_autotune-vmap, sin-triton_op_heuristics_autotune-eager, sin-triton_op_heuristics_autotune-train_eager, sin-triton_op_heuristics_autotune-flop_counter, sin-triton_op_heuristics_autotune-subclass_eager, sin-triton_op_heuristics_autotune-vmap, silu-triton_op_heuristics_autotune-eager, silu-triton_op_heuristics_autotune-train_eager, silu-triton_op_heuristics_autotune-flop_counter, silu-triton_op_heuristics_autotune-subclass_eager, silu-triton_op_heuristics_autotune-vmap, softmax-triton_op_heuristics_autotune-eager, softmax-triton_op_heuristics_autotune-train_eager, softmax-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-subclass_eager, softmax-triton_op_heuristics_autotune-vmap, matmul-triton_op_heuristics_autotune-eager, matmul-triton_op_heuristics_autotune-train_eager, matmul-triton_op_heuristics_autotune-flop_counter, matmul-triton_op_heuristics_autotune-subclass_eager, matmul-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_heuristics_autotune-eager, add_inplace-triton_op_heuristics_autotune-flop_counter, add_inplace-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-eager, rmsnorm-triton_op_heuristics_autotune-train_eager, rmsnorm-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-vmap, layernorm-triton_op_heuristics_autotune-eager, layernorm-triton_op_heuristics_autotune-train_eager, layernorm-triton_op_heuristics_autotune-flop_counter, layernorm-triton_op_heuristics_autotune-subclass_eager, layernorm-triton_op_heuristics_autotune-vmap, sin_triton_backward-triton_op_heuristics_autotune-eager, sin_triton_backward-triton_op_heuristics_autotune-train_eager, sin_triton_backward-triton_op_heuristics_autotune-flop_counter, sin_triton_backward-triton_op_heuristics_autotune-subclass_eager, sin_triton_backward-triton_op_heuristics_autotune-vmap.
+The same failure in 13 more cell(s): add-triton_op_heuristics_autotune-eager, add-triton_op_heuristics_autotune-vmap, sin-triton_op_heuristics_autotune-subclass_eager, silu-triton_op_heuristics_autotune-train_eager, softmax-triton_op_heuristics_autotune-eager, softmax-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-vmap, matmul-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-eager, rmsnorm-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-vmap, layernorm-triton_op_heuristics_autotune-subclass_eager, sin_triton_backward-triton_op_heuristics_autotune-train_eager.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 49a4f9cd3247ef3f7ab0cf4278c5f8e212089936193177315e8fbcc164d6d58b
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 87c306206198d9e69c091b54535528617d7a6e83212dfb507fe4204fa5949007
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager

@@ -1,13 +1,13 @@
-"""silu-autotune-cpu_fallback: a reproducer written by triton-torch-matrix.
+"""softmax-autotune-cpu_fallback: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-cpu_fallback, add-autotune-cpu_fallback, add-heuristics_autotune-cpu_fallback, add-autotune_heuristics-cpu_fallback, sin-raw_jit-cpu_fallback, sin-autotune-cpu_fallback, sin-heuristics_autotune-cpu_fallback, sin-autotune_heuristics-cpu_fallback, silu-raw_jit-cpu_fallback, silu-heuristics_autotune-cpu_fallback, silu-autotune_heuristics-cpu_fallback, softmax-raw_jit-cpu_fallback, softmax-autotune-cpu_fallback, softmax-heuristics_autotune-cpu_fallback, softmax-autotune_heuristics-cpu_fallback, matmul-raw_jit-cpu_fallback, matmul-autotune-cpu_fallback, matmul-heuristics_autotune-cpu_fallback, matmul-autotune_heuristics-cpu_fallback, add_inplace-raw_jit-cpu_fallback, add_inplace-autotune-cpu_fallback, add_inplace-heuristics_autotune-cpu_fallback, add_inplace-autotune_heuristics-cpu_fallback, rmsnorm-raw_jit-cpu_fallback, rmsnorm-autotune-cpu_fallback, rmsnorm-heuristics_autotune-cpu_fallback, rmsnorm-autotune_heuristics-cpu_fallback, layernorm-raw_jit-cpu_fallback, layernorm-autotune-cpu_fallback, layernorm-heuristics_autotune-cpu_fallback, layernorm-autotune_heuristics-cpu_fallback, sin_triton_backward-raw_jit-cpu_fallback, sin_triton_backward-autotune-cpu_fallback, sin_triton_backward-heuristics_autotune-cpu_fallback, sin_triton_backward-autotune_heuristics-cpu_fallback.
+The same failure in 11 more cell(s): add-autotune-cpu_fallback, sin-raw_jit-cpu_fallback, sin-autotune_heuristics-cpu_fallback, silu-heuristics_autotune-cpu_fallback, matmul-raw_jit-cpu_fallback, matmul-autotune_heuristics-cpu_fallback, add_inplace-heuristics_autotune-cpu_fallback, rmsnorm-autotune-cpu_fallback, layernorm-raw_jit-cpu_fallback, layernorm-autotune_heuristics-cpu_fallback, sin_triton_backward-heuristics_autotune-cpu_fallback.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 7d6820ea7c27c76873a736927217911f7f9a0a24c5acef73269570368147ca37
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4eda03761838a35b4214afe38808e2dea1c77fe0c873035046b6cd15f8f3c645
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager
@@ -951,9 +952,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.silu (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.softmax (its kernel, launch and PyTorch reference) ----
 
-"""The blog's bf16 SiLU kernel, inside the blog's small Linear -> SiLU -> Linear module."""
+"""Row-wise softmax of a 2-D tensor: one program per row, the row in one block."""
 
 import math
 
@@ -962,78 +963,55 @@ import triton
 import triton.language as tl
 
 
-IN_FEATURES, HIDDEN = 128, 64
-MAX_BLOCK = 1024
-
-
 @triton.jit
-def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + offsets)
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        x = tl.load(x_ptr + offsets, mask=mask)
-    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
-    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
     if EVEN:
-        tl.store(out_ptr + offsets, out)
+        tl.store(out_ptr + row * stride + cols, out)
     else:
-        tl.store(out_ptr + offsets, out, mask=mask)
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
     return out
 
 
 def backward(inputs, out, grad):
-    x = inputs[0].float()
-    sig = torch.sigmoid(x)
-    return ((grad.float() * sig * (1 + x * (1 - sig))).to(grad.dtype),)
+    return (out * (grad - (grad * out).sum(dim=-1, keepdim=True)),)
 
 
-class SiluMLP(torch.nn.Module):
-    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
-
-    def __init__(self, op):
-        super().__init__()
-        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
-        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
-        self.op = op
-
-    def forward(self, x):
-        return self.linear2(self.op(self.linear1(x).contiguous()))
-
-
-def make_inputs(batch, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
-
-
-def module(op):
-    return SiluMLP(op)
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="silu",
-    kernel=silu_kernel,
+    id="softmax",
+    kernel=softmax_kernel,
     launch=launch,
-    reference=torch.nn.functional.silu,
+    reference=lambda x: torch.softmax(x, dim=-1),
     make_inputs=make_inputs,
     backward=backward,
-    flops=lambda x: 4 * math.prod(x),
+    flops=lambda x: 5 * math.prod(x),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     arg_names=("x",),
-    sizes=(37, 8, 61),
-    meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)],
-    key=["n_elements"],
-    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
-    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
-    dtype=torch.bfloat16,
-    module=module,
+    sizes=(67, 13, 129),
+    meta={"EVEN": False},
+    configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
+    key=["n_cols"],
+    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
+    heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
 )
 
 
@@ -1198,7 +1176,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune(CASE), 'harness::silu_autotune')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::softmax_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: cpu_fallback ----
@@ -1233,8 +1211,8 @@ def cpu_fallback(cell: Cell) -> None:
 
 
 STYLE, DEVICE = 'autotune', 'cpu'
-EXAMPLE = (37, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
-ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
+EXAMPLE = (67, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
 PATH = cpu_fallback
 
@@ -1255,4 +1233,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: silu-autotune-cpu_fallback passes here")
+    print("no failure: softmax-autotune-cpu_fallback passes here")

@@ -1,13 +1,13 @@
-"""add-triton_op_heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: RuntimeError: wrap_triton only works on functions annotated with triton.jit or triton.autotune
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 26 more cell(s): add-triton_op_heuristics_autotune-export_nonstrict, add-triton_op_heuristics_autotune-export_dynamic_nonstrict, sin-triton_op_heuristics_autotune-export_nonstrict, sin-triton_op_heuristics_autotune-aoti_nonstrict, sin-triton_op_heuristics_autotune-export_dynamic_nonstrict, silu-triton_op_heuristics_autotune-export_nonstrict, silu-triton_op_heuristics_autotune-aoti_nonstrict, silu-triton_op_heuristics_autotune-export_dynamic_nonstrict, softmax-triton_op_heuristics_autotune-export_nonstrict, softmax-triton_op_heuristics_autotune-aoti_nonstrict, softmax-triton_op_heuristics_autotune-export_dynamic_nonstrict, matmul-triton_op_heuristics_autotune-export_nonstrict, matmul-triton_op_heuristics_autotune-aoti_nonstrict, matmul-triton_op_heuristics_autotune-export_dynamic_nonstrict, add_inplace-triton_op_heuristics_autotune-export_nonstrict, add_inplace-triton_op_heuristics_autotune-aoti_nonstrict, add_inplace-triton_op_heuristics_autotune-export_dynamic_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_nonstrict, rmsnorm-triton_op_heuristics_autotune-aoti_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_dynamic_nonstrict, layernorm-triton_op_heuristics_autotune-export_nonstrict, layernorm-triton_op_heuristics_autotune-aoti_nonstrict, layernorm-triton_op_heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-aoti_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_nonstrict.
+The same failure in 8 more cell(s): add-triton_op_heuristics_autotune-export_nonstrict, silu-triton_op_heuristics_autotune-aoti_nonstrict, silu-triton_op_heuristics_autotune-export_dynamic_nonstrict, softmax-triton_op_heuristics_autotune-export_nonstrict, add_inplace-triton_op_heuristics_autotune-export_dynamic_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-aoti_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c5f5e93d949e7ea719cbc11e77773bb78e5746a2e63b1810fd4cb80a6164ba1a
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): d10d8866d0863e420fec68222fdeaf852a43fcf853895799f655ad25a6be9cad
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager
@@ -952,9 +953,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
 
 import math
 
@@ -963,26 +964,27 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
         x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
 def launch(kernel, x, y, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
-    return out
+    n_elements = x.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
 
 
 def make_inputs(size, device, seed):
@@ -991,22 +993,22 @@ def make_inputs(size, device, seed):
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="add_inplace",
+    kernel=add_inplace_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=reference,
     make_inputs=make_inputs,
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
-    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
     arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    mutates=("x",),
+    autotune_options={"restore_value": ["x_ptr"]},  # autotuning runs the kernel repeatedly
 )
 
 
@@ -1258,7 +1260,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::add_triton_op_heuristics_autotune')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::add_inplace_triton_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_nonstrict ----
@@ -1339,4 +1341,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-triton_op_heuristics_autotune-aoti_nonstrict passes here")
+    print("no failure: add_inplace-triton_op_heuristics_autotune-aoti_nonstrict passes here")

@@ -1,13 +1,13 @@
-"""add-autotune-export_dynamic_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-heuristics_autotune-export_dynamic_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: TypeError: unhashable type: non-nested SymInt
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 17 more cell(s): add-heuristics_autotune-export_dynamic_nonstrict, add-autotune_heuristics-export_dynamic_nonstrict, sin-autotune-export_dynamic_nonstrict, sin-heuristics_autotune-export_dynamic_nonstrict, sin-autotune_heuristics-export_dynamic_nonstrict, silu-autotune-export_dynamic_nonstrict, silu-heuristics_autotune-export_dynamic_nonstrict, silu-autotune_heuristics-export_dynamic_nonstrict, matmul-autotune-export_dynamic_nonstrict, matmul-heuristics_autotune-export_dynamic_nonstrict, matmul-autotune_heuristics-export_dynamic_nonstrict, add_inplace-autotune-export_dynamic_nonstrict, add_inplace-heuristics_autotune-export_dynamic_nonstrict, add_inplace-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-autotune-export_dynamic_nonstrict, sin_triton_backward-heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-autotune_heuristics-export_dynamic_nonstrict.
+The same failure in 5 more cell(s): sin-autotune-export_dynamic_nonstrict, silu-autotune_heuristics-export_dynamic_nonstrict, matmul-autotune-export_dynamic_nonstrict, add_inplace-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-autotune_heuristics-export_dynamic_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): adc63b14a192188fbb0008c08cebfd41c0212d6232830a29ddb910b8d3391089
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): ed873cb7c87a94fa2fb07e5de5ef8a45a2e0edb44cb0820e65a2ae09de442e16
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager
@@ -1009,7 +1010,7 @@ CASE = Case(
 )
 
 
-# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
+# ---- the style: heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1048,9 +1049,11 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
-    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
+def heuristics_autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.heuristics`` outermost over ``@triton.autotune`` (the order the recipe calls supported): the
+    heuristics run before a config is picked, so they read the call's arguments only."""
+    kernel = triton.heuristics(dict(case.heuristics))(_autotune(case, case.kernel))
+    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
 
 
 @dataclass(frozen=True)
@@ -1170,7 +1173,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune(CASE), 'harness::add_autotune')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *heuristics_autotune(CASE), 'harness::add_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: export_dynamic_nonstrict ----
@@ -1248,7 +1251,7 @@ def export_dynamic_nonstrict(cell: Cell) -> None:
     _run_export_dynamic(cell, strict=False)
 
 
-STYLE, DEVICE = 'autotune', 'cuda'
+STYLE, DEVICE = 'heuristics_autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1271,4 +1274,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-autotune-export_dynamic_nonstrict passes here")
+    print("no failure: add-heuristics_autotune-export_dynamic_nonstrict passes here")

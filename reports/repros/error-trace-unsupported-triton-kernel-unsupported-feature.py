@@ -2,12 +2,12 @@
 
 The harness recorded: error at trace: Unsupported: triton kernel unsupported feature
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 9 more cell(s): add-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
+The same failure in 1 more cell(s): sin-autotune_heuristics-export_dynamic_strict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c06537a26bec488843ec0d375114656913d78ff0b3b7cc46f8db76582ba3813b
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c599b8e8a60a87408608eb61887a0205447baeaedc5eed33f922b95e91881025
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager

@@ -1,13 +1,11 @@
-"""sin-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+"""softmax-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: graph_break: : 
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 4 more cell(s): silu-autotune_heuristics-dynamic, softmax-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
-
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): b66c94e5772f36f683360f74bc3d2c24eb8ee1d786f00df6edc072cdc829c6c4
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): a8cb4322f71a1d340462c5551db4f66cd08e25bcaffeb94d071ccc00cddd3c0f
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager
@@ -951,9 +950,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.softmax (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's sin kernel, with its cos backward."""
+"""Row-wise softmax of a 2-D tensor: one program per row, the row in one block."""
 
 import math
 
@@ -962,47 +961,55 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024
-
-
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
+    if EVEN:
+        tl.store(out_ptr + row * stride + cols, out)
+    else:
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
     return out
 
 
-def make_inputs(size, device, seed):
+def backward(inputs, out, grad):
+    return (out * (grad - (grad * out).sum(dim=-1, keepdim=True)),)
+
+
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="sin",
-    kernel=sin_kernel,
+    id="softmax",
+    kernel=softmax_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=lambda x: torch.softmax(x, dim=-1),
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    flops=lambda x: math.prod(x),
+    backward=backward,
+    flops=lambda x: 5 * math.prod(x),
     bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     arg_names=("x",),
-    sizes=(3001, 1000, 5003),
-    meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
-    key=["n_elements"],
-    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
-    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    sizes=(67, 13, 129),
+    meta={"EVEN": False},
+    configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
+    key=["n_cols"],
+    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
+    heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
 )
 
 
@@ -1169,7 +1176,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::sin_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::softmax_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: dynamic ----
@@ -1237,4 +1244,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin-autotune_heuristics-dynamic passes here")
+    print("no failure: softmax-autotune_heuristics-dynamic passes here")

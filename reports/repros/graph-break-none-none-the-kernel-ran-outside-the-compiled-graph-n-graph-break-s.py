@@ -5,7 +5,7 @@ Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): b66c94e5772f36f683360f74bc3d2c24eb8ee1d786f00df6edc072cdc829c6c4
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): a8cb4322f71a1d340462c5551db4f66cd08e25bcaffeb94d071ccc00cddd3c0f
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager

@@ -5,7 +5,7 @@ Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 92655c80c8c28c1f263f94ff9d55864d5bc11198c7b9d53925d76aeefd670ec1
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 24893a297b974a0b0b09c91820ba6bc290908e22776b51cfb2bef9c950b3d7fb
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import triton
 import types
 from contextlib import contextmanager

@@ -1,13 +1,13 @@
-"""liger_geglu-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: AcceleratorError: CUDA error: an illegal memory access was encountered
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): liger_rms_norm-as_shipped-subclass_eager, liger_rms_norm_gemma-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_rope-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
+The same failure in 7 more cell(s): liger_rms_norm_gemma-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_geglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_rope-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1ce2a0ba7d31dc9a2e98e51a8d85f6cb83347671458f3ea69ce4281dc8e29441
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): cd5850b041ee1b51dc2cb4e4773d319d86ded0768a6586b5d50e1022b0d1522d
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -930,16 +931,18 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.liger_geglu (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.liger_rms_norm (its kernel, launch and PyTorch reference) ----
 
-"""Liger's GEGLU: ``LigerGELUMulFunction.apply(gate, up)`` (``LigerGEGLUMLP``), against Hugging Face's Gemma MLP
-activation ``gelu_pytorch_tanh(gate) * up``, in bfloat16."""
+"""Liger's RMSNorm as Llama uses it: ``LigerRMSNormFunction.apply(x, weight, eps, offset=0.0, casting_mode="llama",
+in_place=True)`` (the backward writes dX into dY), against Hugging Face's ``LlamaRMSNorm`` (the inverse RMS in float32,
+the weight applied in the input's dtype), in bfloat16."""
 
 import torch
-from liger_kernel.ops import LigerGELUMulFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
 
 HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -947,23 +950,31 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def gelu_mul(gate, up):
-    return torch.nn.functional.gelu(gate, approximate="tanh") * up
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
 
 
 CASE = Case(
-    id="liger_geglu",
-    shipped=LigerGELUMulFunction.apply,
-    reference=gelu_mul,
+    id="liger_rms_norm",
+    shipped=LigerRMSNormFunction.apply,
+    shipped_args=(EPS, 0.0, "llama", True),
+    reference=llama_rms_norm,
     make_inputs=make_inputs,
-    arg_names=("gate", "up"),
+    arg_names=("x", "weight"),
     sizes=(3, 1, 8),
     dtype=torch.bfloat16,
+    dynamic_dims=((0,), ()),
 )
 
 
@@ -1120,4 +1131,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: liger_geglu-as_shipped-subclass_eager passes here")
+    print("no failure: liger_rms_norm-as_shipped-subclass_eager passes here")

@@ -1,13 +1,13 @@
-"""liger_rms_norm-as_shipped-cpu_fallback: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm_gemma-as_shipped-cpu_fallback: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): liger_rms_norm_gemma-as_shipped-cpu_fallback, liger_swiglu-as_shipped-cpu_fallback, liger_geglu-as_shipped-cpu_fallback, liger_layer_norm-as_shipped-cpu_fallback, liger_rope-as_shipped-cpu_fallback, liger_cross_entropy-as_shipped-cpu_fallback, liger_kl_div-as_shipped-cpu_fallback.
+The same failure in 7 more cell(s): liger_rms_norm-as_shipped-cpu_fallback, liger_swiglu-as_shipped-cpu_fallback, liger_geglu-as_shipped-cpu_fallback, liger_layer_norm-as_shipped-cpu_fallback, liger_rope-as_shipped-cpu_fallback, liger_cross_entropy-as_shipped-cpu_fallback, liger_kl_div-as_shipped-cpu_fallback.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4bb4fb8b9806d882a0b9239ce6ce4d25a241033acf8e2650c32691a7ed16f3a7
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): b49efd8dab4c5b76829c9b19a419ec858fa465f6412a2212bf572a1745a16866
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -925,11 +926,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-# ---- the case: cases.liger_rms_norm (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.liger_rms_norm_gemma (its kernel, launch and PyTorch reference) ----
 
-"""Liger's RMSNorm as Llama uses it: ``LigerRMSNormFunction.apply(x, weight, eps, offset=0.0, casting_mode="llama",
-in_place=True)`` (the backward writes dX into dY), against Hugging Face's ``LlamaRMSNorm`` (the inverse RMS in float32,
-the weight applied in the input's dtype), in bfloat16."""
+"""Liger's RMSNorm as Gemma uses it: ``casting_mode="gemma"`` (everything in float32, cast back at the end),
+``offset=1.0`` (the weight is ``1 + w``) and ``in_place=False`` (Liger's choice where the residual still needs dY),
+against Hugging Face's ``GemmaRMSNorm``, in bfloat16."""
 
 import torch
 from liger_kernel.ops import LigerRMSNormFunction
@@ -944,26 +945,25 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def llama_rms_norm(x, weight):
-    """transformers' LlamaRMSNorm.forward."""
-    dtype = x.dtype
-    hidden = x.to(torch.float32)
-    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
-    return weight * hidden.to(dtype)
+def gemma_rms_norm(x, weight):
+    """transformers' GemmaRMSNorm.forward."""
+    hidden = x.float()
+    output = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return (output * (1.0 + weight.float())).type_as(x)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
     x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
-    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    weight = randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
     return x, weight
 
 
 CASE = Case(
-    id="liger_rms_norm",
+    id="liger_rms_norm_gemma",
     shipped=LigerRMSNormFunction.apply,
-    shipped_args=(EPS, 0.0, "llama", True),
-    reference=llama_rms_norm,
+    shipped_args=(EPS, 1.0, "gemma", False),
+    reference=gemma_rms_norm,
     make_inputs=make_inputs,
     arg_names=("x", "weight"),
     sizes=(3, 1, 8),
@@ -1100,4 +1100,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: liger_rms_norm-as_shipped-cpu_fallback passes here")
+    print("no failure: liger_rms_norm_gemma-as_shipped-cpu_fallback passes here")

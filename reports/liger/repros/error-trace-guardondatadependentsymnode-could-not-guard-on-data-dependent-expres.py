@@ -7,7 +7,7 @@ The same failure in 2 more cell(s): liger_cross_entropy-as_shipped-export_nonstr
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c1f74adc07cdfc7f7308d486749c4d281e92b0d48592d421f528587628be6225
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 6b937eb4a7e3e29c7591b5d96c7d52ee8a4f6b751dd94e3c9fb5a4e5f4d514bc
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

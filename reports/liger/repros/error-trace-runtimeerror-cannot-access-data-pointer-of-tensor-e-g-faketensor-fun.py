@@ -1,13 +1,13 @@
-"""liger_swiglu-as_shipped-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html
 Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 20 more cell(s): liger_rms_norm-as_shipped-export_nonstrict, liger_rms_norm-as_shipped-aoti_nonstrict, liger_rms_norm-as_shipped-export_dynamic_nonstrict, liger_rms_norm_gemma-as_shipped-export_nonstrict, liger_rms_norm_gemma-as_shipped-aoti_nonstrict, liger_rms_norm_gemma-as_shipped-export_dynamic_nonstrict, liger_swiglu-as_shipped-export_nonstrict, liger_swiglu-as_shipped-export_dynamic_nonstrict, liger_geglu-as_shipped-export_nonstrict, liger_geglu-as_shipped-aoti_nonstrict, liger_geglu-as_shipped-export_dynamic_nonstrict, liger_layer_norm-as_shipped-export_nonstrict, liger_layer_norm-as_shipped-aoti_nonstrict, liger_layer_norm-as_shipped-export_dynamic_nonstrict, liger_rope-as_shipped-export_nonstrict, liger_rope-as_shipped-aoti_nonstrict, liger_rope-as_shipped-export_dynamic_nonstrict, liger_kl_div-as_shipped-export_nonstrict, liger_kl_div-as_shipped-aoti_nonstrict, liger_kl_div-as_shipped-export_dynamic_nonstrict.
+The same failure in 20 more cell(s): liger_rms_norm-as_shipped-export_nonstrict, liger_rms_norm-as_shipped-export_dynamic_nonstrict, liger_rms_norm_gemma-as_shipped-export_nonstrict, liger_rms_norm_gemma-as_shipped-aoti_nonstrict, liger_rms_norm_gemma-as_shipped-export_dynamic_nonstrict, liger_swiglu-as_shipped-export_nonstrict, liger_swiglu-as_shipped-aoti_nonstrict, liger_swiglu-as_shipped-export_dynamic_nonstrict, liger_geglu-as_shipped-export_nonstrict, liger_geglu-as_shipped-aoti_nonstrict, liger_geglu-as_shipped-export_dynamic_nonstrict, liger_layer_norm-as_shipped-export_nonstrict, liger_layer_norm-as_shipped-aoti_nonstrict, liger_layer_norm-as_shipped-export_dynamic_nonstrict, liger_rope-as_shipped-export_nonstrict, liger_rope-as_shipped-aoti_nonstrict, liger_rope-as_shipped-export_dynamic_nonstrict, liger_kl_div-as_shipped-export_nonstrict, liger_kl_div-as_shipped-aoti_nonstrict, liger_kl_div-as_shipped-export_dynamic_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c1f74adc07cdfc7f7308d486749c4d281e92b0d48592d421f528587628be6225
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 6b937eb4a7e3e29c7591b5d96c7d52ee8a4f6b751dd94e3c9fb5a4e5f4d514bc
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -925,16 +926,18 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-# ---- the case: cases.liger_swiglu (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.liger_rms_norm (its kernel, launch and PyTorch reference) ----
 
-"""Liger's SwiGLU: ``LigerSiLUMulFunction.apply(gate, up)`` (what ``LigerSwiGLUMLP`` calls on the two projections),
-against Hugging Face's ``LlamaMLP`` activation ``silu(gate) * up``, in bfloat16."""
+"""Liger's RMSNorm as Llama uses it: ``LigerRMSNormFunction.apply(x, weight, eps, offset=0.0, casting_mode="llama",
+in_place=True)`` (the backward writes dX into dY), against Hugging Face's ``LlamaRMSNorm`` (the inverse RMS in float32,
+the weight applied in the input's dtype), in bfloat16."""
 
 import torch
-from liger_kernel.ops import LigerSiLUMulFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
 
 HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -942,23 +945,31 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def silu_mul(gate, up):
-    return torch.nn.functional.silu(gate) * up
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
 
 
 CASE = Case(
-    id="liger_swiglu",
-    shipped=LigerSiLUMulFunction.apply,
-    reference=silu_mul,
+    id="liger_rms_norm",
+    shipped=LigerRMSNormFunction.apply,
+    shipped_args=(EPS, 0.0, "llama", True),
+    reference=llama_rms_norm,
     make_inputs=make_inputs,
-    arg_names=("gate", "up"),
+    arg_names=("x", "weight"),
     sizes=(3, 1, 8),
     dtype=torch.bfloat16,
+    dynamic_dims=((0,), ()),
 )
 
 
@@ -1114,4 +1125,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: liger_swiglu-as_shipped-aoti_nonstrict passes here")
+    print("no failure: liger_rms_norm-as_shipped-aoti_nonstrict passes here")

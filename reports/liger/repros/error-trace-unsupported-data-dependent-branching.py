@@ -7,7 +7,7 @@ The same failure in 6 more cell(s): liger_cross_entropy-as_shipped-fullgraph, li
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1b37bf07c856d6572e007770b4fe67361f7dcba5998e62726690b7caeb205a3f
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 423790cda4685ef1383ea8757cca06193070acbf7316bfb0ff338012365c4ff3
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

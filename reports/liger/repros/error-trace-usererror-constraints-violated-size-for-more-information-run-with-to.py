@@ -7,7 +7,7 @@ The same failure in 1 more cell(s): liger_rope-as_shipped-export_dynamic_strict.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1ab932b70f3a717c1c88428b4b10155ce016f429818343e572a3ed72bcb7239e
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 218e89385e95f35bb4e17a40082c089b8a1dfd524e2dba7d2d53ad23d6dd82c6
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass

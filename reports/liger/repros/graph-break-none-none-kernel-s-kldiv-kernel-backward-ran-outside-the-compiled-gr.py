@@ -5,7 +5,7 @@ Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 6b9eb627d782b58282e448871b5bb2ad97d72f69dfee314798ff2b44fd9c0883
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 2abd53dbd5c52adf3651d5b146665769757258076519794758a80e883d305ebb
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import torch
+import torch.compiler.config
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
