@@ -1,16 +1,20 @@
 """Every distinct failure's repro script (harness/repro/failures.py) run in a fresh process (harness/execution/
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
-few at a time beside the cells (those not started when the last cell ends are left to the end, so that the timing
-phase waits only for those running); the end of the run writes the final scripts (for those same cells), waits for
-those runs and runs the rest, each within its path's timeout. Records kept from an earlier run keep theirs; a run
-that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills
-every script still running and starts none: their failures are "not confirmed", and the run exits 130."""
+few at a time beside the cells, and as many at a time as workers once the last cell has ended (beside the workers'
+warm-ups, before the timing phase, which they hold back); the end of the run writes the final scripts (for those
+same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept from an earlier
+run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final
+scripts run) kills every script still running and starts none: their failures are "not confirmed", and the run exits
+130."""
 
 from __future__ import annotations
 
 import shutil
+import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +36,33 @@ DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this 
 EARLY_SHARE = 4  # while cells run, one script at a time per this many workers
 
 
+class Width:
+    """How many early scripts may run at once: a few while cells run, more once they have all ended."""
+
+    def __init__(self, allowed: int) -> None:
+        self.allowed = allowed
+        self.running = 0
+        self.turn = threading.Condition()
+
+    @contextmanager
+    def slot(self) -> Iterator[None]:
+        """Held while one script runs; waits while ``allowed`` already do."""
+        with self.turn:
+            self.turn.wait_for(lambda: self.running < self.allowed)
+            self.running += 1
+        try:
+            yield
+        finally:
+            with self.turn:
+                self.running -= 1
+                self.turn.notify_all()
+
+    def widen(self, allowed: int) -> None:
+        with self.turn:
+            self.allowed = max(self.allowed, allowed)
+            self.turn.notify_all()
+
+
 class Confirmer:
     """Runs the repro scripts of a run's failures: early, as the first of each kind arrives, and at the end."""
 
@@ -40,6 +71,7 @@ class Confirmer:
         self.enabled = options(config).confirm
         self.folder = options(config).report_dir / ".confirming"
         self.pool: ThreadPoolExecutor | None = None
+        self.width = Width(max(1, workers(config) // EARLY_SHARE))
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         self.scripts = Scripts()
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
@@ -59,27 +91,24 @@ class Confirmer:
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
         if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config) // EARLY_SHARE))
+            self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config)))
         future = self.pool.submit(self._run_early, script, self.limit(record.path))
         self.early[signature] = (record.id, future)
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
         """An early script runs holding the run's GPU lock shared: no timing (harness/plugin/timing.py) meanwhile."""
         folder = self.config.stash[processes_key].timing_folder
-        if folder is None:
-            return self.scripts.run(script, limit)
-        with FileCoordination(folder, 1).shared():
-            return self.scripts.run(script, limit)
+        with self.width.slot():
+            if folder is None:
+                return self.scripts.run(script, limit)
+            with FileCoordination(folder, 1).shared():
+                return self.scripts.run(script, limit)
 
     def cells_ended(self) -> None:
-        """Every cell has its record: the early scripts not started yet are left to the final batch (as many at a
-        time as workers, after the timing phase), so the timing phase waits only for the few already running."""
-        for _, future in self.early.values():
-            future.cancel()
-
-    def started_early(self) -> dict[str, Future[ScriptRun]]:
-        """Cell -> the run of its early script, for the scripts that started (``cells_ended`` cancelled the rest)."""
-        return {cell: future for cell, future in self.early.values() if not future.cancelled()}
+        """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
+        beside the workers' warm-ups of their kept artifacts; the timing phase, which waits for them (they hold the
+        GPU lock shared), then starts once the queue is drained instead of waiting for it three at a time."""
+        self.width.widen(max(1, workers(self.config)))
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""
@@ -105,7 +134,7 @@ class Confirmer:
 
     def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
         records = results.by_id()
-        early = self.started_early()
+        early = {cell: future for cell, future in self.early.values()}
         to_run = {  # a script runs its first cell's path: that path's timeout
             script: self.limit(records[cells[0]].path)
             for script, cells in scripts.items()

@@ -214,22 +214,30 @@ def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(tmp
     assert results["done"][0]["a-b-eager"].timed
 
 
-def test_early_scripts_not_started_when_the_cells_end_wait_for_the_final_batch_not_the_timing():
-    """Early scripts run a few at a time and the timing phase waits for them: once every cell has its record, the
-    queued ones are left to the final batch (after the timing phase, as many at a time as workers)."""
-    from concurrent.futures import ThreadPoolExecutor
+def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells_have_ended():
+    """While cells run, early scripts take one slot per four workers; once every cell has its record the queue
+    drains as wide as the workers, beside their warm-ups, before the timing phase that waits for it."""
+    from harness.plugin.confirming import Width
 
-    from harness.plugin.confirming import Confirmer
+    width, started, release = Width(1), [], threading.Event()
 
-    confirmer = Confirmer.__new__(Confirmer)
-    release = threading.Event()
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        running = pool.submit(release.wait, 10)
-        queued = pool.submit(lambda: "ran early")
-        confirmer.early = {"sig-a": ("a-b-eager", running), "sig-b": ("c-d-eager", queued)}
-        confirmer.cells_ended()
-        release.set()
-    assert list(confirmer.started_early()) == ["a-b-eager"] and running.result() is True and queued.cancelled()
+    def script(name: str) -> None:
+        with width.slot():
+            started.append(name)
+            release.wait(10)
+
+    threads = [threading.Thread(target=script, args=(name,)) for name in ("a", "b", "c")]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.2)
+    assert len(started) == 1  # one slot while cells run
+    width.widen(3)  # the cells have ended
+    time.sleep(0.2)
+    assert sorted(started) == ["a", "b", "c"]
+    release.set()
+    for thread in threads:
+        thread.join(10)
+    assert width.running == 0
 
 
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
