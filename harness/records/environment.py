@@ -74,8 +74,9 @@ class Docs:
 class RunEnvironment:
     """A results file's ``environment``: what was measured (versions, machine, commit), how the run was made, the
     selected matrix (axes, styles, paths, goals, docs) and, once it ended, its summary (``complete``,
-    ``wall_seconds``, ``memory``); a merged file's ``shards`` and ``hosts``. Every key may be absent (an older or a
-    killed run's file); ``extra``: keys this harness does not know, kept as they were."""
+    ``wall_seconds``, ``memory``); a merged file's ``shards``, ``hosts`` and each share's wall and timing phase.
+    Every key may be absent (an older or a killed run's file); ``extra``: keys this harness does not know, kept as
+    they were."""
 
     torch: str | None = None
     triton: str | None = None
@@ -109,6 +110,8 @@ class RunEnvironment:
     shards: int | None = None
     missing_shares: tuple[str, ...] | None = None  # a merge's: the shares (I/N) it was not given
     hosts: tuple[str, ...] | None = None
+    shard_wall_seconds: tuple[float, ...] | None = None  # a merge's: each share's wall, in share order
+    shard_timing_seconds: tuple[float, ...] | None = None  # ... and each share's timing phase
     expected_cells: tuple[str, ...] | None = None
     complete: bool | None = None
     wall_seconds: float | None = None

@@ -159,6 +159,7 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
         ]
     environments = [results.environment for _, results in runs]
     env.pop("shard", None)
+    env.pop("timing_seconds", None)  # each share had its own phase: shard_timing_seconds
     env.update(
         expected_cells=expected,
         complete=not missing
@@ -167,6 +168,8 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
         wall_seconds=max(e.get("wall_seconds") or 0 for e in environments),
         workers=sum(e.get("workers") or 0 for e in environments),
         shards=len(runs),
+        shard_wall_seconds=[e.get("wall_seconds") or 0.0 for e in environments],
+        shard_timing_seconds=[e.get("timing_seconds") or 0.0 for e in environments],
         hosts=sorted({str(e.get("host")) for e in environments}),
     )
     if missing:

@@ -112,6 +112,15 @@ def _status_word(record: Record) -> str:
     return ("flaky " if record.flaky else "") + record.status
 
 
+def _wall(env: dict[str, Any]) -> str:
+    """The run's wall time and workers; a merge's: each share's wall (shares run one after another or at once)."""
+    walls = env.get("shard_wall_seconds")
+    if not walls:
+        return f"{env.get('wall_seconds')} s wall with {env.get('workers')} worker(s)"
+    each = " + ".join(f"{wall:g}" for wall in walls)
+    return f"{len(walls)} shards of {env.get('workers')} worker(s) in all, {each} s wall"
+
+
 def stamp(env: dict[str, Any]) -> str:
     machine = env.get("device") or "unknown"
     parts = [
@@ -123,7 +132,7 @@ def stamp(env: dict[str, Any]) -> str:
         f"host {escape(str(env.get('host')), 60)}",
         f"commit {env.get('commit')} (source digest {env.get('source_digest')})",
         f"{env.get('timestamp')}",
-        f"{env.get('wall_seconds')} s wall with {env.get('workers')} worker(s)",
+        _wall(env),
     ]
     if env.get("ld_preload"):
         parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")

@@ -18,7 +18,8 @@ def share(folder: Path, index: int, count: int = 3, axes: dict | None = None) ->
     records = [make_record(*cell.split("-"), status="pass") for cell in mine]
     env = {
         "torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, "shard": f"{index}/{count}",
-        "axes": axes or AXES, "goals": GOALS, "expected_cells": mine,
+        "axes": axes or AXES, "goals": GOALS, "expected_cells": mine, "workers": 2,
+        "wall_seconds": 10.0 * index, "timing_seconds": float(index),
     }  # fmt: skip
     file = folder / f"share{index}of{count}.json"
     file.write_text(json.dumps({"schema": 1, "environment": env, "cells": records}))
@@ -38,6 +39,13 @@ def test_every_share_merges_complete(tmp_path: Path):
     assert data["environment"]["complete"] is True and data["environment"]["expected_cells"] == CELLS
     assert [cell["id"] for cell in data["cells"]] == CELLS
     assert "Incomplete" not in chart and "- **on_cpu** (`cpu_fallback`): use **triton_op**" in chart
+    env = data["environment"]  # each share's wall and timing phase, in share order; no one run's phase
+    assert (env["shard_wall_seconds"], env["shard_timing_seconds"], env.get("timing_seconds")) == (
+        [10.0, 20.0, 30.0],
+        [1.0, 2.0, 3.0],
+        None,
+    )
+    assert "3 shards of 6 worker(s) in all, 10 + 20 + 30 s wall" in chart
 
 
 def test_two_of_three_shares_are_an_incomplete_merge_answering_no_goal_from_part(tmp_path: Path):
