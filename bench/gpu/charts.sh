@@ -5,9 +5,10 @@
 #                                        then gated against the committed reports/results.json
 #   bash bench/gpu/charts.sh liger OUT   the Liger suite, cold, confirmed, gated against reports/liger/results.json
 #   bash bench/gpu/charts.sh full OUT 2/3   one share of the full matrix (a cold full run, every cell autotuning
-#                                        afresh, took 1,046 s on an H100 in three shares at b9fa1ff: more than one 10-minute device call);
-#                                        merged with python -m harness merge --out reports/results.json S1 S2 S3
-#                                        and gated afterwards (a share is not gated: it holds a third of the baseline's cells)
+#                                        afresh, took 1,046 s on an H100 in three shares at b9fa1ff: more than one
+#                                        10-minute device call); merged with python -m harness merge --out
+#                                        reports/results.json S1 S2 S3 and gated afterwards (a share is not gated:
+#                                        it holds a third of the baseline's cells)
 # Every run writes its own folder under OUT; the callers copy it into the repository unchanged.
 set -uo pipefail
 phase=$1
