@@ -45,7 +45,9 @@ CASE = Case(
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
     arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],

@@ -73,6 +73,7 @@ CASE = Case(
     flops=lambda x: 4 * math.prod(x),
     arg_names=("x",),
     sizes=(37, 8, 61),
+    bandwidth_size=1 << 18,  # rows of 128 bf16 through two small linears: ~43 flops a byte, bound by memory
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)],
     key=["n_elements"],

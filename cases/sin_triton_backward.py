@@ -63,7 +63,9 @@ CASE = Case(
     launch_backward=launch_backward,
     flops=lambda x: math.prod(x),
     arg_names=("x",),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],

@@ -143,11 +143,17 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
     )
     limits = (
         ("--max-slowdown", 0.05, "a passing cell's bandwidth-bound median time (beyond both runs' dispersions)"),
-        ("--max-compile-slowdown", 0.15, "its compile and export time"),
         ("--max-memory-growth", 0.20, "its peak GPU memory"),
     )
     for flag, default, what in limits:
         gate.add_argument(flag, type=fraction, default=default, help=f"fail when {what} grows more (default {default})")
+    gate.add_argument(
+        "--max-compile-slowdown",
+        type=fraction,
+        default=None,
+        help="fail when a cell's compile or export time grows more (default: reported past 0.15, never failing: "
+        "the run's cells share the compile caches, so it depends on the order they ran in; docs/speed.md)",
+    )
     gate.add_argument(
         "--max-launch-slowdown",
         type=fraction,

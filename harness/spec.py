@@ -220,6 +220,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 # the paths whose artifact a user calls again and again: the ones timed

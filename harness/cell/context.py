@@ -54,6 +54,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:

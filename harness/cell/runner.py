@@ -70,13 +70,14 @@ def run_cell(
     outcome: Outcome | None = None  # the outcome of a cell that did not run to its end (a verdict's otherwise)
     mismatch: str | None = None
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    fresh_autotune(spec.id)
+    fresh_autotune()
     torch._dynamo.reset()
     held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
-        gc.collect()  # what earlier cells left in reference cycles, freed now, not inside this cell's peak (~0.2 s)
+        gc.collect()  # what earlier cells left in reference cycles, freed now, not inside this cell's peak
         torch.cuda.reset_peak_memory_stats()
         held = torch.cuda.memory_allocated()
+    cell.lap("setup")
     try:
         run_path(cell, spec, cache)
     except (CellSkip, NotApplicable) as skip:
@@ -87,6 +88,7 @@ def run_cell(
         outcome = classify(error, cell.stage)
     except SystemExit as error:  # the case's code exited: the cell's failure, not the end of its process
         outcome = Outcome(status=Status.ERROR, error_type="SystemExit", error=exit_words(error), stage=cell.stage)
+    cell.lap()
     fault = end_of_cell_fault()
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)
@@ -110,6 +112,8 @@ def run_cell(
             else Timing.not_timed("the run was given --no-timing")
         )
         outcome.poisoned = faulted_at_size(outcome.timing)
+    cell.lap("end")
+    cell.measurements.stage_seconds = {stage: round(seconds, 3) for stage, seconds in cell.clock.items()}
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
 
@@ -171,7 +175,7 @@ def judged(cell: Cell, mismatch: str | None) -> Outcome:
     return Outcome(status=status, reason=said)
 
 
-def fresh_autotune(cell: str = "") -> None:
+def fresh_autotune() -> None:
     """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another cell
     (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings). With a stored result
     Inductor launches only the stored config and benchmarks nothing, so a kernel wrong whenever its configs are
@@ -183,10 +187,10 @@ def fresh_autotune(cell: str = "") -> None:
     loaded again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built
     here picked for earlier cells (harness/cell/autotuners.py).
 
-    The tag names the ``cell`` too: no cell is served another cell's graph from the FX graph and AOTAutograd
-    caches (``compile`` and ``fullgraph`` of one style trace the same graph, and whichever ran second compiled in a
-    fraction of the time), so its compile time does not depend on which cell ran first; a cell's own later
-    compiles (its drawn sizes, its re-run alone in a warm run) still hit. Triton's kernel cache stays shared."""
+    The run's cells share the FX graph cache under that one tag (``compile`` and ``fullgraph`` of one style trace the
+    same graph: whichever runs second loads the first's code) and Triton's kernel cache, as a user's later
+    processes do: what is shared is compiled code, not a verdict's facts (each cell's backend still sees every graph
+    it compiles), so only a cell's compile time depends on which cells ran before it (reported, not gated)."""
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
@@ -195,7 +199,7 @@ def fresh_autotune(cell: str = "") -> None:
     torch._inductor.config.autotune_local_cache = False
     torch._inductor.config.autotune_remote_cache = False
     torch._inductor.config.bundled_autotune_remote_cache = False
-    torch.compiler.config.cache_key_tag = f"{FRESH_AUTOTUNE_TAG}:{cell}" if cell else FRESH_AUTOTUNE_TAG
+    torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
     triton.knobs.autotuning.cache = False
     torch._inductor.utils.clear_inductor_caches()
     for tuners in AUTOTUNERS.values():

@@ -146,13 +146,13 @@ class Kept:
     failed: str | None = None  # why a warm-up call failed
     bandwidth: AtSize | str | None = None
     configs: list[tuple[Any, dict[Any, Any]]] = dataclasses.field(default_factory=list)
-    cache_tag: str = ""  # the compile caches' key tag its cell compiled under (one per cell)
+    cache_tag: str = ""  # the compile caches' key tag its cell compiled under
 
     def restore(self) -> None:
         """Give its style's Triton autotuners back the configs they had picked at the cell's end (later cells
-        autotune afresh): the phase times the configs the cell checked, and benchmarks none again. The cell's cache
-        key tag is set again too: Dynamo's re-trace of a kept compiled artifact then finds the cell's own graph in
-        the FX graph cache instead of compiling it anew."""
+        autotune afresh): the phase times the configs the cell checked, and benchmarks none again. The cache key tag
+        its cell compiled under is set again too: Dynamo's re-trace of a kept compiled artifact then finds its graph
+        in the FX graph cache instead of compiling it anew."""
         torch.compiler.config.cache_key_tag = self.cache_tag
         for tuner, picked in self.configs:
             tuner.cache.clear()
