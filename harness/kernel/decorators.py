@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import triton
+import triton.testing
 
 from harness.case import Case
 from harness.kernel.interpreter import triton_interpreted, wall_clock_bench
@@ -34,9 +35,20 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
