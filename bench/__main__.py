@@ -7,6 +7,7 @@ Prints and writes a markdown table (wall times, ratios, verdict agreement, memor
 Usage: python -m bench [--cases sin] [--styles a,b] [--workers N] [--runs cold,warm,naive,no_env,repeat]
                        [--out bench/results]
        python -m bench timeline RESULTS.json [--out FILE.png]   (a run's timeline: bench/timeline.py)
+       python -m bench costs RESULTS.json [--out FILE.md]       (where its wall time went: bench/costs.py)
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import timeline
 
         return timeline.main(argv[1:])
+    if argv[:1] == ["costs"]:
+        from bench import costs
+
+        return costs.main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--matrix", default=str(REPO / "matrix.toml"))
     parser.add_argument("--cases", default="sin", help="the selection: these cases x every style x every path")

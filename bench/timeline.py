@@ -16,9 +16,17 @@ from typing import Any
 
 from tabulate import tabulate
 
+from bench.costs import scripts
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records.files import read_results
 from harness.records.results import Results
+
+PHASE_STEPS = (  # a worker's timing phase as drawn: (name, from, to) in its ``timing_phases`` clock
+    ("warm-up", "warm", "arrived"),
+    ("waiting", "arrived", "alone"),
+    ("timing", "alone", "done"),
+)
+PHASE_COLOURS = {"warm-up": "0.55", "waiting": "0.92", "timing": "black"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,10 @@ class Timeline:
     workers: int  # lanes the busy fraction counts (the run's workers, at least the lanes seen)
     wall_seconds: float | None
     untimed: list[str] = field(default_factory=list)  # cells of this run without times (a lost worker's)
+    # after the cells: each worker's timing phase (warm-up, waiting, timing: (name, start, end)) and the repro
+    # scripts' runs (start, end), in the bars' seconds
+    phases: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)
+    scripts: list[tuple[float, float]] = field(default_factory=list)
 
     @property
     def lanes(self) -> list[str]:
@@ -56,6 +68,12 @@ class Timeline:
     @property
     def span(self) -> float:
         return max(bar.end for bar in self.bars)
+
+    @property
+    def end(self) -> float:
+        """The last thing drawn: a cell, a timing phase's step or a repro script."""
+        ends = [end for steps in self.phases.values() for _, _, end in steps] + [end for _, end in self.scripts]
+        return max([self.span, *ends])
 
     @property
     def cell_seconds(self) -> float:
@@ -111,7 +129,16 @@ def timeline(data: Results, file: Path | str) -> Timeline:
     paths += sorted({bar.path for bar in bars} - set(paths))
     lanes = len({bar.worker for bar in bars})
     workers = max(int(env.get("workers") or 0), lanes)
-    return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed)
+    phases = {
+        worker: [
+            (name, clock[begin] - first, clock[end] - first)
+            for name, begin, end in PHASE_STEPS
+            if begin in clock and end in clock
+        ]
+        for worker, clock in (env.get("timing_phases") or {}).items()
+    }
+    runs = [(started - first, started - first + seconds) for started, seconds in scripts(data).values()]
+    return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed, phases, sorted(runs))
 
 
 PATH_COLUMNS = ["path", "cells", "total s", "max s", "attempt s", "cpu s", "cpu %"]
@@ -171,7 +198,7 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     from matplotlib import pyplot as plt
     from matplotlib.patches import Patch
 
-    lanes = line.lanes
+    lanes = line.lanes + (["repros"] if line.scripts else [])
     colour = dict(zip(line.paths, colours(len(line.paths)), strict=True))
     height = max(3.0, 0.45 * len(lanes) + 1.5, 0.2 * len(line.paths) + 2.2)
     figure, axes = plt.subplots(figsize=(14, height))
@@ -187,14 +214,28 @@ def draw(line: Timeline, out: Path, title: str) -> None:
             linewidth=1.2 if on_critical else 0.4,
             hatch="//" if on_critical else None,
         )
+        steps = line.phases.get(lane, [])
+        axes.broken_barh(
+            [(start, end - start) for _, start, end in steps], (row - 0.25, 0.5),
+            facecolors=[PHASE_COLOURS[name] for name, _, _ in steps], edgecolors="0.4", linewidth=0.4,
+        )  # fmt: skip
+    if line.scripts:  # the repro scripts, stacked in one lane
+        row = len(lanes) - 1
+        height = 0.8 / max(1, len(line.scripts))
+        for n, (start, end) in enumerate(line.scripts):
+            axes.broken_barh([(start, end - start)], (row - 0.4 + n * height, height), facecolors="tab:red")
     axes.set_yticks(range(len(lanes)), [f"{lane} (critical)" if lane == critical else lane for lane in lanes])
     axes.set_ylim(-0.6, len(lanes) - 0.4)
     axes.invert_yaxis()
-    axes.set_xlim(0, line.span * 1.01 or 1)
+    axes.set_xlim(0, line.end * 1.01 or 1)
+    axes.axvline(line.span, color="black", linestyle=":", linewidth=1)
     axes.set_xlabel("seconds from the run's first cell start")
     axes.set_title(title, fontsize=10)
     axes.grid(axis="x", alpha=0.3)
     legend = [Patch(facecolor=colour[path], label=path) for path in line.paths]
+    legend += [Patch(facecolor=shade, edgecolor="0.4", label=f"timing phase: {name}") for name, shade in
+               PHASE_COLOURS.items()]  # fmt: skip
+    legend += [Patch(facecolor="tab:red", label="repro script")] if line.scripts else []
     axes.legend(handles=legend, title="path", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     wall = f"{line.wall_seconds:.1f} s" if line.wall_seconds is not None else "unknown"
     text = (

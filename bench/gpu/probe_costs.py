@@ -37,10 +37,15 @@ def autotune_cost():
     for n in (3001, 9343, 20000):
         x = torch.randn(n, device="cuda")
         out = torch.empty_like(x)
-        clock(f"autotune first call n={n}", lambda: (tuned[(triton.cdiv(n, 256),)](x, x, out, n), torch.cuda.synchronize()))
-        clock(f"autotuned second call n={n}", lambda: (tuned[(triton.cdiv(n, 256),)](x, x, out, n), torch.cuda.synchronize()))
+
+        def call(x=x, out=out, n=n):
+            tuned[(triton.cdiv(n, 256),)](x, x, out, n)
+            torch.cuda.synchronize()
+
+        clock(f"autotune first call n={n}", call)
+        clock(f"autotuned second call n={n}", call)
         tuned.cache.clear()
-        clock(f"autotune again after cache.clear n={n}", lambda: (tuned[(triton.cdiv(n, 256),)](x, x, out, n), torch.cuda.synchronize()))
+        clock(f"autotune again after cache.clear n={n}", call)
 
 
 def gc_cost():
@@ -51,7 +56,7 @@ def gc_cost():
         model(torch.ones(1000 + i, device="cuda"))
         kept.append(model)
     clock("gc.collect, 30 compiled functions kept", gc.collect, 3)
-    for i in range(30):
+    for _ in range(30):
         ep = torch.export.export(torch.nn.Linear(8, 8).cuda(), (torch.ones(2, 8, device="cuda"),))
         kept.append(ep)
     clock("gc.collect, + 30 exported programs kept", gc.collect, 3)

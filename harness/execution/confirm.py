@@ -34,14 +34,17 @@ class ScriptRun:
     seconds: float
     raised: str | None = None
     stopped: bool = False
+    started: float | None = None  # seconds since the epoch
 
     @classmethod
-    def of(cls, returncode: int | None, output: str, seconds: float, stopped: bool = False) -> ScriptRun:
+    def of(
+        cls, returncode: int | None, output: str, seconds: float, stopped: bool = False, started: float | None = None
+    ) -> ScriptRun:
         """The run of a script that printed ``output`` (all of it: a long message's first line is far from the
         end), keeping its tail."""
         lines = [line.rstrip() for line in output.splitlines() if line.strip()]
         raised = _raised(lines) if returncode and not stopped else None
-        return cls(returncode, output[-TAIL:], seconds, raised, stopped)
+        return cls(returncode, output[-TAIL:], seconds, raised, stopped, started)
 
     @property
     def last_line(self) -> str:
@@ -81,9 +84,8 @@ class Scripts:
 
     def prepare(self, environment: dict[str, str], headers: Path | None) -> None:
         """Run the scripts in ``environment`` (the cells', their compile caches aside), with ``headers``."""
-        self.environment = {
-            name: value for name, value in environment.items() if name not in ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-        }
+        caches = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+        self.environment = {name: value for name, value in environment.items() if name not in caches}
         self.headers = headers
 
     def stop(self) -> None:
@@ -118,7 +120,7 @@ class Scripts:
             shutil.rmtree(caches, ignore_errors=True)
 
     def _run(self, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
-        start = time.perf_counter()
+        start, started = time.perf_counter(), time.time()
         with self.lock:
             if self.stopped:
                 return ScriptRun.of(None, "", 0.0, stopped=True)
@@ -139,7 +141,7 @@ class Scripts:
                 del self.running[process.pid]
         stopped = process.pid in self.killed
         code = None if stopped or limited else process.returncode
-        return ScriptRun.of(code, stderr + stdout, round(time.perf_counter() - start, 1), stopped)
+        return ScriptRun.of(code, stderr + stdout, round(time.perf_counter() - start, 1), stopped, round(started, 3))
 
 
 def _kill(pid: int) -> None:

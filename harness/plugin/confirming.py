@@ -163,7 +163,7 @@ class Confirmer:
                 if not needs_confirmation(record):  # kept from an earlier run, with its own
                     continue
                 found = confirmation(record, name, run.returncode, run.output, run.last_line, run.stopped)
-                confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds}))
+                confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds, "started": run.started}))
         return confirmed
 
     def _wait(self, futures: dict[Path, Future[ScriptRun]]) -> dict[Path, ScriptRun]:

@@ -62,6 +62,7 @@ class CellProcesses:
         self.retired: list[CellRunner] = []  # cell processes set aside, alive, for the artifacts they keep
         self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
         self.copy_gbps: float | None = None
+        self.phase: dict[str, float] = {}  # when this worker's timing phase reached each step (timing_phase)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -103,11 +104,14 @@ class CellProcesses:
             coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
             process = cast(TimedProcess | None, self.process)
             retired = cast(tuple[TimedProcess, ...], tuple(self.retired))
-            self.timings, self.copy_gbps = timing_phase(self.pending, process, coordination, self.worker, retired)
+            self.timings, self.copy_gbps = timing_phase(
+                self.pending, process, coordination, self.worker, retired, self.phase
+            )
         if self.workerinput:
             timings = {cell: to_json(timing) for cell, timing in self.timings.items()}
             output: dict[str, Any] = self.config.workeroutput  # type: ignore[attr-defined]
-            output[TIMING_OUTPUT] = {"timings": timings, "copy_gbps": self.copy_gbps}
+            sent = {"timings": timings, "copy_gbps": self.copy_gbps, "phase": self.phase, "worker": self.worker}
+            output[TIMING_OUTPUT] = sent
         return result
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:

@@ -97,10 +97,15 @@ def timing_phase(
     coordination: Coordination,
     worker: str,
     retired: tuple[TimedProcess, ...] = (),
+    clock: dict[str, float] | None = None,
 ) -> tuple[dict[str, Timing], float | None]:
     """The timings of the ``pending`` cells (cell id -> the pid of the cell process that kept its artifact), timed
     by the process that kept each: ``process`` (this worker's cell process, None when it has none) or one of
-    ``retired`` (set aside, alive, when a re-run needed a fresh process); and the GPU's copy bandwidth."""
+    ``retired`` (set aside, alive, when a re-run needed a fresh process); and the GPU's copy bandwidth. ``clock``
+    gets when (seconds since the epoch) the warm-up began, the worker arrived, every worker had arrived, it held
+    the GPU alone, and it was done: the run's cost model (bench/costs.py)."""
+    clock = {} if clock is None else clock
+    clock["warm"] = time.time()
     holders = [one for one in (*retired, process) if pending and getattr(one, "pid", None) is not None]
     kept = {one.pid: [cell for cell, pid in pending.items() if pid == one.pid] for one in holders}
     holders = [one for one in holders if kept[one.pid]]
@@ -113,14 +118,17 @@ def timing_phase(
         else:
             warm.append(one)
     coordination.arrive(worker)
+    clock["arrived"] = time.time()
     if not warm:
         return timings, None
     late = coordination.wait_all(BARRIER_TIMEOUT)
+    clock["all_arrived"] = time.time()
     if late:
         timings.update({cell: Timing.not_timed(late) for one in warm for cell in kept[one.pid]})
         return timings, None
     gbps = None
     with coordination.exclusive():
+        clock["alone"] = time.time()
         for one in warm:
             answer = one.ask(("time", kept[one.pid]), TIME_TIMEOUT)
             if answer is None:
@@ -130,4 +138,5 @@ def timing_phase(
             timed, measured = answer
             timings.update(timed)
             gbps = measured if gbps is None else gbps
+    clock["done"] = time.time()
     return timings, gbps

@@ -116,6 +116,7 @@ class RecordsWriter:
         self.results: Results | None = None  # the run's, once written at its end
         self.confirmer = Confirmer(config)
         self.copy_gbps: list[float] = []  # each timed worker's measure of the GPU's copy bandwidth
+        self.phases: dict[str, dict[str, float]] = {}  # each worker's timing phase, step by step
         self.last_cell: float | None = None  # when the last cell's record arrived
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -151,6 +152,8 @@ class RecordsWriter:
         self._timed({cell: from_json(Timing, value, "worker output", cell) for cell, value in timings.items()})
         if sent.get("copy_gbps"):
             self.copy_gbps.append(sent["copy_gbps"])
+        if sent.get("phase"):
+            self.phases[str(sent.get("worker"))] = sent["phase"]
 
     def _timed(self, timings: dict[str, Timing]) -> None:
         """Each record of ``timings``' cells again, with its timing, in the log."""
@@ -164,6 +167,8 @@ class RecordsWriter:
         the end line's timing summary."""
         own = self.config.stash[processes_key]
         self._timed(own.timings)
+        if own.phase:
+            self.phases[own.worker] = own.phase
         if own.copy_gbps:
             self.copy_gbps.append(own.copy_gbps)
         lost = Timing.not_timed("its worker sent no timing (the worker was lost, or the run was interrupted)")
@@ -174,6 +179,8 @@ class RecordsWriter:
             summary["copy_gbps"] = sorted(self.copy_gbps)[len(self.copy_gbps) // 2]
         if self.last_cell is not None and any(r.timing and r.timing.timed for r in self.records.values()):
             summary["timing_seconds"] = round(time.perf_counter() - self.last_cell, 1)
+        if self.phases:
+            summary["timing_phases"] = {worker: self.phases[worker] for worker in sorted(self.phases)}
         return summary
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:

@@ -117,6 +117,8 @@ class RunEnvironment:
     wall_seconds: float | None = None
     timing_seconds: float | None = None  # the run's timing phase, from the last cell's end to its last timing
     copy_gbps: float | None = None  # the GPU's copy bandwidth, measured in the timing phase (GB/s)
+    # each worker's timing phase: when (epoch) its warm-up began, it arrived, all had, it held the GPU, it was done
+    timing_phases: dict[str, dict[str, float]] | None = None
     memory: dict[str, MemoryEntry] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

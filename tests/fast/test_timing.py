@@ -67,8 +67,10 @@ def test_slower_is_past_the_threshold_and_past_both_dispersions(current: Timing,
 
 
 def run(case: str, style: str, path: str, tmp_path: Path, built: dict) -> Any:
+    """The cell on CPU, its case without a bandwidth size (that regime: tests/fast/test_bandwidth_timing.py)."""
     spec = cell_spec(case, style, path=path)
-    return run_cell(load_case(spec.module, spec.case), spec, tmp_path, built, device="cpu")
+    loaded = dataclasses.replace(load_case(spec.module, spec.case), bandwidth_size=None)
+    return run_cell(loaded, spec, tmp_path, built, device="cpu")
 
 
 def test_on_cpu_a_passing_cell_is_not_timed_and_its_record_says_why(tmp_path: Path):

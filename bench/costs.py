@@ -1,0 +1,151 @@
+"""Where a run's wall time went, from its results.json alone: the run's span, process starts, cell time by path and
+by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_seconds``), the fixed cost per cell
+(setup, build and end), confirmation (each repro script's start and seconds), and each worker's timing phase
+(warm-up, wait at the barrier, wait for the GPU lock, timing: ``environment.timing_phases``). Prints markdown.
+
+Usage: python -m bench costs RESULTS.json [--out FILE.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+from tabulate import tabulate
+
+from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.records.files import read_results
+from harness.records.results import Results
+
+STAGES = ("setup", "build", "trace", "compile", "run", "compare", "end")
+FIXED = ("setup", "build", "end")  # what every cell pays whatever its path does
+PHASE_STEPS = (
+    ("warm-up", "warm", "arrived"),
+    ("barrier", "arrived", "all_arrived"),
+    ("GPU lock", "all_arrived", "alone"),
+)
+
+
+def scripts(data: Results) -> dict[str, tuple[float, float]]:
+    """Each repro script run by the run's confirmation: (started, seconds)."""
+    found: dict[str, tuple[float, float]] = {}
+    for cell in data.cells:
+        said = cell.confirmation or {}
+        if said.get("script") and said.get("started") and said.get("seconds") is not None:
+            found[said["script"]] = (float(said["started"]), float(said["seconds"]))
+    return found
+
+
+def costs(data: Results) -> str:
+    """The cost model's markdown."""
+    cells = [cell for cell in data.cells if not cell.reused_from and cell.measurements.started]
+    if not cells:
+        raise InputError("results", "cells", "no cell of this run has its start and end times")
+    env = data.environment
+    first = min(cell.measurements.started or 0.0 for cell in cells)
+    last = max(cell.measurements.ended or 0.0 for cell in cells)
+    wall, span = env.get("wall_seconds"), last - first
+    workers = env.get("workers") or 1
+    total = sum(cell.seconds or 0.0 for cell in cells)
+    starts = [cell.measurements.process_start for cell in cells if cell.measurements.process_start]
+    out = [
+        f"# Where the run's time went ({env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')})",
+        "",
+        f"- wall: {wall} s; cells from the first start to the last end: {span:.1f} s; after the last cell: "
+        f"{(env.get('timing_seconds') or 0.0):.1f} s (timing phase and confirmation, "
+        f"{100 * (env.get('timing_seconds') or 0.0) / (wall or 1):.0f}% of the wall)",
+        f"- {len(cells)} cells, {total:.0f} cell-seconds on {workers} workers ({total / workers:.1f} s each if even); "
+        f"{len(starts)} cell processes started, {sum(starts):.0f} s",
+        "",
+        "## Cell seconds by path and stage",
+        "",
+        _by_path(cells),
+        "",
+        _fixed(cells),
+        "",
+        "## Confirmation",
+        "",
+        _confirmation(data, last),
+        "",
+        "## Timing phase, per worker (seconds)",
+        "",
+        _phases(env.get("timing_phases") or {}, last),
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _by_path(cells: list[Any]) -> str:
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    counts: dict[str, int] = defaultdict(int)
+    for cell in cells:
+        counts[cell.path] += 1
+        sums[cell.path]["total"] += cell.seconds or 0.0
+        for stage, seconds in (cell.measurements.stage_seconds or {}).items():
+            sums[cell.path][stage] += seconds
+    rows = [
+        [path, counts[path], round(sums[path]["total"]), *(round(sums[path][stage]) for stage in STAGES)]
+        for path in sorted(counts, key=lambda path: -sums[path]["total"])
+    ]
+    rows.append(["all", sum(counts.values()), *(round(sum(row[i] for row in rows)) for i in range(2, 3 + len(STAGES)))])
+    return tabulate(rows, headers=["path", "cells", "seconds", *STAGES], tablefmt="github")
+
+
+def _fixed(cells: list[Any]) -> str:
+    per_cell = [sum((cell.measurements.stage_seconds or {}).get(stage, 0.0) for stage in FIXED) for cell in cells]
+    share = 100 * sum(per_cell) / max(1e-9, sum(cell.seconds or 0.0 for cell in cells))
+    return (
+        f"Fixed cost per cell ({' + '.join(FIXED)}): median {median(per_cell):.3f} s, "
+        f"{sum(per_cell):.0f} cell-seconds in all ({share:.0f}%)."
+    )
+
+
+def _confirmation(data: Results, last: float) -> str:
+    runs = scripts(data)
+    if not runs:
+        return "No repro script ran (none failed, or --no-confirm)."
+    before = [seconds for started, seconds in runs.values() if started + seconds <= last]
+    ends = [started + seconds for started, seconds in runs.values()]
+    return (
+        f"{len(runs)} scripts, {sum(seconds for _, seconds in runs.values()):.0f} script-seconds "
+        f"(median {median(seconds for _, seconds in runs.values()):.1f} s, longest "
+        f"{max(seconds for _, seconds in runs.values()):.1f} s); {len(before)} ended before the last cell, the last "
+        f"{max(ends) - last:+.1f} s after it."
+    )
+
+
+def _phases(phases: dict[str, dict[str, float]], last: float) -> str:
+    if not phases:
+        return "No timing phase recorded (an untimed run, or a file from before the cost model)."
+    rows = []
+    for worker, clock in sorted(phases.items(), key=lambda item: (len(item[0]), item[0])):
+        steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
+                 for _, begin, end in PHASE_STEPS]  # fmt: skip
+        timing = round(clock["done"] - clock["alone"], 1) if "done" in clock and "alone" in clock else None
+        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps, timing])
+    headers = ["worker", "began after the last cell", *(name for name, _, _ in PHASE_STEPS), "timing"]
+    return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench costs", description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="a results.json")
+    parser.add_argument("--out", default=None, help="also write the markdown here")
+    args = parser.parse_args(argv)
+    try:
+        text = costs(read_results(args.results))
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
