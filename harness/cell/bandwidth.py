@@ -43,7 +43,8 @@ def bandwidth_regime(cell: Cell, path: str) -> AtSize | str | None:
     def call(made: Inputs) -> Any:
         return training_step(model, made) if train else inference_call(model, made)
 
-    return AtSize(size, inputs, check, call, lambda made: None if train else bytes_moved(cell.case, made))
+    moved = lambda made: None if train else bytes_moved(cell.case, made)  # noqa: E731
+    return AtSize(size, inputs, check, call, moved, key=(cell.case.id, size, train))
 
 
 def _infer_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:

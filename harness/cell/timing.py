@@ -133,6 +133,7 @@ class AtSize:
     call: Callable[[Inputs], Callable[[], object]]
     bytes_moved: Callable[[Inputs], int | None]
     failed: str | None = None
+    key: tuple[str, int, bool] = ("", 0, False)  # (case, size, training step): artifacts with one key share inputs
 
 
 @dataclass
@@ -160,6 +161,18 @@ class Kept:
 
 
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
+# AtSize.key -> the inputs at the bandwidth size, made by the warm-up (beside the other workers' warm-ups) for every
+# kept artifact of that case, size and kind of call, not inside the timing, which holds the GPU alone: making them
+# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts
+MADE: dict[tuple[str, int, bool], Inputs] = {}
+
+
+def made_at(at: AtSize) -> Inputs:
+    """The inputs at the bandwidth size for ``at``, made once for its key (each call copies them, or zeroes its
+    gradients first: they stay as made)."""
+    if at.key not in MADE:
+        MADE[at.key] = at.inputs()
+    return MADE[at.key]
 
 
 def inference_call(model: Callable[..., Any], inputs: Inputs) -> Callable[[], object]:
@@ -264,7 +277,7 @@ def warm_kept() -> None:
         if isinstance(at, AtSize) and not at.failed:
             try:
                 with static_shapes():
-                    at.call(at.inputs())()
+                    at.call(made_at(at))()
             except Exception as error:  # recorded, not raised
                 why = f"{type(error).__name__}: {str(error).strip()[:200]}"
                 at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {why}"
@@ -277,6 +290,7 @@ def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | N
         return {cell: Timing.not_timed(timer) for cell in ids}, None
     timings = {cell: measure(KEPT[cell], timer) if cell in KEPT else lost() for cell in ids}
     KEPT.clear()
+    MADE.clear()
     return timings, timer.copy_gbps()
 
 
@@ -305,7 +319,7 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
         return dataclasses.replace(Timing.not_timed(at.failed), size=at.size)
     with static_shapes():
         try:
-            inputs = at.inputs()
+            inputs = made_at(at)
             call, moved = at.call(inputs), at.bytes_moved(inputs)
         except Exception as error:
             why = f"{NOT_AT} {at.size}: making its inputs failed: {type(error).__name__}: {str(error)[:200]}"

@@ -81,11 +81,29 @@ def test_an_artifact_wrong_at_the_bandwidth_size_is_not_timed_there_and_says_why
 
 
 def test_a_case_without_a_bandwidth_size_has_no_bandwidth_timing(fake_timer: FakeTimer, tmp_path: Path):
-    case = dataclasses.replace(load_case("cases.sin", "sin"), id="plainsin")
+    case = dataclasses.replace(load_case("cases.sin", "sin"), id="plainsin", bandwidth_size=None)
     assert run(case, "control", "eager", tmp_path, {}).status == "pass"
     cell_timing.warm_kept()
     timings, _ = cell_timing.time_kept(["plainsin-control-eager"], "cuda")
     assert timings["plainsin-control-eager"].timed and timings["plainsin-control-eager"].bandwidth is None
+
+
+def test_the_inputs_at_the_bandwidth_size_are_made_once_per_case_in_the_warm_up(
+    fake_timer: FakeTimer, tmp_path: Path
+):
+    """Not inside the timing, which holds the GPU alone: made there, they took longer than the timing itself."""
+    case, built = sin_case("madesin"), {}
+    for path in ("eager", "compile"):
+        assert run(case, "control", path, tmp_path, built).status == "pass"
+    made: list[int] = []
+    for kept in cell_timing.KEPT.values():
+        at = kept.bandwidth
+        at.inputs = (lambda inner: lambda: made.append(1) or inner())(at.inputs)
+    cell_timing.warm_kept()
+    assert len(made) == 1
+    timings, _ = cell_timing.time_kept(sorted(cell_timing.KEPT), "cuda")
+    assert len(made) == 1 and len(timings) == 2 and all(one.bandwidth.timed for one in timings.values())
+    assert cell_timing.MADE == {}
 
 
 def test_a_bad_bandwidth_size_is_refused():
