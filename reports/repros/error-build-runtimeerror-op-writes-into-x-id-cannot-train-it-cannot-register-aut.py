@@ -1,11 +1,13 @@
 """add_inplace-triton_op-train_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op)> with schema harness::add_inplace_triton_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 3 more cell(s): add_inplace-triton_op-train_eager, add_inplace-custom_op-train_eager, add_inplace-custom_op-train_compile.
+
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 5b17e1395a601ccaef001b9a22714533fa1d7c11ac45764f45f86ff03082c6b1
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 9c43318aef1791f4a4d2dd3b02893a09d92b51f3fb44fefba1d3f494b4f8f513
 """
 
 from __future__ import annotations
@@ -289,6 +291,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +583,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1013,7 +1031,9 @@ CASE = Case(
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
     arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],

@@ -1,13 +1,13 @@
-"""add_inplace-triton_op_autotune_heuristics-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_autotune-train_compile: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op_autotune_heuristics writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op_autotune_heuristics)> with schema harness::add_inplace_triton_op_autotune_heuristics(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 1 more cell(s): add_inplace-triton_op_heuristics_autotune-train_eager.
+The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op_autotune writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op_autotune)> with schema harness::add_inplace_triton_op_autotune(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 5 more cell(s): add_inplace-triton_op_autotune-train_eager, add_inplace-triton_op_heuristics_autotune-train_eager, add_inplace-triton_op_heuristics_autotune-train_compile, add_inplace-triton_op_autotune_heuristics-train_eager, add_inplace-triton_op_autotune_heuristics-train_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): f01e07940e742f3f8159998a33a2da36e5188ef2a3d4d6ff42a85f5d294ab558
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): e628b733a0a5ca1001a66e4b1bbffdda05128085c27034f056c36bdc7a840473
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -292,6 +292,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -582,6 +584,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1026,7 +1042,9 @@ CASE = Case(
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
     arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
@@ -1037,7 +1055,7 @@ CASE = Case(
 )
 
 
-# ---- the style: triton_op_autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a triton_op) ----
+# ---- the style: triton_op_autotune (@triton.autotune kernel in a triton_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1060,9 +1078,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1076,11 +1105,9 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-def autotune_heuristics(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune`` outermost over ``@triton.heuristics`` (the order the recipe calls unsupported): the
-    heuristics run on the config the autotuner picked, so the case's ``config_heuristics`` read its values."""
-    kernel = _autotune(case, triton.heuristics({**case.heuristics, **case.config_heuristics})(case.kernel))
-    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 
 def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
@@ -1285,7 +1312,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_triton_op_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *autotune(CASE), 'harness::add_inplace_triton_op_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: train_compile ----
@@ -1407,7 +1434,7 @@ def train_compile(cell: Cell) -> None:
     _train(cell, compiled=True)
 
 
-STYLE, DEVICE = 'triton_op_autotune_heuristics', 'cuda'
+STYLE, DEVICE = 'triton_op_autotune', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1430,4 +1457,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-triton_op_autotune_heuristics-train_compile passes here")
+    print("no failure: add_inplace-triton_op_autotune-train_compile passes here")

@@ -1,13 +1,13 @@
-"""add_inplace-autotune-dynamic: a reproducer written by triton-torch-matrix.
+"""add_inplace-raw_jit-dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: AssertionError: 
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 2 more cell(s): add_inplace-triton_op-dynamic, add_inplace-triton_op_autotune_heuristics-dynamic.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 5 more cell(s): add_inplace-autotune-dynamic, add_inplace-heuristics_autotune-dynamic, add_inplace-triton_op-dynamic, add_inplace-triton_op_autotune-dynamic, add_inplace-triton_op_autotune_heuristics-dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 55b2023d20bb5533f0a108c8fbc401469f9c244d16df464cb833e27dd5d951ca
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 3295a1e5c988ef01dc07cd285d8ec07506a73227bb0d2fc0b24e5741f48922b9
 """
 
 from __future__ import annotations
@@ -22,14 +22,12 @@ import inspect
 import itertools
 import keyword
 import linecache
-import os
 import re
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -581,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -928,25 +942,6 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
-
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
-    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
@@ -1000,7 +995,9 @@ CASE = Case(
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
     arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
@@ -1011,7 +1008,7 @@ CASE = Case(
 )
 
 
-# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
+# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1034,25 +1031,9 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
-
-
-def _config_keys(case: Case) -> set[str]:
-    return {key for config in case.configs for key in config.kwargs}
-
-
-def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
-    drop = set().union(*dropped)
-    return {key: value for key, value in case.meta.items() if key not in drop}
-
-
-def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
-    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
+def jit(case: Case) -> tuple[Any, dict[str, Any]]:
+    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
+    return case.kernel, dict(case.meta)
 
 
 @dataclass(frozen=True)
@@ -1172,7 +1153,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune(CASE), 'harness::add_inplace_autotune')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *jit(CASE), 'harness::add_inplace_raw_jit')  # built once: a library op registers once per process
 
 
 # ---- the path: dynamic ----
@@ -1217,7 +1198,7 @@ def dynamic(cell: Cell) -> None:
     cell.saw(recompiles=cell.capture.graphs - graphs)
 
 
-STYLE, DEVICE = 'autotune', 'cuda'
+STYLE, DEVICE = 'raw_jit', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1240,4 +1221,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-autotune-dynamic passes here")
+    print("no failure: add_inplace-raw_jit-dynamic passes here")

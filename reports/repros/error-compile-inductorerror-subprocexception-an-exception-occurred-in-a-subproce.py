@@ -1,13 +1,13 @@
-"""sin-triton_op_autotune_heuristics-cpu_compile: a reproducer written by triton-torch-matrix.
+"""sin_triton_backward-triton_op_autotune_heuristics-cpu_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: SubprocException: An exception occurred in a subprocess:
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 21 more cell(s): add-heuristics_autotune-cpu_compile, add-triton_op_autotune-cpu_compile, sin-autotune-cpu_compile, silu-raw_jit-cpu_compile, silu-autotune_heuristics-cpu_compile, silu-triton_op_autotune_heuristics-dynamic, softmax-heuristics_autotune-cpu_compile, softmax-triton_op_autotune-cpu_compile, matmul-autotune-cpu_compile, matmul-triton_op-cpu_compile, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-raw_jit-cpu_compile, add_inplace-autotune_heuristics-cpu_compile, rmsnorm-heuristics_autotune-cpu_compile, rmsnorm-triton_op_autotune-cpu_compile, layernorm-autotune-cpu_compile, layernorm-triton_op-cpu_compile, layernorm-triton_op_autotune_heuristics-cpu_compile, sin_triton_backward-raw_jit-cpu_compile, sin_triton_backward-autotune_heuristics-cpu_compile, sin_triton_backward-triton_op_autotune_heuristics-dynamic.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 66 more cell(s): add-raw_jit-cpu_compile, add-autotune-cpu_compile, add-heuristics_autotune-cpu_compile, add-autotune_heuristics-cpu_compile, add-triton_op-cpu_compile, add-triton_op_autotune-cpu_compile, add-triton_op_autotune_heuristics-dynamic, add-triton_op_autotune_heuristics-cpu_compile, sin-raw_jit-cpu_compile, sin-triton_op_autotune-cpu_compile, sin-triton_op_autotune_heuristics-dynamic, sin-triton_op_autotune_heuristics-cpu_compile, silu-raw_jit-cpu_compile, silu-autotune-cpu_compile, silu-heuristics_autotune-cpu_compile, silu-autotune_heuristics-cpu_compile, silu-triton_op-cpu_compile, silu-triton_op_autotune-cpu_compile, silu-triton_op_autotune_heuristics-dynamic, silu-triton_op_autotune_heuristics-cpu_compile, softmax-raw_jit-cpu_compile, softmax-autotune-cpu_compile, softmax-heuristics_autotune-cpu_compile, softmax-autotune_heuristics-cpu_compile, softmax-triton_op-cpu_compile, softmax-triton_op_autotune-cpu_compile, softmax-triton_op_autotune_heuristics-dynamic, softmax-triton_op_autotune_heuristics-cpu_compile, matmul-raw_jit-cpu_compile, matmul-autotune-cpu_compile, matmul-heuristics_autotune-cpu_compile, matmul-autotune_heuristics-cpu_compile, matmul-triton_op-cpu_compile, matmul-triton_op_autotune-cpu_compile, matmul-triton_op_autotune_heuristics-dynamic, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-raw_jit-cpu_compile, add_inplace-autotune-cpu_compile, add_inplace-heuristics_autotune-cpu_compile, add_inplace-autotune_heuristics-cpu_compile, add_inplace-triton_op-cpu_compile, add_inplace-triton_op_autotune-cpu_compile, add_inplace-triton_op_autotune_heuristics-cpu_compile, rmsnorm-raw_jit-cpu_compile, rmsnorm-autotune-cpu_compile, rmsnorm-heuristics_autotune-cpu_compile, rmsnorm-autotune_heuristics-cpu_compile, rmsnorm-triton_op-cpu_compile, rmsnorm-triton_op_autotune-cpu_compile, rmsnorm-triton_op_autotune_heuristics-dynamic, rmsnorm-triton_op_autotune_heuristics-cpu_compile, layernorm-raw_jit-cpu_compile, layernorm-autotune-cpu_compile, layernorm-heuristics_autotune-cpu_compile, layernorm-autotune_heuristics-cpu_compile, layernorm-triton_op-cpu_compile, layernorm-triton_op_autotune-cpu_compile, layernorm-triton_op_autotune_heuristics-dynamic, layernorm-triton_op_autotune_heuristics-cpu_compile, sin_triton_backward-raw_jit-cpu_compile, sin_triton_backward-autotune-cpu_compile, sin_triton_backward-heuristics_autotune-cpu_compile, sin_triton_backward-autotune_heuristics-cpu_compile, sin_triton_backward-triton_op-cpu_compile, sin_triton_backward-triton_op_autotune-cpu_compile, sin_triton_backward-triton_op_autotune_heuristics-dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4b0236243d6b254d805f8e67810b7efb054e5167e6da846f61013452b63ffc53
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c17b7f250651eed928837cdbaaf8431a8d033ffdeff62fe39fc7ae5e44ca2be7
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -292,6 +292,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -582,6 +584,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -953,9 +969,11 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's sin kernel, with its cos backward."""
+"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
+backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
+directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
 
 import math
 
@@ -977,11 +995,28 @@ def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.co
         tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
+@triton.jit
+def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
+
+
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
     kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
+
+
+def launch_backward(kernel, inputs, out, grad):
+    (x,) = inputs
+    grad_x = torch.empty_like(x)
+    n_elements = x.numel()
+    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
+    return (grad_x,)
 
 
 def make_inputs(size, device, seed):
@@ -990,16 +1025,19 @@ def make_inputs(size, device, seed):
 
 
 CASE = Case(
-    id="sin",
+    id="sin_triton_backward",
     kernel=sin_kernel,
     launch=launch,
     reference=torch.sin,
     make_inputs=make_inputs,
     backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    backward_kernel=cos_backward_kernel,
+    launch_backward=launch_backward,
     flops=lambda x: math.prod(x),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     arg_names=("x",),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
@@ -1031,9 +1069,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1256,7 +1305,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_op_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_backward_triton_op_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: cpu_compile ----
@@ -1322,4 +1371,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin-triton_op_autotune_heuristics-cpu_compile passes here")
+    print("no failure: sin_triton_backward-triton_op_autotune_heuristics-cpu_compile passes here")

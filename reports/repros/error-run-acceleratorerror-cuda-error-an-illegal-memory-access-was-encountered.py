@@ -1,13 +1,13 @@
-"""softmax-autotune-subclass_eager: a reproducer written by triton-torch-matrix.
+"""silu-autotune-subclass_eager: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: AcceleratorError: CUDA error: an illegal memory access was encountered
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 11 more cell(s): add-autotune-subclass_eager, sin-raw_jit-subclass_eager, sin-autotune_heuristics-subclass_eager, silu-heuristics_autotune-subclass_eager, matmul-raw_jit-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-heuristics_autotune-subclass_eager, rmsnorm-autotune-subclass_eager, layernorm-raw_jit-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-heuristics_autotune-subclass_eager.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 35 more cell(s): add-raw_jit-subclass_eager, add-autotune-subclass_eager, add-heuristics_autotune-subclass_eager, add-autotune_heuristics-subclass_eager, sin-raw_jit-subclass_eager, sin-autotune-subclass_eager, sin-heuristics_autotune-subclass_eager, sin-autotune_heuristics-subclass_eager, silu-raw_jit-subclass_eager, silu-heuristics_autotune-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-raw_jit-subclass_eager, softmax-autotune-subclass_eager, softmax-heuristics_autotune-subclass_eager, softmax-autotune_heuristics-subclass_eager, matmul-raw_jit-subclass_eager, matmul-autotune-subclass_eager, matmul-heuristics_autotune-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-raw_jit-subclass_eager, add_inplace-autotune-subclass_eager, add_inplace-heuristics_autotune-subclass_eager, add_inplace-autotune_heuristics-subclass_eager, rmsnorm-raw_jit-subclass_eager, rmsnorm-autotune-subclass_eager, rmsnorm-heuristics_autotune-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-raw_jit-subclass_eager, layernorm-autotune-subclass_eager, layernorm-heuristics_autotune-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-raw_jit-subclass_eager, sin_triton_backward-autotune-subclass_eager, sin_triton_backward-heuristics_autotune-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 5b1e0c2ce25c91d8a2b09858a1d9bc8666f174dcb6ee1ff6c72cfcaa9cd55543
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): d7a0a16c0f9b661c32d37840031eab9373425599d7c505bbc6004bbe4956a508
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +291,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -581,6 +583,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -952,9 +968,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.softmax (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.silu (its kernel, launch and PyTorch reference) ----
 
-"""Row-wise softmax of a 2-D tensor: one program per row, the row in one block."""
+"""The blog's bf16 SiLU kernel, inside the blog's small Linear -> SiLU -> Linear module."""
 
 import math
 
@@ -963,55 +979,79 @@ import triton
 import triton.language as tl
 
 
+IN_FEATURES, HIDDEN = 128, 64
+MAX_BLOCK = 1024
+
+
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        x = tl.load(x_ptr + offsets)
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
+        x = tl.load(x_ptr + offsets, mask=mask)
+    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
+    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
     if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
+        tl.store(out_ptr + offsets, out)
     else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        tl.store(out_ptr + offsets, out, mask=mask)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def backward(inputs, out, grad):
-    return (out * (grad - (grad * out).sum(dim=-1, keepdim=True)),)
+    x = inputs[0].float()
+    sig = torch.sigmoid(x)
+    return ((grad.float() * sig * (1 + x * (1 - sig))).to(grad.dtype),)
 
 
-def make_inputs(rows, device, seed):
+class SiluMLP(torch.nn.Module):
+    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
+        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
+        self.op = op
+
+    def forward(self, x):
+        return self.linear2(self.op(self.linear1(x).contiguous()))
+
+
+def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
+
+
+def module(op):
+    return SiluMLP(op)
 
 
 CASE = Case(
-    id="softmax",
-    kernel=softmax_kernel,
+    id="silu",
+    kernel=silu_kernel,
     launch=launch,
-    reference=lambda x: torch.softmax(x, dim=-1),
+    reference=torch.nn.functional.silu,
     make_inputs=make_inputs,
     backward=backward,
-    flops=lambda x: 5 * math.prod(x),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    flops=lambda x: 4 * math.prod(x),
     arg_names=("x",),
-    sizes=(67, 13, 129),
-    meta={"EVEN": False},
-    configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
-    key=["n_cols"],
-    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
-    heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
+    sizes=(37, 8, 61),
+    bandwidth_size=1 << 18,  # rows of 128 bf16 through two small linears: ~43 flops a byte, bound by memory
+    meta={"BLOCK_SIZE": 256, "EVEN": False},
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)],
+    key=["n_elements"],
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    dtype=torch.bfloat16,
+    module=module,
 )
 
 
@@ -1038,9 +1078,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1176,7 +1227,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune(CASE), 'harness::softmax_autotune')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::silu_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: subclass_eager ----
@@ -1236,8 +1287,8 @@ def subclass_eager(cell: Cell) -> None:
 
 
 STYLE, DEVICE = 'autotune', 'cuda'
-EXAMPLE = (67, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+EXAMPLE = (37, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 ATTEMPTS = 1
 PATH = subclass_eager
 
@@ -1258,4 +1309,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: softmax-autotune-subclass_eager passes here")
+    print("no failure: silu-autotune-subclass_eager passes here")

@@ -1,13 +1,13 @@
 """softmax-custom_op_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: RuntimeError: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_autotune.
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 11 more cell(s): add-custom_op_autotune-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_autotune_heuristics-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_autotune_heuristics-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 35 more cell(s): add-custom_op-aoti_standalone, add-custom_op_autotune-aoti_standalone, add-custom_op_heuristics_autotune-aoti_standalone, add-custom_op_autotune_heuristics-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_autotune-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, sin-custom_op_autotune_heuristics-aoti_standalone, silu-custom_op-aoti_standalone, silu-custom_op_autotune-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, silu-custom_op_autotune_heuristics-aoti_standalone, softmax-custom_op-aoti_standalone, softmax-custom_op_heuristics_autotune-aoti_standalone, softmax-custom_op_autotune_heuristics-aoti_standalone, matmul-custom_op-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, matmul-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op-aoti_standalone, add_inplace-custom_op_autotune-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, add_inplace-custom_op_autotune_heuristics-aoti_standalone, rmsnorm-custom_op-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune_heuristics-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_autotune-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, layernorm-custom_op_autotune_heuristics-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune_heuristics-aoti_standalone.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): fbf6bcd2f30e7db40eee21b598b3e7b79c84f990534c1d0485893b982c2c2927
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0487d7ef4210ede57395648d71ec6322f4b955d3ee7f334e50a3fb7ac7379813
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -298,6 +298,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -588,6 +590,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1056,6 +1072,7 @@ CASE = Case(
     bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
     arg_names=("x",),
     sizes=(67, 13, 129),
+    bandwidth_size=32768,  # rows of 781 floats: 195 MiB moved per call
     meta={"EVEN": False},
     configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
     key=["n_cols"],
@@ -1087,9 +1104,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 

@@ -1,13 +1,13 @@
 """add-triton_op_heuristics_autotune-flop_counter: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: RuntimeError: wrap_triton only works on functions annotated with triton.jit or triton.autotune
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 13 more cell(s): add-triton_op_heuristics_autotune-eager, add-triton_op_heuristics_autotune-vmap, sin-triton_op_heuristics_autotune-subclass_eager, silu-triton_op_heuristics_autotune-train_eager, softmax-triton_op_heuristics_autotune-eager, softmax-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-vmap, matmul-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-eager, rmsnorm-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-vmap, layernorm-triton_op_heuristics_autotune-subclass_eager, sin_triton_backward-triton_op_heuristics_autotune-train_eager.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 42 more cell(s): add-triton_op_heuristics_autotune-eager, add-triton_op_heuristics_autotune-train_eager, add-triton_op_heuristics_autotune-subclass_eager, add-triton_op_heuristics_autotune-vmap, sin-triton_op_heuristics_autotune-eager, sin-triton_op_heuristics_autotune-train_eager, sin-triton_op_heuristics_autotune-flop_counter, sin-triton_op_heuristics_autotune-subclass_eager, sin-triton_op_heuristics_autotune-vmap, silu-triton_op_heuristics_autotune-eager, silu-triton_op_heuristics_autotune-train_eager, silu-triton_op_heuristics_autotune-flop_counter, silu-triton_op_heuristics_autotune-subclass_eager, silu-triton_op_heuristics_autotune-vmap, softmax-triton_op_heuristics_autotune-eager, softmax-triton_op_heuristics_autotune-train_eager, softmax-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-subclass_eager, softmax-triton_op_heuristics_autotune-vmap, matmul-triton_op_heuristics_autotune-eager, matmul-triton_op_heuristics_autotune-train_eager, matmul-triton_op_heuristics_autotune-flop_counter, matmul-triton_op_heuristics_autotune-subclass_eager, matmul-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_heuristics_autotune-eager, add_inplace-triton_op_heuristics_autotune-flop_counter, add_inplace-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-eager, rmsnorm-triton_op_heuristics_autotune-train_eager, rmsnorm-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-subclass_eager, rmsnorm-triton_op_heuristics_autotune-vmap, layernorm-triton_op_heuristics_autotune-eager, layernorm-triton_op_heuristics_autotune-train_eager, layernorm-triton_op_heuristics_autotune-flop_counter, layernorm-triton_op_heuristics_autotune-subclass_eager, layernorm-triton_op_heuristics_autotune-vmap, sin_triton_backward-triton_op_heuristics_autotune-eager, sin_triton_backward-triton_op_heuristics_autotune-train_eager, sin_triton_backward-triton_op_heuristics_autotune-flop_counter, sin_triton_backward-triton_op_heuristics_autotune-subclass_eager, sin_triton_backward-triton_op_heuristics_autotune-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 87c306206198d9e69c091b54535528617d7a6e83212dfb507fe4204fa5949007
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 6f25d789963ab1e36c3636de9b6fba642616ab92d0e46d097ff2ad2b2f87ef19
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -292,6 +292,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -582,6 +584,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1038,9 +1054,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 

@@ -1,13 +1,13 @@
-"""sin_triton_backward-raw_jit-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-raw_jit-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 29 more cell(s): add-raw_jit-export_nonstrict, add-heuristics_autotune-aoti_nonstrict, add-autotune_heuristics-export_nonstrict, sin-autotune-aoti_nonstrict, sin-heuristics_autotune-export_nonstrict, silu-raw_jit-aoti_nonstrict, silu-raw_jit-export_dynamic_nonstrict, silu-autotune-export_nonstrict, silu-autotune_heuristics-aoti_nonstrict, softmax-raw_jit-export_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-export_dynamic_nonstrict, softmax-autotune_heuristics-export_nonstrict, matmul-autotune-aoti_nonstrict, matmul-heuristics_autotune-export_nonstrict, add_inplace-raw_jit-aoti_nonstrict, add_inplace-raw_jit-export_dynamic_nonstrict, add_inplace-autotune-export_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-raw_jit-export_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-export_dynamic_nonstrict, rmsnorm-autotune_heuristics-export_nonstrict, layernorm-autotune-aoti_nonstrict, layernorm-autotune-export_dynamic_nonstrict, layernorm-heuristics_autotune-export_nonstrict, sin_triton_backward-raw_jit-export_dynamic_nonstrict, sin_triton_backward-autotune-export_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 89 more cell(s): add-raw_jit-export_nonstrict, add-raw_jit-export_dynamic_nonstrict, add-autotune-export_nonstrict, add-autotune-aoti_nonstrict, add-heuristics_autotune-export_nonstrict, add-heuristics_autotune-aoti_nonstrict, add-autotune_heuristics-export_nonstrict, add-autotune_heuristics-aoti_nonstrict, sin-raw_jit-export_nonstrict, sin-raw_jit-aoti_nonstrict, sin-raw_jit-export_dynamic_nonstrict, sin-autotune-export_nonstrict, sin-autotune-aoti_nonstrict, sin-heuristics_autotune-export_nonstrict, sin-heuristics_autotune-aoti_nonstrict, sin-autotune_heuristics-export_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-raw_jit-export_nonstrict, silu-raw_jit-aoti_nonstrict, silu-raw_jit-export_dynamic_nonstrict, silu-autotune-export_nonstrict, silu-autotune-aoti_nonstrict, silu-heuristics_autotune-export_nonstrict, silu-heuristics_autotune-aoti_nonstrict, silu-autotune_heuristics-export_nonstrict, silu-autotune_heuristics-aoti_nonstrict, softmax-raw_jit-export_nonstrict, softmax-raw_jit-aoti_nonstrict, softmax-raw_jit-export_dynamic_nonstrict, softmax-autotune-export_nonstrict, softmax-autotune-aoti_nonstrict, softmax-autotune-export_dynamic_nonstrict, softmax-heuristics_autotune-export_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-export_dynamic_nonstrict, softmax-autotune_heuristics-export_nonstrict, softmax-autotune_heuristics-aoti_nonstrict, softmax-autotune_heuristics-export_dynamic_nonstrict, matmul-raw_jit-export_nonstrict, matmul-raw_jit-aoti_nonstrict, matmul-raw_jit-export_dynamic_nonstrict, matmul-autotune-export_nonstrict, matmul-autotune-aoti_nonstrict, matmul-heuristics_autotune-export_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, matmul-autotune_heuristics-export_nonstrict, matmul-autotune_heuristics-aoti_nonstrict, add_inplace-raw_jit-export_nonstrict, add_inplace-raw_jit-aoti_nonstrict, add_inplace-raw_jit-export_dynamic_nonstrict, add_inplace-autotune-export_nonstrict, add_inplace-autotune-aoti_nonstrict, add_inplace-heuristics_autotune-export_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, add_inplace-autotune_heuristics-export_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-raw_jit-export_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, rmsnorm-raw_jit-export_dynamic_nonstrict, rmsnorm-autotune-export_nonstrict, rmsnorm-autotune-aoti_nonstrict, rmsnorm-autotune-export_dynamic_nonstrict, rmsnorm-heuristics_autotune-export_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-export_dynamic_nonstrict, rmsnorm-autotune_heuristics-export_nonstrict, rmsnorm-autotune_heuristics-aoti_nonstrict, rmsnorm-autotune_heuristics-export_dynamic_nonstrict, layernorm-raw_jit-export_nonstrict, layernorm-raw_jit-aoti_nonstrict, layernorm-raw_jit-export_dynamic_nonstrict, layernorm-autotune-export_nonstrict, layernorm-autotune-aoti_nonstrict, layernorm-autotune-export_dynamic_nonstrict, layernorm-heuristics_autotune-export_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-export_dynamic_nonstrict, layernorm-autotune_heuristics-export_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, layernorm-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-raw_jit-export_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict, sin_triton_backward-raw_jit-export_dynamic_nonstrict, sin_triton_backward-autotune-export_nonstrict, sin_triton_backward-autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-export_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict, sin_triton_backward-autotune_heuristics-export_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 90b904108da17acc5ededd2780cea08ee80a3ceef1ae8a7923025ae3636cf1e3
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 213227a116411b99c6642b181b8ed4dadab548d2cbfe2fbd69a02951064b3298
 """
 
 from __future__ import annotations
@@ -289,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -931,11 +947,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
-backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
-directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
+"""The PyTorch recipe's vector add: two inputs, one output."""
 
 import math
 
@@ -944,62 +958,47 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-@triton.jit
-def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
-
-
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
-
-
-def launch_backward(kernel, inputs, out, grad):
-    (x,) = inputs
-    grad_x = torch.empty_like(x)
-    n_elements = x.numel()
-    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
-    return (grad_x,)
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 CASE = Case(
-    id="sin_triton_backward",
-    kernel=sin_kernel,
+    id="add",
+    kernel=add_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=torch.add,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    backward_kernel=cos_backward_kernel,
-    launch_backward=launch_backward,
-    flops=lambda x: math.prod(x),
-    arg_names=("x",),
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
+    arg_names=("x", "y"),
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -1151,7 +1150,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *jit(CASE), 'harness::sin_triton_backward_raw_jit')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *jit(CASE), 'harness::add_raw_jit')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_nonstrict ----
@@ -1232,4 +1231,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin_triton_backward-raw_jit-aoti_nonstrict passes here")
+    print("no failure: add-raw_jit-aoti_nonstrict passes here")

@@ -1,13 +1,13 @@
-"""add-heuristics_autotune-export_dynamic_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-autotune-export_dynamic_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: TypeError: unhashable type: non-nested SymInt
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 5 more cell(s): sin-autotune-export_dynamic_nonstrict, silu-autotune_heuristics-export_dynamic_nonstrict, matmul-autotune-export_dynamic_nonstrict, add_inplace-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-autotune_heuristics-export_dynamic_nonstrict.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 17 more cell(s): add-heuristics_autotune-export_dynamic_nonstrict, add-autotune_heuristics-export_dynamic_nonstrict, sin-autotune-export_dynamic_nonstrict, sin-heuristics_autotune-export_dynamic_nonstrict, sin-autotune_heuristics-export_dynamic_nonstrict, silu-autotune-export_dynamic_nonstrict, silu-heuristics_autotune-export_dynamic_nonstrict, silu-autotune_heuristics-export_dynamic_nonstrict, matmul-autotune-export_dynamic_nonstrict, matmul-heuristics_autotune-export_dynamic_nonstrict, matmul-autotune_heuristics-export_dynamic_nonstrict, add_inplace-autotune-export_dynamic_nonstrict, add_inplace-heuristics_autotune-export_dynamic_nonstrict, add_inplace-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-autotune-export_dynamic_nonstrict, sin_triton_backward-heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-autotune_heuristics-export_dynamic_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): ed873cb7c87a94fa2fb07e5de5ef8a45a2e0edb44cb0820e65a2ae09de442e16
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 73efc2d4322c884b05f5293f5813dc410a4042b844324789976ea7e278eb1fbf
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +291,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -581,6 +583,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1010,7 +1026,7 @@ CASE = Case(
 )
 
 
-# ---- the style: heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a launcher) ----
+# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1033,9 +1049,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1049,11 +1076,9 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-def heuristics_autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.heuristics`` outermost over ``@triton.autotune`` (the order the recipe calls supported): the
-    heuristics run before a config is picked, so they read the call's arguments only."""
-    kernel = triton.heuristics(dict(case.heuristics))(_autotune(case, case.kernel))
-    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 
 @dataclass(frozen=True)
@@ -1173,7 +1198,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *heuristics_autotune(CASE), 'harness::add_heuristics_autotune')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::add_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: export_dynamic_nonstrict ----
@@ -1251,7 +1276,7 @@ def export_dynamic_nonstrict(cell: Cell) -> None:
     _run_export_dynamic(cell, strict=False)
 
 
-STYLE, DEVICE = 'heuristics_autotune', 'cuda'
+STYLE, DEVICE = 'autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1274,4 +1299,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-heuristics_autotune-export_dynamic_nonstrict passes here")
+    print("no failure: add-autotune-export_dynamic_nonstrict passes here")

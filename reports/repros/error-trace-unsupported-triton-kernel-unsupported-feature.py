@@ -1,13 +1,13 @@
-"""add-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""sin-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: Unsupported: triton kernel unsupported feature
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 1 more cell(s): sin-autotune_heuristics-export_dynamic_strict.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 9 more cell(s): add-autotune_heuristics-export_dynamic_strict, add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c599b8e8a60a87408608eb61887a0205447baeaedc5eed33f922b95e91881025
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1258196a7cfbda08071b9453eef47e6bbedd4b4894882a87b98dde355bb251cf
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +291,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -581,6 +583,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -952,9 +968,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""The PyTorch recipe's sin kernel, with its cos backward."""
 
 import math
 
@@ -963,47 +979,45 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="sin",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
-    arg_names=("x", "y"),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    flops=lambda x: math.prod(x),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
+    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
@@ -1033,9 +1047,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1173,7 +1198,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::add_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::sin_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
@@ -1282,4 +1307,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-autotune_heuristics-aoti_dynamic passes here")
+    print("no failure: sin-autotune_heuristics-aoti_dynamic passes here")

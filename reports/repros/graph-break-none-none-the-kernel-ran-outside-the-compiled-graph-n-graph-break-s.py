@@ -1,11 +1,11 @@
 """add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: graph_break: : 
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): a8cb4322f71a1d340462c5551db4f66cd08e25bcaffeb94d071ccc00cddd3c0f
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): f907b85baf1ae85f2421af617e826bb85bc488d1863b2920b144b0254137d7e1
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -289,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -1031,9 +1047,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 

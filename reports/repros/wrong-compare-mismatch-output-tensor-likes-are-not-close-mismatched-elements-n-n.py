@@ -1,13 +1,13 @@
-"""add_inplace-autotune_heuristics-fullgraph: a reproducer written by triton-torch-matrix.
+"""add_inplace-autotune_heuristics-train_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: wrong 5/5 at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 1 more cell(s): add_inplace-autotune_heuristics-export_strict.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 6 more cell(s): add_inplace-autotune_heuristics-compile, add_inplace-autotune_heuristics-fullgraph, add_inplace-autotune_heuristics-export_strict, add_inplace-autotune_heuristics-export_saveload, add_inplace-triton_op_autotune_heuristics-compile, add_inplace-triton_op_autotune_heuristics-fullgraph.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4e0d71d7095e8ccce67958d294e2d20bae0bbc1307ad092db46a79a4276d51cf
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0b973748e9cdcba096a8d084610cf0281e61ccbba5b4541a2ce37de63aa91d65
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton
+import triton.testing
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -291,6 +291,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -581,6 +583,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -952,6 +968,31 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+AS_CLOSE_AS = 3.0  # torch._dynamo.utils.same's multiplier for half-precision results against a float64 reference
+
+
+def within_reference_error(
+    actual: torch.Tensor, expected: torch.Tensor, exact: torch.Tensor, atol: float
+) -> str | None:
+    """For a half-precision result outside the tolerance of the reference run in the same dtype: whether it is
+    about as close to the reference run in float64 (``exact``) as that same-dtype reference is, PyTorch's own
+    accuracy check for compiled half-precision code (a reduction fused and accumulated in another order differs
+    from eager by more than a fixed tolerance, and need not be further from the exact numbers). A note saying
+    so, or None: the numbers are wrong."""
+    if actual.dtype not in LOW_PRECISION or exact.dtype != torch.float64 or actual.shape != exact.shape:
+        return None
+    exact = exact.detach().cpu()
+    error, reference_error = (
+        float((tensor.detach().cpu().double() - exact).square().mean().sqrt()) for tensor in (actual, expected)
+    )
+    if not error <= AS_CLOSE_AS * reference_error + atol / 10:
+        return None
+    return f"rmse {error:.3g} against float64, the {actual.dtype} reference's {reference_error:.3g}"
+
+
 # ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
 
 """In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
@@ -1000,7 +1041,9 @@ CASE = Case(
     backward=lambda inputs, out, grad: (grad, grad),
     flops=lambda x, y: math.prod(x),
     arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
     configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
@@ -1034,9 +1077,20 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
+BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
+    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
+    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
+    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
+    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
+
+
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune``; in Triton's interpreter, benchmarked by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench} if triton_interpreted() else {}
+    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
+    Triton's interpreter, by the wall clock (no device to time on)."""
+    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
     options.update(case.autotune_options)
     return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
 
@@ -1177,7 +1231,79 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
 WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_autotune_heuristics')  # built once: a library op registers once per process
 
 
-# ---- the path: fullgraph ----
+# ---- the path: train_compile ----
+
+LAYOUTS = {"": False, " (non-contiguous output grad)": True}
+
+
+def noncontiguous(grad: torch.Tensor) -> torch.Tensor:
+    """``grad``'s values in a non-contiguous view (every other element of a tensor twice as wide); a grad of one
+    element or none as it is (it has no other layout)."""
+    if grad.numel() <= 1:
+        return grad
+    wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
+    wide[..., ::2] = grad
+    return wide[..., ::2]
+
+
+def _forward_backward(model: Any, inputs: Inputs, strided: bool = False) -> Any:
+    """Forward, then backward of the sum of each output times its own random grad (the same grads for every
+    model: drawn from one seeded generator, in output order; ``strided``: given as non-contiguous views), through
+    the outputs that require grad."""
+    raw = model(*inputs)
+    outs = as_tuple(raw)
+    gen = torch.Generator().manual_seed(1)
+    grads = [torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype) for out in outs]
+    grads = [noncontiguous(grad) for grad in grads] if strided else grads
+    # none requiring grad: backward through all of them, which raises (no graph to differentiate)
+    differentiable = [index for index, out in enumerate(outs) if out.requires_grad] or range(len(outs))
+    torch.autograd.backward([outs[i] for i in differentiable], [grads[i] for i in differentiable])
+    if outs[0].is_cuda:
+        torch.cuda.synchronize()
+    named = [(f"input {i}", t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    named += [(name, p) for name, p in model.named_parameters()]
+    out = tuple(out.detach() for out in outs) if isinstance(raw, tuple | list) else raw.detach()
+    return out, [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]
+
+
+def _exact_gradients(cell: Cell, count: int) -> list[Any]:
+    """The reference's ``count`` gradients with its floating inputs in float64 (Nones where it cannot run so)."""
+    inputs = tuple(
+        value.detach().double().requires_grad_(value.requires_grad)
+        if isinstance(value, torch.Tensor) and value.is_floating_point()
+        else value
+        for value in cell.inputs(requires_grad=True)
+    )
+    try:
+        grads = _forward_backward(cell.reference_model().double(), inputs)[1]
+    except Exception:  # a reference that needs its own dtype: no float64 anchor, the plain tolerance decides
+        return [None] * count
+    return grads if len(grads) == count else [None] * count
+
+
+def _compare_gradients(cell: Cell, names: list[str], grads: list[Any], expected_grads: list[Any]) -> None:
+    """Each gradient against the reference's; a half-precision one off by no more than the reference's own error
+    (against float64) is noted, not wrong."""
+    exact_grads: list[Any] = []  # the float64 anchor, computed at the first mismatch of a half-precision case
+    for index, (name, grad, expected_grad) in enumerate(zip(names, grads, expected_grads, strict=True)):
+        if grad is None or expected_grad is None:
+            if grad is not expected_grad:
+                cell.stage = "compare"
+                raise Mismatch(f"gradient of {name}: {'missing' if grad is None else 'unexpected'}")
+            continue
+        try:
+            cell.compare(f"gradient of {name}", grad, expected_grad)
+        except Mismatch:
+            if cell.case.dtype not in LOW_PRECISION:
+                raise
+            exact_grads = exact_grads or _exact_gradients(cell, len(names))
+            exact = exact_grads[index]
+            note = exact is not None and within_reference_error(grad, expected_grad, exact, cell.tolerance.atol)
+            if not note:
+                raise
+            notes = cell.measurements.as_close_as_reference = cell.measurements.as_close_as_reference or {}
+            notes[f"gradient of {name}"] = note
+
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
     cell.saw(compiled=True, trained=train)
@@ -1185,38 +1311,50 @@ def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., 
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
 
 
-CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
+def training_step(model: Any, inputs: Inputs) -> Callable[[], object]:
+    """One training step of ``model`` on ``inputs``, the step timed: gradients set to None, forward, backward of
+    the outputs that require grad with output grads drawn once (at the first step), as an optimizer loop does."""
+    grads: list[Any] = []
+
+    def step() -> object:
+        for value in inputs:
+            if isinstance(value, torch.Tensor):
+                value.grad = None
+        model.zero_grad(set_to_none=True)
+        outs = [out for out in as_tuple(model(*inputs)) if out.requires_grad]
+        if not grads:
+            grads.extend(torch.randn_like(out) for out in outs)
+        torch.autograd.backward(outs, grads)
+        return outs
+
+    return step
 
 
-def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
-    """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
-    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
-    expected = cell.expected(inputs)
-    cell.keep_call(model, inputs)
-    for call in range(1, calls + 1):
-        with torch.no_grad():
-            out = model(*copy_inputs(inputs))
-        cell.synchronize()
-        cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
-        cell.measurements.calls = (cell.measurements.calls or 0) + 1
+def _train(cell: Cell, compiled: bool) -> None:
+    model = _compiled(cell, train=True) if compiled else cell.model(train=True)
+    reference = cell.reference_model()
+    for layout, strided in LAYOUTS.items():
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+        cell.stage = "trace" if compiled and not strided else "run"
+        out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
+        expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
+        cell.compare("output", out, expected)
+        _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
+    cell.timed_call = training_step(model, cell.inputs(requires_grad=True))
+    cell.timed_model, cell.timed_train = model, True
 
 
-def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:
-    cell.stage = "trace"  # the backend moves it on to compile, then run
-    with cell.timed("compile_seconds"):
-        _infer(cell, model, inputs)
-
-
-def fullgraph(cell: Cell) -> None:
-    """``torch.compile(fullgraph=True)``: any graph break fails."""
-    _first_call(cell, _compiled(cell, fullgraph=True), cell.inputs())
+def train_compile(cell: Cell) -> None:
+    """Forward and backward through ``torch.compile``; output and gradients checked."""
+    _train(cell, compiled=True)
 
 
 STYLE, DEVICE = 'autotune_heuristics', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
-PATH = fullgraph
+PATH = train_compile
 
 
 def run_cell():
@@ -1235,4 +1373,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-autotune_heuristics-fullgraph passes here")
+    print("no failure: add_inplace-autotune_heuristics-train_compile passes here")
