@@ -87,10 +87,11 @@ def _by_path(cells: list[Any]) -> str:
         for stage, seconds in (cell.measurements.stage_seconds or {}).items():
             sums[cell.path][stage] += seconds
     rows = [
-        [path, counts[path], round(sums[path]["total"]), *(round(sums[path][stage]) for stage in STAGES)]
+        [path, counts[path], round(sums[path]["total"], 1), *(round(sums[path][stage], 1) for stage in STAGES)]
         for path in sorted(counts, key=lambda path: -sums[path]["total"])
     ]
-    rows.append(["all", sum(counts.values()), *(round(sum(row[i] for row in rows)) for i in range(2, 3 + len(STAGES)))])
+    columns = range(2, 3 + len(STAGES))
+    rows.append(["all", sum(counts.values()), *(round(sum(row[i] for row in rows), 1) for i in columns)])
     return tabulate(rows, headers=["path", "cells", "seconds", *STAGES], tablefmt="github")
 
 
