@@ -23,10 +23,11 @@ from harness.records.results import Results
 
 STAGES = ("setup", "build", "trace", "compile", "run", "compare", "end")
 FIXED = ("setup", "build", "end")  # what every cell pays whatever its path does
-PHASE_STEPS = (
+PHASE_STEPS = (  # a worker's timing phase: (step, from, to) in its ``timing_phases`` clock
     ("warm-up", "warm", "arrived"),
     ("barrier", "arrived", "all_arrived"),
     ("GPU lock", "all_arrived", "alone"),
+    ("timing", "alone", "done"),
 )
 
 
@@ -125,9 +126,8 @@ def _phases(phases: dict[str, dict[str, float]], last: float) -> str:
     for worker, clock in sorted(phases.items(), key=lambda item: (len(item[0]), item[0])):
         steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
                  for _, begin, end in PHASE_STEPS]  # fmt: skip
-        timing = round(clock["done"] - clock["alone"], 1) if "done" in clock and "alone" in clock else None
-        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps, timing])
-    headers = ["worker", "began after the last cell", *(name for name, _, _ in PHASE_STEPS), "timing"]
+        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps])
+    headers = ["worker", "began after the last cell", *(name for name, _, _ in PHASE_STEPS)]
     return tabulate(rows, headers=headers, tablefmt="github")
 
 

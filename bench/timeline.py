@@ -16,17 +16,12 @@ from typing import Any
 
 from tabulate import tabulate
 
-from bench.costs import scripts
+from bench.costs import PHASE_STEPS, scripts
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records.files import read_results
 from harness.records.results import Results
 
-PHASE_STEPS = (  # a worker's timing phase as drawn: (name, from, to) in its ``timing_phases`` clock
-    ("warm-up", "warm", "arrived"),
-    ("waiting", "arrived", "alone"),
-    ("timing", "alone", "done"),
-)
-PHASE_COLOURS = {"warm-up": "0.55", "waiting": "0.92", "timing": "black"}
+PHASE_COLOURS = {"warm-up": "0.55", "barrier": "0.92", "GPU lock": "0.8", "timing": "black"}  # bench/costs.py's steps
 
 
 @dataclass(frozen=True)
@@ -51,7 +46,7 @@ class Timeline:
     workers: int  # lanes the busy fraction counts (the run's workers, at least the lanes seen)
     wall_seconds: float | None
     untimed: list[str] = field(default_factory=list)  # cells of this run without times (a lost worker's)
-    # after the cells: each worker's timing phase (warm-up, waiting, timing: (name, start, end)) and the repro
+    # after the cells: each worker's timing phase (its steps: (name, start, end)) and the repro
     # scripts' runs (start, end), in the bars' seconds
     phases: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)
     scripts: list[tuple[float, float]] = field(default_factory=list)
