@@ -22,6 +22,7 @@ from harness.cell.program import judge, program_digest, run_program
 from harness.cell.timing import faulted_at_size, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
+from harness.kernel.compat import store_autotuning
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
@@ -194,13 +195,12 @@ def fresh_autotune() -> None:
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
-    import triton
 
     torch._inductor.config.autotune_local_cache = False
     torch._inductor.config.autotune_remote_cache = False
     torch._inductor.config.bundled_autotune_remote_cache = False
     torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
-    triton.knobs.autotuning.cache = False
+    store_autotuning(False)
     torch._inductor.utils.clear_inductor_caches()
     for tuners in AUTOTUNERS.values():
         for tuner in tuners:

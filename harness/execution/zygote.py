@@ -148,14 +148,16 @@ def _die_with_parent() -> None:
 
 
 def _check_fork_is_safe() -> None:
-    """Fork a child that asks whether CUDA would refuse to start in it (something touched CUDA before the fork)."""
+    """Fork a child that asks whether CUDA would refuse to start in it (something touched CUDA before the fork).
+    Without a GPU there is nothing to refuse: a CUDA build of torch on a machine without one (2.6 and 2.8) marks
+    CUDA started in Inductor's CPU-ISA probe, and its cells run on the CPU all the same."""
     import torch
 
     pid = os.fork()
     if pid == 0:
         bad = getattr(torch._C, "_cuda_isInBadFork", lambda: False)()
         os._exit(1 if bad else 0)
-    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 and torch.cuda.is_available():
         raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
 
 
@@ -200,9 +202,12 @@ def _hash_sources() -> None:
     again: Triton's and Inductor's hashes of their own code (pure, cached per process; ``triton_key`` reads
     all of libtriton, about 0.5 s)."""
     from torch._inductor.codecache import torch_key
-    from triton.runtime.cache import triton_key
 
-    triton_key()
+    from harness.kernel.compat import triton_key
+
+    hashed = triton_key()
+    if hashed is not None:
+        hashed()
     torch_key()
 
 

@@ -1,6 +1,7 @@
-"""Which Triton kernels a cell launched: ``JITFunction.run`` (and the interpreter's ``InterpretedFunction.run``)
-wrapped for kernels launched from Python, and Triton's ``knobs.runtime.launch_enter_hook`` for the compiled
-kernels launched by compiled code (Inductor's launchers, which call the hook but not ``run``)."""
+"""Which Triton kernels a cell launched: ``JITFunction.run`` (and the interpreter's launch) wrapped for kernels
+launched from Python, and Triton's launch-enter hook for the compiled kernels launched by compiled code
+(Inductor's launchers, which call the hook but not ``run``); where each lives in this Triton:
+harness/kernel/compat.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+from harness.kernel.compat import interpreter_launches, launch_hooks
 
 # the kernels Inductor generates itself (fused pointwise, reduction, persistent reduction, template...)
 INDUCTOR_KERNEL = re.compile(r"^triton_(poi|red|per|tem|for|tma|mm|bmm|unk|helper)_")
@@ -34,19 +37,19 @@ def kernel_name(kernel: Any) -> str:
 @contextmanager
 def observed_launches() -> Iterator[set[str]]:
     """The set of kernel names launched while the block runs (filled as they launch)."""
-    from triton import knobs
-    from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
     launched: set[str] = set()
-    originals = {cls: cls.run for cls in (JITFunction, InterpretedFunction)}
+    interpreted, method, function = interpreter_launches()
+    wrapped = {(JITFunction, "run"): lambda self: self, (interpreted, method): function}
+    originals = {where: getattr(where[0], where[1]) for where in wrapped}
 
-    def observing(cls: type) -> Any:
-        original = originals[cls]
+    def observing(where: tuple[type, str]) -> Any:
+        original, launched_function = originals[where], wrapped[where]
 
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             if not kwargs.get("warmup"):
-                launched.add(kernel_name(self))
+                launched.add(kernel_name(launched_function(self)))
             return original(self, *args, **kwargs)
 
         return run
@@ -61,19 +64,20 @@ def observed_launches() -> Iterator[set[str]]:
         if name:
             launched.add(name)
 
-    chain = knobs.runtime.launch_enter_hook  # a HookChain (triton 3.7); a single hook or None before
-    for cls in originals:
-        cls.run = observing(cls)  # type: ignore[method-assign]
+    holder, attribute = launch_hooks()
+    chain = getattr(holder, attribute)  # a HookChain (triton 3.7); a single hook or None before
+    for cls, name in originals:
+        setattr(cls, name, observing((cls, name)))
     if hasattr(chain, "add"):
         chain.add(hook)
     elif chain is None:
-        knobs.runtime.launch_enter_hook = hook
+        setattr(holder, attribute, hook)
     try:
         yield launched
     finally:
-        for cls, original in originals.items():
-            cls.run = original  # type: ignore[method-assign]
+        for (cls, name), original in originals.items():
+            setattr(cls, name, original)
         if hasattr(chain, "add"):
             chain.remove(hook)
         elif chain is None:
-            knobs.runtime.launch_enter_hook = None
+            setattr(holder, attribute, None)
