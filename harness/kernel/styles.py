@@ -63,7 +63,20 @@ KNOWN_STYLES: dict[str, Axes] = {**cross(DECORATORS, WRAPPERS, True), AS_SHIPPED
 
 
 class NotApplicable(Exception):
-    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped): the cell is a skip."""
+    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped), or this torch has not the
+    API the style is made of: the cell is a skip."""
+
+
+# what each library wrapper is made of, in ``torch.library``: a torch without one of them has not the style
+WRAPPER_APIS = {"triton_op": ("triton_op", "wrap_triton"), "custom_op": ("custom_op",)}
+
+
+def missing_api(wrapper: str) -> str | None:
+    """``torch 2.5.1 has no torch.library.triton_op``: the API of the wrapper this torch lacks, else None."""
+    for name in WRAPPER_APIS.get(wrapper, ()):
+        if not hasattr(torch.library, name):
+            return f"torch {torch.__version__} has no torch.library.{name}"
+    return None
 
 
 def op_name(case: Case, style: str) -> str:
@@ -81,6 +94,9 @@ def build_style(style: str, case: Case) -> Wrapped:
         return control(case)
     if case.launch is None:
         raise NotApplicable(f"case {case.id} gives no kernel to re-wrap, only its op as shipped (style as_shipped)")
+    missing = missing_api(wrapper)
+    if missing:
+        raise NotApplicable(missing)
     kernel, meta = DECORATORS[decorator](case)
     return WRAPPERS[wrapper](case, kernel, meta, op_name(case, style))
 

@@ -70,3 +70,14 @@ def test_a_cuda_build_without_a_gpu_forks_safely(monkeypatch: pytest.MonkeyPatch
             zygote._check_fork_is_safe()
     else:
         zygote._check_fork_is_safe()
+
+
+def test_a_style_this_torch_has_not_is_a_skip_naming_the_api(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """A torch without ``torch.library.triton_op`` has not the triton_op styles: their cells are skips that say
+    which API this torch lacks, not errors of the style."""
+    from tests.fast.test_cells import run
+
+    monkeypatch.delattr(torch.library, "triton_op")
+    record = run("tests.fixtures.good", "triton_op_autotune", "cpu_fallback", tmp_path, device="cpu")
+    assert (record["status"], record["reason"]) == ("skip", f"torch {torch.__version__} has no torch.library.triton_op")
+    assert run("tests.fixtures.good", "custom_op", "cpu_fallback", tmp_path, device="cpu")["status"] == "pass"
