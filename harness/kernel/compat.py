@@ -5,7 +5,7 @@ range): each reached by a feature check, never by a version number, with what to
   before; hashed ahead of the forks only as a speed-up.
 - the hook Triton calls at every compiled kernel's launch: ``triton.knobs.runtime.launch_enter_hook`` (3.4 on; a
   ``HookChain`` from 3.7), ``CompiledKernel.launch_enter_hook`` before.
-- the interpreter's launch: ``InterpretedFunction.run`` (3.5 on); before, an instance's own ``run`` and
+- the interpreter's launch: ``InterpretedFunction.run`` (3.6 on); before, an instance's own ``run`` and
   ``kernel[grid]`` both end in ``GridExecutor.__call__``.
 - Triton's stored autotuning results (``triton.knobs.autotuning.cache``, 3.4 on; before, none were stored)."""
 

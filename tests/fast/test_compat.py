@@ -42,7 +42,7 @@ def test_the_launch_hook_and_the_autotuning_store_without_knobs(monkeypatch: pyt
 
 
 def test_interpreter_launches_are_observed_without_interpreted_function_run(monkeypatch: pytest.MonkeyPatch):
-    """Before triton 3.5 the interpreter had no ``InterpretedFunction.run``: every launch ends in
+    """Before triton 3.6 the interpreter had no ``InterpretedFunction.run``: every launch ends in
     ``GridExecutor.__call__``, which names the kernel it runs."""
     assert compat.interpreter_launches()[:2] == (interpreter.InterpretedFunction, "run")
     monkeypatch.delattr(interpreter.InterpretedFunction, "run")
