@@ -1,4 +1,5 @@
-"""nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``lint``, ``docs`` (the site).
+"""nox sessions: ``matrix`` (the chart), ``tests`` (the harness's own tests, CPU), ``oldest`` (a smoke run of the
+matrix on the oldest torch the project admits), ``lint``, ``docs`` (the site).
 
 Without nox installed, ``python3 noxw.py ARGS`` runs ``nox ARGS`` (it installs nox first; docs/quickstart.md).
 ``matrix`` writes into ``reports/latest/`` (git-ignored): the committed ``reports/matrix.md`` and
@@ -14,16 +15,28 @@ from pathlib import Path
 
 import nox
 
-nox.options.sessions = ["tests", "lint", "docs"]
+nox.options.sessions = ["tests", "oldest", "lint", "docs"]
 nox.options.default_venv_backend = "venv"
 # a session's venv (1.7-1.8 GB with torch) is built once and reused; `nox -R` skips its installs too
 nox.options.reuse_venv = "yes"
 
 # CPU machines: this torch's CPU wheel is on disk where pip.conf points (find-links); triton matches it.
 CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
-# torch -> the triton it pins (CUDA builds) or that matches it (CPU builds): the CPU matrix's versions.
-TORCH_TRITON = {"2.13.0": "3.7.1", "2.15.0": "3.9.0"}
+# torch -> the triton it pins (CUDA builds) or that matches it (CPU builds): the CPU matrix's versions, from the oldest
+# torch pyproject.toml admits to the newest (the releases of reports/cpu/ and reports/history.md)
+TORCH_TRITON = {
+    "2.6.0": "3.2.0",
+    "2.7.1": "3.3.1",
+    "2.8.0": "3.4.0",
+    "2.9.1": "3.5.1",
+    "2.10.0": "3.6.0",
+    "2.13.0": "3.7.1",
+    "2.15.0": "3.9.0",
+}
+OLDEST = "2.6.0"  # pyproject.toml's torch>=2.6 (with triton>=3.2): CI's smoke run of the matrix runs on it
 CPU_PATHS = "cpu_fallback,cpu_compile"
+# the smoke run's cells: one case, the styles that part on these paths across releases (10 cells, about a minute)
+SMOKE = ("--cases", "add", "--styles", "raw_jit,autotune,triton_op,custom_op,control")
 # where `nox -s matrix` writes (ignored by git): never over the committed GPU reference in reports/
 LATEST = "reports/latest"
 HERE = str(Path(__file__).resolve().parent)
@@ -59,6 +72,23 @@ def matrix_cpu(session: nox.Session, torch: str) -> None:
     _install(session, f"torch=={torch}", f"triton=={TORCH_TRITON[torch]}", "numpy", "-e", ".")
     out = f"reports/cpu/torch-{torch}"
     session.run(_python(session), "-m", "harness", "run", "--paths", CPU_PATHS, "--report-dir", out, *session.posargs)
+
+
+@nox.session
+def oldest(session: nox.Session) -> None:
+    """A CPU smoke run of the matrix on the oldest torch pyproject.toml admits (a CUDA build from the package index,
+    on a machine without a GPU), from the built wheel in an empty folder, as a user gating an upgrade from it
+    runs it: it fails unless every cell got a verdict and every failure was reproduced (exit 0), into
+    reports/latest/oldest/. ARGS after -- go to python -m harness run."""
+    _install(session, f"torch=={OLDEST}", f"triton=={TORCH_TRITON[OLDEST]}", "numpy", ".")
+    python = _python(session)
+    wanted = (OLDEST, TORCH_TRITON[OLDEST])
+    session.run(python, "-c", f"import torch, triton; assert (torch.__version__.split('+')[0], triton.__version__) "
+                f"== {wanted!r}, (torch.__version__, triton.__version__)")
+    out = Path(HERE) / LATEST / "oldest"
+    session.chdir(session.create_tmp())
+    session.run(python, "-m", "harness", "run", "--paths", CPU_PATHS, *SMOKE, "--report-dir", str(out),
+                *session.posargs)
 
 
 @nox.session
