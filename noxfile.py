@@ -11,6 +11,7 @@ session then uses that interpreter and installs nothing (docs/gating.md, "GPU ru
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import nox
@@ -86,7 +87,7 @@ def oldest(session: nox.Session) -> None:
     session.run(python, "-c", f"import torch, triton; assert (torch.__version__.split('+')[0], triton.__version__) "
                 f"== {wanted!r}, (torch.__version__, triton.__version__)")
     out = Path(HERE) / LATEST / "oldest"
-    session.chdir(session.create_tmp())
+    session.chdir(tempfile.mkdtemp(prefix="harness-oldest-"))  # outside the checkout: no conftest.py, no pyproject
     session.run(python, "-m", "harness", "run", "--paths", CPU_PATHS, *SMOKE, "--report-dir", str(out),
                 *session.posargs)
 

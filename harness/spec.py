@@ -91,6 +91,9 @@ class Stage(enum.StrEnum):
     COMPARE = "compare"
 
 
+# the error type of a cell that measured nothing because its cell process did not start, or could not import the
+# case the run imported: the harness failed, not the cell
+NOT_STARTED = "CellProcessFailed"
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 

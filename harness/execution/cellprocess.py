@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.execution import tempdirs, zygote
-from harness.spec import CellSpec, Outcome, Status
+from harness.spec import NOT_STARTED, CellSpec, Outcome, Status
 
 START_TIMEOUT = 300.0
 STDERR_TAIL_LINES = 8
@@ -62,7 +62,7 @@ class CellProcess:
         try:
             self._start()
         except (ChildFailed, zygote.ZygoteFailed, OSError) as failure:
-            return Outcome(status=Status.ERROR, error_type="CellProcessFailed", error=str(failure), stage="build")
+            return Outcome(status=Status.ERROR, error_type=NOT_STARTED, error=str(failure), stage="build")
         assert self.conn is not None
         log_offset = self.log_file.stat().st_size
         start = time.perf_counter()

@@ -15,7 +15,7 @@ from harness.case import Case, load_case
 from harness.cell.runner import device_name, run_cell, warm_compiler
 from harness.cell.timing import time_kept, warm_kept
 from harness.kernel.styles import Wrapped
-from harness.spec import CellSpec, RunLocations
+from harness.spec import NOT_STARTED, CellSpec, Outcome, RunLocations, Stage, Status
 
 
 def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations) -> None:
@@ -41,7 +41,13 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
             continue
         key = (spec.module, spec.case)
         if key not in cases:
-            cases[key] = load_case(*key)
+            try:
+                cases[key] = load_case(*key)
+            except Exception as error:  # the run imported it: this process's environment fails, not the cell
+                said = " ".join(f"{type(error).__name__}: {error}".split())[:400]
+                failed = f"the cell process cannot import the case module {spec.module}, which the run imported: {said}"
+                conn.send(Outcome(status=Status.ERROR, error_type=NOT_STARTED, error=failed, stage=Stage.BUILD))
+                continue
         print(f"--- cell {spec.id}", flush=True)
         outcome = run_cell(cases[key], spec, Path(workdir), built, locations=locations)
         # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell

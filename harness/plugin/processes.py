@@ -20,8 +20,7 @@ from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.timing import FileCoordination, TimedProcess, timing_phase
 from harness.records.schema import to_json
-from harness.report.broken import NOT_STARTED
-from harness.spec import CellSpec, Outcome, Rerun, Stage, Status, Timing, TimingState
+from harness.spec import NOT_STARTED, CellSpec, Outcome, Rerun, Stage, Status, Timing, TimingState
 
 TIMING_INPUT = "harness_timing_dir"  # xdist workerinput: the folder of the run's timing phase (its barrier, lock)
 TIMING_OUTPUT = "harness_timing"  # xdist workeroutput: the worker's timings and the GPU's copy bandwidth

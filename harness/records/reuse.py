@@ -22,7 +22,7 @@ from harness.records.confirmation import is_suspect
 from harness.records.environment import harness_digest
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellSpec, Status, triton_interpreted
+from harness.spec import NOT_STARTED, CellSpec, Status, triton_interpreted
 
 
 class Keyed(Protocol):
@@ -40,7 +40,7 @@ class Keyed(Protocol):
     def environment(self) -> Mapping[str, str]: ...
 
 REUSABLE = tuple(status for status in Status if status.rule.reusable)  # deterministic verdicts (harness/spec.py)
-NOT_A_VERDICT = ("CellProcessFailed",)  # error types that say the harness failed, not the cell
+NOT_A_VERDICT = (NOT_STARTED,)  # error types that say the harness failed, not the cell
 
 
 def module_digest(module: str) -> str:

@@ -10,9 +10,8 @@ from typing import Any
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.marks import first_sentence, wrap
-from harness.spec import Stage, Status
+from harness.spec import NOT_STARTED, Stage, Status
 
-NOT_STARTED = "CellProcessFailed"  # the error type of a cell whose cell process did not start
 FIRST_LAUNCH = "active drivers"  # the error an autotuned kernel raises in the interpreter: no device to time on
 
 
@@ -66,8 +65,8 @@ def run_broke(results: Results) -> str | None:
         unrun = len(set(results.environment.get("expected_cells") or []) - {cell.id for cell in results.cells})
         stopped = f"; the run stopped there: {unrun} selected cell(s) not run" if unrun else ""
         return (
-            f"{len(failed)} of {len(cells)} cell(s) measured nothing: their cell processes failed to start ({first})"
-            f"{stopped}"
+            f"{len(failed)} of {len(cells)} cell(s) measured nothing: their cell processes failed to start or to load "
+            f"their case ({first}){stopped}"
         )
     paths = results.environment.get("paths")
     devices: dict[str, list[Record]] = {}

@@ -96,7 +96,7 @@ def test_the_gate_refuses_a_baseline_or_current_run_that_broke(tmp_path: Path):
         assert done.returncode == EXIT_BAD_INPUT, done.stdout
         assert done.stderr.strip().splitlines() == [
             f"error: {broke}: cells: the run broke: 1 of 1 cell(s) measured nothing: their cell processes failed to "
-            f"start ({failure}); the run stopped there: 1 selected cell(s) not run; not gated"
+            f"start or to load their case ({failure}); the run stopped there: 1 selected cell(s) not run; not gated"
         ]
 
 

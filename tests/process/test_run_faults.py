@@ -119,3 +119,22 @@ def test_a_run_whose_fork_server_cannot_start_stops_at_once_under_xdist(tmp_path
     assert "the run stopped there: 11 selected cell(s) not run" in errors[0]
     (cell,) = json.loads((out / "results.json").read_text())["cells"]
     assert cell["error_type"] == "CellProcessFailed" and "encodings" in cell["error"]
+
+
+def test_a_case_module_no_cell_process_can_import_stops_the_run(tmp_path):
+    """The run imported the case module, its cell processes cannot (another environment: here a variable the
+    matrix's [environment] sets for them): each cell would die importing it, so the first is recorded as a cell that
+    measured nothing and the run stops there (exit 6), naming the ImportError."""
+    from tests.conftest import matrix_text, run_harness
+
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    text = matrix_text(["tests.fixtures.cells_cannot_import"], ["triton_op", "custom_op", "control"],
+                       {"cpu_fallback": ("cpu", 60), "cpu_compile": ("cpu", 60)})
+    matrix.write_text(text + '[environment]\nHARNESS_TEST_CELL_IMPORT_FAILS = "1"\n')
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", timeout=300)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 6 and len(errors) == 1, done.stderr[-3000:]
+    assert "ImportError: cannot import name 'knobs' from 'triton'" in errors[0]
+    assert "the run stopped there: 5 selected cell(s) not run" in errors[0]
+    (cell,) = json.loads((out / "results.json").read_text())["cells"]
+    assert cell["error_type"] == "CellProcessFailed" and "cannot import the case module" in cell["error"]
