@@ -81,3 +81,26 @@ def test_a_style_this_torch_has_not_is_a_skip_naming_the_api(monkeypatch: pytest
     record = run("tests.fixtures.good", "triton_op_autotune", "cpu_fallback", tmp_path, device="cpu")
     assert (record["status"], record["reason"]) == ("skip", f"torch {torch.__version__} has no torch.library.triton_op")
     assert run("tests.fixtures.good", "custom_op", "cpu_fallback", tmp_path, device="cpu")["status"] == "pass"
+
+
+def test_the_oldest_torch_declared_is_the_one_ci_runs_the_matrix_on():
+    """pyproject.toml's floor (torch>=, triton>=), noxfile.py's OLDEST (CI's smoke run of the matrix, which .ci/run
+    runs) and the README's install table name the same release: the declared range is the tested range."""
+    import ast
+    import re
+    import tomllib
+
+    from tests.conftest import REPO
+
+    dependencies = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    floors = dict(re.fullmatch(r"(torch|triton)>=([\d.]+)", dep).groups() for dep in dependencies
+                  if re.fullmatch(r"(torch|triton)>=[\d.]+", dep))
+    constants = {target.id: ast.literal_eval(node.value) for node in ast.parse((REPO / "noxfile.py").read_text()).body
+                 if isinstance(node, ast.Assign) for target in node.targets if isinstance(target, ast.Name)
+                 and target.id in ("OLDEST", "TORCH_TRITON")}
+    oldest = constants["OLDEST"]
+    assert oldest.startswith(floors["torch"] + ".") and constants["TORCH_TRITON"][oldest].startswith(floors["triton"])
+    assert oldest == min(constants["TORCH_TRITON"], key=lambda version: tuple(map(int, version.split("."))))
+    assert "python3 noxw.py -s oldest" in (REPO / ".ci" / "run").read_text().splitlines()
+    row = next(line for line in (REPO / "README.md").read_text().splitlines() if line.startswith("| the oldest"))
+    assert f"| {oldest} " in row and f"| {constants['TORCH_TRITON'][oldest]} |" in row
