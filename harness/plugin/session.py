@@ -122,6 +122,9 @@ class MatrixSession:
         code = pytest.ExitCode.TESTS_FAILED if self.stopped else int(session.exitstatus)
         code, line = exit_status(code, self.results(), file, failed, self.interrupted)
         if line:
+            terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+            if getattr(getattr(terminal, "_tw", None), "width_of_current_line", 0):  # mid-way through the progress
+                terminal.write("\n", flush=True)  # line (stdout): it ends first, the error is a line of its own
             print(f"error: {line}", file=sys.stderr)
         session.exitstatus = code
         self.config.stash[exit_key] = code
