@@ -61,7 +61,8 @@ if __name__ == "__main__":
     if not cuda:
         clock = "host clock: no CUDA device"
     elif timing.method == "kernels":
-        clock = f"L2 flushed, the sum of its {{timing.kernels}} GPU activities' durations: {{timing.kernel_names}}"
+        names = ", ".join(timing.kernel_names) or "none"
+        clock = f"L2 flushed, the sum of its {{timing.kernels}} GPU activities' durations: {{names}}"
     else:
         clock = f"CUDA events, L2 flushed, {{timing.cover_us:g}} µs cover; not by its kernels: {{timing.fallback}}"
     print(
