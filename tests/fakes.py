@@ -124,16 +124,36 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
 
 class FakeTimer:
     """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is, and
-    each device sample's cover kept (``covers``)."""
+    each device sample's cover kept (``covers``). ``kernels``: each profiled call's GPU activities (name, seconds),
+    cycled; ``profiler``: what the profiler raises instead (None: it works)."""
 
-    def __init__(self, device: list[float], host: float = 2e-6) -> None:
+    def __init__(
+        self,
+        device: list[float],
+        host: float = 2e-6,
+        kernels: list[list[tuple[str, float]]] | None = None,
+        profiler: Exception | None = None,
+    ) -> None:
         self.device, self.host, self.calls, self.covers = device, host, 0, []
+        self.kernels = kernels if kernels is not None else [[("add_k", 1e-6)], [("add_k", 1.25e-6)], [("add_k", 2e-6)]]
+        self.profiler, self.profiled = profiler, 0
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float:
         call()
         self.calls += 1
         self.covers.append(cover)
         return self.device[(self.calls - 1) % len(self.device)]
+
+    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
+        if self.profiler is not None:
+            raise self.profiler
+        calls = []
+        for index in range(count):
+            call()
+            calls.append(self.kernels[index % len(self.kernels)])
+        self.calls += count
+        self.profiled += count
+        return calls
 
     def host_seconds(self, call: Callable[[], object]) -> float:
         call()

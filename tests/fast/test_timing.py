@@ -25,7 +25,7 @@ from harness.plugin import timing as phase
 from harness.plugin.processes import CellProcesses
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
-from harness.spec import CellSpec, Outcome, Timing, TimingState
+from harness.spec import CellSpec, Outcome, Timing, TimingMethod, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import REPO, cell_spec, harness_main
 from tests.fakes import FakeCells, FakeTimer, fake_config, without_cost
@@ -112,10 +112,10 @@ def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fak
     timings, gbps = cell_timing.time_kept([*kept, "sin-control-dynamic"], "cuda")
     samples = cell_timing.SAMPLES
     assert without_cost(timings["sin-control-eager"]) == Timing(
-        TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=samples, host_us=2.0,
-        bytes_moved=24008, cover_us=54.0,
+        TimingState.TIMED, median_us=1.25, iqr_us=1.0, dispersion=0.8, samples=samples, host_us=2.0,
+        bytes_moved=24008, method=TimingMethod.KERNELS, kernels=1, kernel_names=("add_k",),
     )  # fmt: skip
-    assert fake_timer.covers == pytest.approx([54e-6] * len(fake_timer.covers))  # 2 x host + 50 µs
+    assert fake_timer.covers == [] and fake_timer.profiled == len(paths) * samples  # by its kernels, not by events
     assert timings["sin-control-dynamic"].reason == "its artifact was not in the cell process at the timing phase"
     assert gbps == 3000.0 and fake_timer.calls == len(paths) * samples and cell_timing.KEPT == {}
 
