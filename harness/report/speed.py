@@ -17,7 +17,7 @@ from tabulate import tabulate
 from harness.records.record import Record
 from harness.report.blocks import details
 from harness.report.marks import escape, wrap
-from harness.spec import Status, Timing
+from harness.spec import Status, Timing, TimingMethod
 from harness.timing import slower
 
 CONTROL, EAGER = "control", "eager"
@@ -29,19 +29,21 @@ REGIMES = {
     BANDWIDTH: "Bandwidth-bound: each case's bandwidth size",
     LAUNCH: "Launch-bound: each case's first size",
 }
-KERNELS, EVENTS = "kernels", "events"  # how a device time was measured (Timing.method)
-METHODS = {
-    KERNELS: "the sum of the durations of the GPU work of one call (kernels, copies), from the profiler (CUPTI)",
-    EVENTS: "CUDA events around one call, the GPU kept busy before it so that the host's launch is covered, L2 flushed",
+METHODS = {  # how a device time was measured (Timing.method)
+    TimingMethod.KERNELS: "the sum of the durations of the GPU work of one call (kernels, copies), from the profiler "
+    "(CUPTI), L2 flushed",
+    TimingMethod.EVENTS: "CUDA events around one call, the GPU kept busy before it so that the host's launch is "
+    "covered, L2 flushed",
 }
 
 
 def timed(cells: Iterable[Record], regime: str = LAUNCH) -> dict[tuple[str, str, str], Timing]:
-    """(case, style, path) -> the timing in ``regime`` of each passing cell timed in it."""
+    """(case, style, path) -> the timing in ``regime`` of each passing cell timed in it (a call that ran no GPU work,
+    0 µs, has no GPU time to compare: left out)."""
     out = {}
     for r in cells:
         timing = r.timing if r.timing is None or regime == LAUNCH else r.timing.bandwidth
-        if r.status == Status.PASS and timing is not None and timing.timed:
+        if r.status == Status.PASS and timing is not None and timing.timed and median(timing) > 0:
             out[r.cell_id] = timing
     return out
 
@@ -52,8 +54,8 @@ def median(timing: Timing) -> float:
 
 
 def method(timing: Timing) -> str:
-    """How the timing's device time was measured (a record from before the profiler's method: CUDA events)."""
-    return getattr(timing, "method", None) or EVENTS
+    """How the timing's device time was measured (harness/spec.py ``TimingMethod``)."""
+    return str(timing.method)
 
 
 def geomean(values: list[float]) -> float:
@@ -94,8 +96,8 @@ def points(cells: Iterable[Record], regime: str) -> list[Point]:
     for (case, style, path), t in timed(cells, regime).items():
         out.append(
             Point(
-                case, style, path, regime, median(t), t.iqr_us or 0.0, t.dispersion or 0.0, t.host_us,
-                getattr(t, "kernels", None), tuple(getattr(t, "kernel_names", None) or ()), t.bytes_moved, method(t),
+                case, style, path, regime, median(t), t.iqr_us or 0.0, t.dispersion or 0.0, t.host_us, t.kernels,
+                tuple(t.kernel_names or ()), t.bytes_moved, method(t),
             )
         )  # fmt: skip
     return out
