@@ -7,12 +7,13 @@ waited for after it (host time: launching the call). Then its device time, what 
 the host's launch gaps (which the host time measures), by one of two methods:
 
 - at the cell's own size (the case's first: launch-bound), the GPU's own durations: up to ``SAMPLES`` calls in one
-  profiler session (``torch.profiler``, CUPTI), each after the L2 cache flush and between two marker kernels
-  (``torch.cuda._sleep``), and per call the sum of the durations of the GPU activities between its markers (kernels,
+  profiler session (``torch.profiler``, CUPTI), each between two marker kernels (``torch.cuda._sleep``), the L2
+  cache not flushed (a call this small reads inputs that fit in L2, as a model's small op reads what the op before
+  it wrote), and per call the sum of the durations of the GPU activities between its markers (kernels,
   copies, memsets; ``split_calls``). A call this small takes a few µs on the GPU, and CUDA events around it add a
   floor of their own of about that much (the add case's 3,001 floats: 3.5 µs by events, 0.87 µs by its kernel's
   duration), so events would time mostly themselves. Where the profiler cannot be used (it raises, its markers are
-  missing or more than the calls', or an activity lies outside every call's markers other than the flushes'), the
+  missing or more than the calls', or an activity lies outside every call's markers), the
   events method below, and the timing's ``fallback`` says why;
 - at the case's ``bandwidth_size`` (bandwidth-bound), CUDA events around each call, the GPU kept busy first (a
   sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its kernels run back to
@@ -115,12 +116,11 @@ class CudaTimer:
         return start.elapsed_time(end) / 1e3
 
     def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
-        """``count`` calls in one profiler session, each after the L2 cache flush and between two marker kernels,
-        the GPU waited for at the end; per call, the GPU activities between its markers (``split_calls``)."""
+        """``count`` calls in one profiler session, each between two marker kernels (the L2 cache not flushed), the
+        GPU waited for at the end; per call, the GPU activities between its markers (``split_calls``)."""
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as session:
             for _ in range(count):
-                self.flush.zero_()
                 torch.cuda._sleep(MARKER_CYCLES)
                 call()
                 torch.cuda._sleep(MARKER_CYCLES)
@@ -178,9 +178,9 @@ def _annotation(event: Any) -> bool:
 
 def split_calls(activities: Sequence[Activity], count: int) -> list[list[tuple[str, float]]]:
     """Per call, the activities between its two markers (``MARKER``; by start: marker 2k, call k, marker 2k + 1),
-    as (name, seconds); the flush before each call lies between pairs, outside every call. Raises ``Unsplittable``
-    unless there are exactly two markers per call, the same number of activities before each call's first marker
-    (the flush's) and none after the last marker: else some activity of a call lies outside its markers (another
+    as (name, seconds); what runs between pairs (nothing, in ``CudaTimer``'s session) belongs to no call. Raises
+    ``Unsplittable`` unless there are exactly two markers per call, the same number of activities before each call's
+    first marker and none after the last marker: else some activity of a call lies outside its markers (another
     stream), or a call runs a marker of its own."""
     ordered = sorted(activities, key=lambda activity: activity.start_ns)
     marks = [index for index, activity in enumerate(ordered) if MARKER in activity.name]
