@@ -91,7 +91,7 @@ def _by_path(changes: list[Change], total: Counter[str], regime: str, word: str)
         low, high = min(c.ratio for c in on), max(c.ratio for c in on)
         spread = f"{low:.2f}×" if abs(high - low) < 0.005 else f"{low:.2f}-{high:.2f}×"
         added = Counter(name for c in on for name in c.added)
-        adds = f"; its call adds {_names(added)}" if added else ""
+        adds = f"; its call adds {_names(n for n, _ in added.most_common())}" if added and word == "slower" else ""
         styles = _names(c.point.style for c in on)
         base = on[0].eager.path
         line = (

@@ -212,8 +212,8 @@ def test_docs_table_names_the_source_of_each_claim():
     assert "- **recipe**: the PyTorch recipe" in top and "- **blog**: the export blog" in top
     assert "<details><summary>2 claims contradicted by 2 cells</summary>" in top
     assert rows(top)[1:] == [  # one row per claim: the wrapper (or style) it is made for, the path
-        ["launcher on `eager`", "supported", "recipe", "`raw_jit`: add ❌ error"],
-        ["launcher on `export_nonstrict`", "not supported", "blog", "`autotune`: add ✅ pass"],
+        ["launcher (jit) on `eager`", "supported", "recipe", "`raw_jit`: add ❌ error"],
+        ["launcher (autotune) on `export_nonstrict`", "not supported", "blog", "`autotune`: add ✅ pass"],
     ]
 
 
