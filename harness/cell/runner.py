@@ -14,7 +14,7 @@ import torch
 from triton.runtime.autotuner import Autotuner
 
 from harness.case import Case, exit_words
-from harness.cell.autotuners import reachable_autotuners
+from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
 from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
@@ -34,11 +34,13 @@ AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) built h
 
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
     """Build a style once per process (torch.library ops can be registered only once); the autotuners it can
-    launch join ``AUTOTUNERS``, their caches emptied (``fresh_autotune``)."""
+    launch join ``AUTOTUNERS``, their caches emptied (``fresh_autotune``), each given the run's benchmark unless it
+    names its own (``benchmark_with``)."""
     key = (case.id, style)
     if key not in cache:
         cache[key] = build_style(style, case)
         AUTOTUNERS[key] = reachable_autotuners(cache[key])
+        benchmark_with(AUTOTUNERS[key], run_benchmark())
         for tuner in AUTOTUNERS[key]:
             tuner.cache.clear()
     return cache[key]
