@@ -1,4 +1,4 @@
-"""The gate's speed classes (issue 42): a cell that passed in both runs and got slower. Time is compared per regime. At
+"""The gate's speed classes: a cell that passed in both runs and got slower. Time is compared per regime. At
 the case's bandwidth size (``timing.bandwidth``: bandwidth-bound) it fails the gate past ``--max-slowdown`` (default
 5%) and past both runs' measured dispersions together. At the cell's own size (each case's first: launch-bound) a
 call's cost is mostly its host-side launch, which the device time leaves out and the host time measures on a CPU
