@@ -100,6 +100,20 @@ def triton_interpreted() -> bool:
     return os.environ.get(INTERPRET_ENV) == "1"
 
 
+AUTOTUNE_WARMUP_MS, AUTOTUNE_REP_MS = 2, 10  # the run's autotune benchmark on a device (Triton's default: 25, 100)
+
+
+def autotune_benchmark() -> str:
+    """How the run's cells benchmark the configs of every Triton autotuner that names no benchmark of its own
+    (harness/cell/autotuners.py ``benchmark_with``): a run's environment records it (``autotune_benchmark``)."""
+    if triton_interpreted():
+        return "each config run once, timed by the wall clock (Triton's interpreter: no device to time on)"
+    return (
+        f"triton.testing.do_bench(warmup={AUTOTUNE_WARMUP_MS}, rep={AUTOTUNE_REP_MS}), set from outside the "
+        "decorator (a user's process, and a repro script: Triton's default, warmup=25, rep=100)"
+    )
+
+
 STATUSES = tuple(Status)
 FAILURES = tuple(status for status in Status if status.rule.failure)
 # a flaky cell's failing attempts, most severe first (a pass is not listed)

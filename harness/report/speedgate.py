@@ -1,11 +1,11 @@
-"""The gate's speed classes (issue 42): a cell that passed in both runs and got slower. Time is compared per regime. At
+"""The gate's speed classes: a cell that passed in both runs and got slower. Time is compared per regime. At
 the case's bandwidth size (``timing.bandwidth``: bandwidth-bound) it fails the gate past ``--max-slowdown`` (default
 5%) and past both runs' measured dispersions together. At the cell's own size (each case's first: launch-bound) a
 call's cost is mostly its host-side launch, which the device time leaves out and the host time measures on a CPU
 that other processes share, so a slower one is reported and fails only past ``--max-launch-slowdown``, off by
 default (docs/speed.md). Compile or export time is reported past 15% and fails only past ``--max-compile-slowdown``,
-off by default: the run's cells share Inductor's and Triton's caches, so a cell compiles less when an earlier cell
-compiled the same graph or kernel, and its compile time depends on the order cells ran in. Peak GPU memory fails past
+off by default: the run's cells share Triton's kernel cache, so a cell compiles less when an earlier cell compiled
+the same kernel, and its compile time depends on the order cells ran in. Peak GPU memory fails past
 ``--max-memory-growth`` (20%): one sample each, an absolute floor (``MIN_COMPILE_S``, ``MIN_MEMORY_MB``) keeps a
 change smaller than the noise of a busy run from failing it, and compile times are compared only between runs that
 both started from empty cache folders, or both not. Before it fails, a slower cell is measured again in a run of its
@@ -196,8 +196,8 @@ def rules(limits: Limits, baseline: Results, current: Results) -> list[str]:
     compile_rule = (
         f"fails past +{100 * limits.compile:g}% (--max-compile-slowdown)"
         if limits.compile is not None
-        else f"reported past +{100 * REPORT_COMPILE:g}%, never failing: the run's cells share Inductor's and Triton's "
-        "caches, so it depends on which cells compiled the same code first (--max-compile-slowdown gates it)"
+        else f"reported past +{100 * REPORT_COMPILE:g}%, never failing: the run's cells share Triton's kernel cache, "
+        "so it depends on which cells compiled the same kernels first (--max-compile-slowdown gates it)"
     )
     return [
         f"- Bandwidth-bound time (each case's bandwidth size; {count} cells timed there in both runs): fails past "
