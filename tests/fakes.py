@@ -62,9 +62,12 @@ class FakeCells:
     """The factory ``CellProcesses.make_process`` calls; it keeps every process it made and every run.
     ``statuses``: cell id -> the status of each attempt in turn (the last repeats; ``pass`` for other cells);
     a ``crash`` comes with ``error_type`` SIGSEGV, as a dead cell process's does; a ``cuda_fault`` is an error
-    with ``cuda_fault`` set, as a cell whose GPU faulted gets."""
+    with ``cuda_fault`` set, as a cell whose GPU faulted gets; ``not_started`` is the error of a cell whose cell
+    process could not start. ``in_turn``: the status of the first attempt of the first, second, ... cell run, in
+    the order they run (before ``statuses``)."""
 
     statuses: dict[str, list[str]] = field(default_factory=dict)
+    in_turn: list[str] = field(default_factory=list)
     processes: list[FakeProcess] = field(default_factory=list)
     runs: list[FakeRun] = field(default_factory=list)
 
@@ -84,6 +87,12 @@ class FakeCells:
     def answer(self, spec: CellSpec) -> Outcome:
         statuses = self.statuses.get(spec.id, ["pass"])
         status = statuses[min(spec.attempt, len(statuses)) - 1]
+        firsts = sum(run.attempt == 1 for run in self.runs)  # this run's own included
+        if spec.attempt == 1 and firsts <= len(self.in_turn):
+            status = self.in_turn[firsts - 1]
+        if status == "not_started":
+            failure = "cell process failed to start: ImportError: cannot import name 'knobs' from 'triton'"
+            return Outcome(status="error", error_type="CellProcessFailed", error=failure, stage="build")
         if status == "crash":
             return Outcome(status="crash", error_type="SIGSEGV", error="cell process died of SIGSEGV")
         if status == "cuda_fault":

@@ -20,6 +20,7 @@ import importlib
 import itertools
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -40,6 +41,9 @@ from harness.spec import RunLocations
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
 NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
 START_TIMEOUT = 300.0
+# a line that says which exception ended a process: ``ImportError: ...``, ``triton.CompilationError: ...``
+EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed)\b(?::.*)?$")
+FAILED_FILE = "failed"  # beside its socket: the exception that ended a zygote before it served, in one line
 # the starter's sys.path (absolute) first, so that the harness and the case modules it imported import here
 # too, from the starter's working directory (an installed harness as well as a checkout's)
 BOOT = (
@@ -55,6 +59,7 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
     address = str(tempdirs.make("harness-zygote-") / "socket")
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
+        offset = log.tell()
         process = subprocess.Popen(
             [sys.executable, "-c", BOOT, address, json.dumps([os.path.abspath(entry) for entry in sys.path])],
             env={**os.environ, **environment},
@@ -66,8 +71,22 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
     if until not in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT):  # reads up to that line
         stop(process, address)
         code = process.returncode
-        raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting; see {log_file}")
+        raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting: {cause(log_file, offset)}")
     return process, address
+
+
+def cause(log_file: Path, offset: int = 0) -> str:
+    """Why a process that logs to ``log_file`` failed, in one line: the last exception line written there after
+    ``offset`` (``ImportError: cannot import name ...``), else its last line; and where to read more."""
+    try:
+        with open(log_file, errors="replace") as log:
+            log.seek(offset)
+            lines = [line.strip() for line in log if line.strip()]
+    except OSError:
+        lines = []
+    errors = [line for line in lines if EXCEPTION_LINE.match(line)]
+    said = (errors or lines or ["(nothing on stderr)"])[-1]
+    return f"{said[:400]} (see {log_file})"
 
 
 def _lines(fd: int, deadline: float) -> Iterator[str]:
@@ -100,6 +119,10 @@ def connect(address: str, request: dict[str, Any], starting_pid: int | None = No
             conn = Client(address, family="AF_UNIX")
             break
         except (FileNotFoundError, ConnectionRefusedError):
+            failed = Path(address).parent / FAILED_FILE
+            if failed.exists():  # it died before it served: another start would die the same way
+                said = failed.read_text()[:400]
+                raise ZygoteFailed(f"the cell processes' fork server failed while starting: {said}") from None
             if starting_pid is None or not _alive(starting_pid) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
@@ -201,6 +224,20 @@ def _start_standalone_server(address: str) -> None:
 def main(address: str, sys_path: str) -> None:
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
+    zygote = os.getpid()
+    try:
+        locations = _prepare(address)
+    except BaseException as error:  # its starter and every worker read why, rather than start another to see
+        if os.getpid() == zygote:  # not a child forked while starting (the standalone server's)
+            (Path(address).parent / FAILED_FILE).write_text(" ".join(f"{type(error).__name__}: {error}".split()))
+        raise
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    _serve(address, locations)
+
+
+def _prepare(address: str) -> RunLocations:
+    """Everything before serving: torch imported, the probes, the standalone server, the preloads, the hashes and
+    the check that forking is safe (prints "imported" once torch is); what the cell processes share."""
     os.environ[NVML_CHECK] = "1"
     times = [("start", time.perf_counter())]
     import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
@@ -224,7 +261,10 @@ def main(address: str, sys_path: str) -> None:
     _check_fork_is_safe()
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
     print(f"zygote {os.getpid()} ready: {steps}", file=sys.stderr, flush=True)
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    return locations
+
+
+def _serve(address: str, locations: RunLocations) -> None:
     listener = Listener(address, family="AF_UNIX")
     print("ready", flush=True)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # nobody need read the pipe after this line

@@ -9,7 +9,6 @@ import dataclasses
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -21,10 +20,16 @@ from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.timing import FileCoordination, TimedProcess, timing_phase
 from harness.records.schema import to_json
-from harness.spec import CellSpec, Outcome, Rerun, Status, Timing, TimingState
+from harness.report.broken import NOT_STARTED
+from harness.spec import CellSpec, Outcome, Rerun, Stage, Status, Timing, TimingState
 
 TIMING_INPUT = "harness_timing_dir"  # xdist workerinput: the folder of the run's timing phase (its barrier, lock)
 TIMING_OUTPUT = "harness_timing"  # xdist workeroutput: the worker's timings and the GPU's copy bandwidth
+ZYGOTE_FAILED = "harness_zygote_failed"  # xdist workerinput: why the run's zygote failed to start, if it did
+# the reason a pytest process stops its session with when cell processes cannot start (the session then exits as a
+# run that broke, not as an interrupted one)
+CANNOT_START = "the cell processes cannot start"
+RETRIES_AFTER_START = 1  # a cell process that fails to start, after others did in this run, is tried this once more
 MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each holds a CUDA context)
 
 processes_key = pytest.StashKey["CellProcesses"]()
@@ -63,6 +68,10 @@ class CellProcesses:
         self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
         self.copy_gbps: float | None = None
         self.phase: dict[str, float] = {}  # when this worker's timing phase reached each step (timing_phase)
+        self.session: pytest.Session | None = None
+        self.cannot_start: str | None = self.workerinput.get(ZYGOTE_FAILED)  # why the run's zygote did not start
+        self.started = False  # a cell process of this pytest process started in this run
+        self.start_failures = 0  # cells in a row whose cell process did not start
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -71,6 +80,7 @@ class CellProcesses:
         against 18.3 s beside 14 workers importing torch too); its probes and preloads overlap their start."""
         from harness.execution import tempdirs, zygote
 
+        self.session = session
         if self.workerinput or self.config.option.collectonly:
             return
         self.timing_folder = tempdirs.make("harness-timing-")
@@ -80,8 +90,8 @@ class CellProcesses:
         log_file = self.options.report_dir / "logs" / "zygote.log"
         try:
             self.zygote = zygote.start(self._environment(), log_file, until="imported")
-        except zygote.ZygoteFailed as failure:  # each worker then tries one of its own, and says why per cell
-            print(f"harness: {failure}", file=sys.stderr)
+        except zygote.ZygoteFailed as failure:  # the first cell of each worker is recorded so, and the run stops
+            self.cannot_start = str(failure)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -89,6 +99,8 @@ class CellProcesses:
         if self.zygote is not None:
             process, address = self.zygote
             node.workerinput.update(harness_zygote=address, harness_zygote_pid=process.pid)
+        if self.cannot_start is not None:
+            node.workerinput[ZYGOTE_FAILED] = self.cannot_start
         if self.timing_folder is not None:
             node.workerinput[TIMING_INPUT] = str(self.timing_folder)
 
@@ -132,8 +144,17 @@ class CellProcesses:
         ``measurements.ended`` is the last attempt's end)."""
         if not self.options.timing:
             spec = dataclasses.replace(spec, timed=False)
+        if self.cannot_start is not None:
+            self._stop_session(self.cannot_start)
+            return Outcome(status=Status.ERROR, error_type=NOT_STARTED, error=self.cannot_start, stage=Stage.BUILD)
         process = self._cell_process()
         outcome = self._run_in(process, spec)
+        if outcome.error_type == NOT_STARTED:
+            self.start_failures += 1
+            if not self.started or self.start_failures > RETRIES_AFTER_START:
+                self._stop_session(outcome.error or "")
+            return outcome
+        self.started, self.start_failures = True, 0
         if outcome.timing is not None and outcome.timing.state is TimingState.PENDING:
             self.pending[spec.id] = getattr(process, "pid", None)  # lost once that process is replaced
         outcome.measurements.worker = self.worker  # the pytest process's lane on the run's timeline
@@ -144,6 +165,13 @@ class CellProcesses:
         outcome.outcomes = [outcome.status, *(attempt.status for attempt in attempts)]
         outcome.measurements.ended = max(attempt.measurements.ended or 0.0 for attempt in attempts)  # the bar spans all
         return outcome
+
+    def _stop_session(self, why: str) -> None:
+        """The run cannot measure: no cell process starts (none has in this pytest process, or one failed again
+        after a retry). The session stops after this cell (its record is kept) rather than try again for every
+        cell; the controller's exit status is then that of a run that broke (harness/plugin/session.py)."""
+        if self.session is not None:
+            self.session.shouldfail = f"{CANNOT_START}: {why}"
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
         """The attempts ``numbers`` of the cell, one after the other, each in a fresh cell process of its own

@@ -34,6 +34,7 @@ from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, EXI
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.inputs import inputs
 from harness.plugin.options import asked_for, options, runs_matrix
+from harness.plugin.processes import CANNOT_START
 from harness.plugin.reportdir import report_dir
 from harness.plugin.values import check_cache_dir
 from harness.records.confirmation import is_suspect
@@ -102,11 +103,15 @@ class MatrixSession:
         self.config = config
         self.results = results  # () -> the run's results, None when it wrote none
         self.interrupted = False
+        self.stopped = False  # a pytest process stopped the session: cell processes cannot start (processes.py)
         self.sigterm: Any = None
         if not config.option.collectonly and threading.current_thread() is threading.main_thread():
             self.sigterm = signal.signal(signal.SIGTERM, _stop)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        if str(excinfo.value).startswith(CANNOT_START):  # a worker's stop, which xdist's controller raises so
+            self.stopped = True
+            return
         self.interrupted = self.interrupted or not isinstance(excinfo.value, pytest.exit.Exception)
 
     @pytest.hookimpl(trylast=True)  # after the records writer's
@@ -114,7 +119,8 @@ class MatrixSession:
         if self.config.option.collectonly:
             return
         failed, file = report_dir(self.config).failed, options(self.config).results_file
-        code, line = exit_status(int(session.exitstatus), self.results(), file, failed, self.interrupted)
+        code = pytest.ExitCode.TESTS_FAILED if self.stopped else int(session.exitstatus)
+        code, line = exit_status(code, self.results(), file, failed, self.interrupted)
         if line:
             print(f"error: {line}", file=sys.stderr)
         session.exitstatus = code

@@ -63,7 +63,12 @@ def run_broke(results: Results) -> str | None:
     failed = [cell for cell in cells if cell.error_type == NOT_STARTED]
     if failed:
         first = first_sentence(failed[0].error or "")
-        return f"{len(failed)} of {len(cells)} cell(s) measured nothing: their cell processes failed to start ({first})"
+        unrun = len(set(results.environment.get("expected_cells") or []) - {cell.id for cell in results.cells})
+        stopped = f"; the run stopped there: {unrun} selected cell(s) not run" if unrun else ""
+        return (
+            f"{len(failed)} of {len(cells)} cell(s) measured nothing: their cell processes failed to start ({first})"
+            f"{stopped}"
+        )
     paths = results.environment.get("paths")
     devices: dict[str, list[Record]] = {}
     for cell in cells:

@@ -14,6 +14,7 @@ from harness.errors import InputError, input_text
 from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.broken import run_broke
 from harness.report.chart import SYMBOLS, escape
 from harness.report.history import label
 from harness.report.marks import wrong_numbers
@@ -138,8 +139,16 @@ def diff(baseline: Results, current: Results, known: dict[str, KnownFailure] | N
 
 
 def check_comparable(baseline: Results, current: Results, baseline_file: str, current_file: str) -> None:
-    """A gate that compares nothing must not pass: empty or all-skip runs, unrelated case sets, and a run under
-    Triton's interpreter against one on the device are errors."""
+    """A gate that compares nothing must not pass: empty or all-skip runs, runs that broke or are incomplete,
+    unrelated case sets, and a run under Triton's interpreter against one on the device are errors."""
+    for run, file in ((baseline, baseline_file), (current, current_file)):
+        broke = run_broke(run)
+        if broke:
+            raise InputError(file, "cells", f"the run broke: {broke}; not gated")
+        if run.environment.get("complete") is False:
+            expected = len(run.environment.get("expected_cells") or [])
+            recorded = f" ({len(run.cells)} of {expected} selected cells recorded)" if expected else ""
+            raise InputError(file, "environment.complete", f"false: the run is incomplete{recorded}; not gated")
     if not any(cell.status != Status.SKIP for cell in current.cells):
         raise InputError(current_file, "cells", "no cell ran (empty or all skip): nothing to gate")
     if not any(cell.status != Status.SKIP for cell in baseline.cells):

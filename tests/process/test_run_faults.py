@@ -100,3 +100,22 @@ def test_a_case_module_thread_that_never_ends_does_not_hold_the_run(route: str, 
     assert "warning: 1 thread(s) still running at exit (lingering-44): not waited for" in done.stderr
     cells = json.loads((out / "results.json").read_text())["cells"]
     assert [(cell["id"], cell["status"]) for cell in cells] == [("good-control-cpu_fallback", "pass")]
+
+
+def test_a_run_whose_fork_server_cannot_start_stops_at_once_under_xdist(tmp_path):
+    """The run's fork server cannot start (here: its Python finds no standard library): the xdist worker records
+    its first cell so, the session stops there, and the controller exits 6 (a run that broke, not one
+    interrupted) with one line naming the cause; no other cell starts a fork server to fail the same way."""
+    from tests.conftest import matrix_text, run_harness
+
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    text = matrix_text(["tests.fixtures.good", "tests.fixtures.wrong"], ["triton_op", "custom_op", "control"],
+                       {"cpu_fallback": ("cpu", 60), "cpu_compile": ("cpu", 60)})
+    matrix.write_text(text + f'[environment]\nPYTHONHOME = "{tmp_path / "no-python-here"}"\n')
+    done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "1", timeout=300)
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert done.returncode == 6 and len(errors) == 1, done.stderr[-3000:]
+    assert "ModuleNotFoundError: No module named 'encodings'" in errors[0]
+    assert "the run stopped there: 11 selected cell(s) not run" in errors[0]
+    (cell,) = json.loads((out / "results.json").read_text())["cells"]
+    assert cell["error_type"] == "CellProcessFailed" and "encodings" in cell["error"]
