@@ -140,6 +140,8 @@ def stamp(env: dict[str, Any]) -> str:
         f"{env.get('timestamp')}",
         _wall(env),
     ]
+    if env.get("autotune_benchmark"):
+        parts.append(f"autotuning benchmarked by {escape(str(env['autotune_benchmark']), 160)}")
     if env.get("ld_preload"):
         parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")
     if env.get("settings"):
