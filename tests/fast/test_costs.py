@@ -27,7 +27,7 @@ def made_up_run() -> dict:
         return {"id": f"a-s-{path}", "case": "a", "style": "s", "path": path, "status": "pass", "seconds": seconds,
                 "measurements": times, **more}  # fmt: skip
 
-    script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}
+    script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}  # ends at 5
     cells = [
         cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}),
         cell("compile", "gw1", 0, 6.0, {"setup": 0.5, "compile": 5.0, "end": 0.5}),
@@ -46,5 +46,15 @@ def test_costs_add_the_records_up():
     assert "cells from the first start to the last end: 6.0 s" in text and "9 cell-seconds on 2 workers" in text
     assert "| compile       |       1 |         6 |     0.5 |       0 |     0   |         5 |     0 |" in text
     assert "| all           |       3 |         9 |     1.2 |       0 |     0.8 |         5 |     1 |" in text
-    assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell" in text
-    assert "| gw0      |                           0 |         2 |         1 |        0.5 |      0.5 |" in text
+    assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
+    assert "|                                    0 |         2 |         1 |        0.5 |      0.5 |" in text
+
+
+def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay():
+    """Setup and build are what every cell pays before its path; the end stage (the GPU waited for, a timed pass's
+    check and compile at the bandwidth size) is its own line, by path, not a cost every cell pays."""
+    text = costs(typed(made_up_run()))
+    before = "Before its path runs (setup + build), what every cell pays: median 0.500 s, 1 cell-seconds in all (14%)."
+    assert before in text
+    assert ": 0 cell-seconds (6%), most on compile 0.5 s." in text and "Fixed cost" not in text
+
