@@ -1,12 +1,23 @@
 """The cost model: every cell's seconds split by stage (harness/cell/context.py ``Cell.lap``), and ``python -m bench
-costs`` adding a run's records up by path and stage, confirmation and timing phase."""
+costs`` adding a run's records up by path and stage, confirmation and timing phase: on a run's own records (cells
+run for real in this process, a script's process faked) and on made-up ones."""
 
+import re
+import subprocess
+import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from bench.costs import costs
 from harness.case import load_case
 from harness.cell.runner import run_cell
-from tests.conftest import cell_spec, typed
+from harness.execution import confirm
+from harness.plugin.processes import CellProcesses
+from harness.records.files import read_results
+from tests.conftest import cell_spec, harness_main, typed
+from tests.fakes import FakeTimer, InProcessCells
 
 
 def test_a_cells_stages_add_up_to_its_seconds(tmp_path: Path):
@@ -58,3 +69,41 @@ def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay(
     assert before in text
     assert ": 0 cell-seconds (6%), most on compile 0.5 s." in text and "Fixed cost" not in text
 
+
+class ScriptProcess:
+    """A repro script's process, faked (a fast test starts none): it runs 0.05 s and raises the cell's error."""
+
+    pid = 2**22 + 1
+
+    def __init__(self, command: list[str], **options: object) -> None:
+        self.command, self.returncode = command, 1
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        time.sleep(0.05)
+        error = "AssertionError: this fixture has no GPU kernel"
+        return "", f"Traceback (most recent call last):\n  File \"x.py\"\n{error}\n"
+
+
+def test_costs_add_up_a_runs_own_records(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_timer: FakeTimer
+):
+    """A run whose cells run for real (``run_cell``, in this process) and whose timed pass goes through the timing
+    phase: its records carry each cell's stage seconds, its script's start and the worker's phase clock, which the
+    cost table reads (removing any of them from the code fails here)."""
+    monkeypatch.setattr(CellProcesses, "make_process", InProcessCells(tmp_path / "cells"))
+    fake_subprocess = SimpleNamespace(Popen=ScriptProcess, PIPE=subprocess.PIPE, DEVNULL=subprocess.DEVNULL,
+                                      TimeoutExpired=subprocess.TimeoutExpired)  # fmt: skip
+    monkeypatch.setattr(confirm, "subprocess", fake_subprocess)
+    paths = {"eager": ("cpu", 120), "cpu_compile": ("cpu", 120)}
+    matrix = write_matrix(["tests.fixtures.good"], ["raw_jit", "control"], paths)
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0")
+    assert done.returncode == 0, done.stdout[-2000:]
+    text = costs(read_results(out / "results.json"))
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    cells, seconds, *stages = (float(value) for value in rows["all"].split("|")[2:-1])
+    assert cells == 4 and seconds > 0 and abs(sum(stages) - seconds) <= 0.05 * len(stages), rows["all"]
+    assert rows["cpu_compile"].split("|")[6].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
+    assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
+    phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
+    assert len(phase) == 5 and all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase), rows["main"]
