@@ -2,7 +2,8 @@
 by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_seconds``), what every cell pays
 before its path runs (setup and build), its end stage apart (the end-of-cell GPU wait and the check at the bandwidth
 size, which only some paths pay), confirmation (each repro script's start and seconds), and each worker's timing phase
-(warm-up, wait at the barrier, wait for the GPU lock, timing: ``environment.timing_phases``). Prints markdown.
+(warm-up, wait at the barrier, wait for the GPU lock, timing, and the warm-up's peak of GPU memory:
+``environment.timing_phases``). Prints markdown.
 
 Usage: python -m bench costs RESULTS.json [--out FILE.md]
 """
@@ -32,6 +33,7 @@ PHASE_STEPS = (  # a worker's timing phase: (step, from, to) in its ``timing_pha
     ("GPU lock", "all_arrived", "alone"),
     ("timing", "alone", "done"),
 )
+WARM_PEAK = "warm_gpu_peak_mb"  # a worker's warm-up's peak of GPU memory, MiB (harness/plugin/timing.py)
 
 
 def scripts(data: Results) -> dict[str, tuple[float, float]]:
@@ -147,8 +149,9 @@ def _phases(phases: dict[str, dict[str, float]], last: float) -> str:
     for worker, clock in sorted(phases.items(), key=lambda item: (len(item[0]), item[0])):
         steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
                  for _, begin, end in PHASE_STEPS]  # fmt: skip
-        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps])
-    headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS)]
+        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps, clock.get(WARM_PEAK)])
+    headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS),
+               "warm-up GPU peak (MiB)"]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt="github")
 
 

@@ -47,7 +47,8 @@ def made_up_run() -> dict:
             **{"status": "error", "error": "E", "error_type": "E", "stage": "trace", "confirmation": script},
         },
     ]
-    phases = {"gw0": {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "done": 1010.0}}
+    clock = {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "done": 1010.0}
+    phases = {"gw0": {**clock, "warm_gpu_peak_mb": 1536.5}}
     env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases}
     return {"environment": env, "cells": cells}
 
@@ -58,7 +59,8 @@ def test_costs_add_the_records_up():
     assert "| compile       |       1 |         6 |     0.5 |       0 |     0   |         5 |     0 |" in text
     assert "| all           |       3 |         9 |     1.2 |       0 |     0.8 |         5 |     1 |" in text
     assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
-    assert "|                                    0 |         2 |         1 |        0.5 |      0.5 |" in text
+    steps = "|                                    0 |         2 |         1 |        0.5 |      0.5 |"
+    assert f"{steps}                   1536.5 |" in text
 
 
 def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay():
@@ -106,4 +108,5 @@ def test_costs_add_up_a_runs_own_records(
     assert rows["cpu_compile"].split("|")[6].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
     assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
-    assert len(phase) == 5 and all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase), rows["main"]
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:5]), rows["main"]
+    assert phase[5:] == [""]  # no GPU: no peak of GPU memory in the warm-up
