@@ -5,7 +5,9 @@ pytest-xdist tests its scheduler with ``MockNode``."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,6 +105,49 @@ class FakeCells:
         if status in ("wrong", "error"):
             return Outcome(status=status, error_type="Mismatch" if status == "wrong" else "RuntimeError", error="x")
         return Outcome(status=status, reason="no CUDA device" if status == "skip" else None)
+
+
+@dataclass
+class InProcessCell:
+    """A cell process that runs each cell for real, by ``run_cell`` in this process (on CPU), stamps its start and
+    end as ``CellProcess.run`` does, and answers the timing phase as a cell process's child does: a whole run's
+    records as the code writes them, with no process started."""
+
+    workdir: Path
+    device: str | None = None
+    pid: int = field(default_factory=os.getpid)
+    built: dict[Any, Any] = field(default_factory=dict)
+
+    def run(self, spec: CellSpec) -> Outcome:
+        from harness.case import load_case
+        from harness.cell.runner import run_cell
+
+        self.device = "cpu"
+        started = time.time()
+        outcome = run_cell(load_case(spec.module, spec.case), spec, self.workdir, self.built, "cpu")
+        outcome.measurements.started, outcome.measurements.ended = round(started, 3), round(time.time(), 3)
+        return outcome
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+        from harness.execution.child import answer_timing
+
+        return answer_timing(request)
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class InProcessCells:
+    """The factory ``CellProcesses.make_process`` calls for ``InProcessCell``s."""
+
+    workdir: Path
+
+    def __call__(self, log_file: Path, environment: dict[str, str], gpu: str | None, *rest: Any) -> InProcessCell:
+        return InProcessCell(self.workdir)
 
 
 def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | None = None, **plan: Any) -> Any:

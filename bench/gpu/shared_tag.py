@@ -1,17 +1,19 @@
-"""On a GPU: do two compiled programs whose Triton kernels differ only in the autotuner's ``restore_value`` share one
-FX-graph-cache artifact when they compile under one cache key tag, and does cell order then decide their numbers?
+"""On a GPU: do compiled programs whose Triton kernels differ only in the autotuner's ``restore_value`` or
+``reset_to_zero`` share one FX-graph-cache artifact when they compile under one cache key tag, and does cell order
+then decide their numbers?
 
-Two programs call one in-place kernel (``x += y``) through ``torch.compile(fullgraph=True)``: ``restore`` autotunes
-it with ``restore_value=["x_ptr"]`` (autotuning puts x back after each benchmark run: right numbers), ``plain``
-without it (each benchmark run adds y again: wrong numbers, the in-place autotune bug the chart marks). The FX graph
-cache keys the kernel by its source, constant arguments and configs, not by ``restore_value``, which Inductor writes
-into the generated code. Each program compiles in turn, in both orders, once under one tag for both (what the
-harness did when its run's cells shared a tag) and once under a tag per program (``cache_tag`` in
-harness/cell/runner.py), each order in an empty cache folder, autotune results never stored (as the harness sets).
+Three programs call one in-place kernel (``x += y``) through ``torch.compile(fullgraph=True)``, autotuned over two
+configs: ``plain`` (no hook), ``restore`` (``restore_value=["x_ptr"]``) and ``reset`` (``reset_to_zero=["x_ptr"]``,
+which zeroes x before the configs run: a user's own mistake here, and a visible one). The FX graph cache keys the
+kernel by its source, constant arguments and configs, not by those hooks, which Inductor writes into the code it
+generates. Each pair (plain with restore, plain with reset) compiles in both orders, each order in an empty cache
+folder, autotune results never stored (as the harness sets), once under one tag for both (what the harness did when
+its run's cells shared a tag) and once under a tag per program (``cache_tag`` in harness/cell/runner.py).
 
-Expected: under one tag the second program is an FX cache hit and gets the first's numbers (so one order makes
-``plain`` right or ``restore`` wrong); under a tag per program no hit, ``restore`` right and ``plain`` wrong in both
-orders. Prints one line per (tags, order, program); no harness import.
+Prints, per (tags, order, program), the FX cache hits and whether x came out as x + y, then per tag scheme whether
+some program's numbers depended on the order. Expected: under one tag the second program of each order is a hit
+(it runs the first's generated code); under a tag per program no hit, and no program's numbers depend on the order.
+No harness import.
 
 Usage: python bench/gpu/shared_tag.py
 """
@@ -39,9 +41,11 @@ def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
 
 
 KERNELS = {
-    "restore": triton.autotune(configs=CONFIGS, key=["n_elements"], restore_value=["x_ptr"])(add_inplace_kernel),
     "plain": triton.autotune(configs=CONFIGS, key=["n_elements"])(add_inplace_kernel),
+    "restore": triton.autotune(configs=CONFIGS, key=["n_elements"], restore_value=["x_ptr"])(add_inplace_kernel),
+    "reset": triton.autotune(configs=CONFIGS, key=["n_elements"], reset_to_zero=["x_ptr"])(add_inplace_kernel),
 }
+ORDERS = (("restore", "plain"), ("plain", "restore"), ("reset", "plain"), ("plain", "reset"))
 
 
 def program(kernel):
@@ -74,13 +78,17 @@ def main() -> None:
     triton.knobs.autotuning.cache = False
     print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name(0)}")
     for tags in ("one tag", "a tag per program"):
-        for order in (("restore", "plain"), ("plain", "restore")):
+        numbers: dict[str, set[bool]] = {name: set() for name in KERNELS}
+        for order in ORDERS:
             os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="shared-tag-")
             for name in order:
                 tag = "harness-fresh-autotune" if tags == "one tag" else f"harness-fresh-autotune:{name}"
                 hits, right = run(name, tag)
-                print(f"{tags:18} order {'-'.join(order):15} {name:8} fx cache hits {hits}  "
+                numbers[name].add(right)
+                print(f"{tags:18} order {'-'.join(order):14} {name:8} fx cache hits {hits}  "
                       f"{'right' if right else 'WRONG'} numbers")
+        decided = [name for name, seen in numbers.items() if len(seen) > 1]
+        print(f"{tags}: the order decided the numbers of {', '.join(decided) if decided else 'no program'}")
 
 
 if __name__ == "__main__":

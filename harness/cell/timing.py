@@ -241,9 +241,10 @@ def timer_for(device: str) -> DeviceTimer | str:
 
 @dataclass
 class AtSize:
-    """A kept artifact at the case's bandwidth size: its inputs there (made when asked: none held between), the
-    check of its output there against the reference (raises ``Mismatch`` where it differs), its timed call on
-    those inputs, the bytes that call moves; ``failed``: why the check failed (then it is not timed there)."""
+    """A kept artifact at the case's bandwidth size: what makes its inputs there (``made_at`` holds one set per
+    ``key`` from the warm-up to the end of the timing), the check of its output there against the reference
+    (raises ``Mismatch`` where it differs), its timed call on those inputs, the bytes that call moves; ``failed``:
+    why the check failed (then it is not timed there)."""
 
     size: int
     inputs: Callable[[], Inputs]
@@ -281,13 +282,15 @@ class Kept:
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 # AtSize.key -> the inputs at the bandwidth size, made by the warm-up (beside the other workers' warm-ups) for every
 # kept artifact of that case, size and kind of call, not inside the timing, which holds the GPU alone: making them
-# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts
+# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts. Held until ``time_kept`` ends: up to
+# one set per case and kind of call in this process (the built-in cases' inputs there are 62-203 MiB a set)
 MADE: dict[tuple[str, int, bool], Inputs] = {}
 
 
 def made_at(at: AtSize) -> Inputs:
-    """The inputs at the bandwidth size for ``at``, made once for its key (each call copies them, or zeroes its
-    gradients first: they stay as made)."""
+    """The inputs at the bandwidth size for ``at``, made once for its key and shared by the artifacts of that key:
+    each call works on copies of its own (``inference_call``; a training step on leaves copied from them,
+    harness/cell/bandwidth.py), so an artifact that writes its inputs in place leaves them as made for the next."""
     if at.key not in MADE:
         MADE[at.key] = at.inputs()
     return MADE[at.key]
@@ -429,8 +432,8 @@ def measure(kept: Kept, timer: DeviceTimer) -> Timing:
 
 
 def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
-    """The timing at the bandwidth size of an artifact whose output there matched the reference (its inputs made
-    now, freed after), or why it is not timed there."""
+    """The timing at the bandwidth size of an artifact whose output there matched the reference (on its key's
+    inputs, ``made_at``, made by the warm-up), or why it is not timed there."""
     if isinstance(at, str):
         return Timing.not_timed(at)
     if at.failed:

@@ -260,6 +260,25 @@ def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Pa
     assert (tmp_path / "arrived" / "w0").exists()
 
 
+def test_the_warm_up_s_peak_of_gpu_memory_is_kept_in_the_workers_phase_clock(tmp_path: Path):
+    """Each worker holds its kept artifacts and the inputs at the bandwidth size its warm-up makes while other workers
+    still run cells: the largest peak its cell processes report is the clock's ``warm_gpu_peak_mb``."""
+
+    class Peaked(TimedFake):
+        def __init__(self, pid: int, peak: float) -> None:
+            super().__init__(Phase(), pid)
+            self.peak = peak
+
+        def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+            answer = super().ask(request, timeout)
+            return {"gpu_peak_mb": self.peak} if request[0] == "warm" else answer
+
+    clock: dict[str, float] = {}
+    timing_phase({"a-b-eager": 7, "c-d-eager": 8}, Peaked(8, 512.5), FileCoordination(tmp_path, 1), "w0",
+                 (Peaked(7, 900.0),), clock)  # fmt: skip
+    assert clock["warm_gpu_peak_mb"] == 900.0 and clock["warm"] <= clock["arrived"] <= clock["done"]
+
+
 def test_a_process_set_aside_for_a_re_run_times_what_it_kept(tmp_path: Path):
     """A re-run needs a fresh cell process; the one it replaces, keeping artifacts, stays alive and times them."""
     retired, current = TimedFake(Phase(), pid=7), TimedFake(Phase(), pid=8)
