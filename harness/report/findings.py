@@ -18,6 +18,7 @@ from harness.timing import slower
 
 HOST_APART = 2.0  # a style's host time per call this many times another's (same path, geometric mean) is a finding
 MUCH_FASTER = 1.5  # a compiled call this many times faster than its eager one is a finding
+SLOWER_BY = 0.05  # ... and one slower by this much at least, beyond both dispersions
 CONTROL_APART = 1.5  # pure PyTorch eagerly this many times the fastest kernel style's GPU time is a finding
 SHOWN = 6  # names listed per finding, at most
 
@@ -69,8 +70,8 @@ def against_eager(points: Iterable[Point]) -> list[Change]:
 
 
 def slower_than_eager(changes: list[Change]) -> list[Change]:
-    """The changes slower than eager beyond both timings' dispersions."""
-    return [c for c in changes if slower(_timing(c.point), _timing(c.eager)) is not None]
+    """The changes slower than eager by ``SLOWER_BY`` at least and beyond both timings' dispersions."""
+    return [c for c in changes if slower(_timing(c.point), _timing(c.eager), SLOWER_BY) is not None]
 
 
 def faster_than_eager(changes: list[Change]) -> list[Change]:
@@ -109,7 +110,8 @@ def speed_findings(launch: list[Point], bandwidth: list[Point]) -> list[str]:
         total = Counter(c.point.path for c in changes)
         slow, fast = slower_than_eager(changes), faster_than_eager(changes)
         if slow:
-            head = "the same style's GPU time per call, beyond both dispersions"
+            head = f"the same style's GPU time per call {100 * SLOWER_BY:.0f}% or more over eager's and beyond both "
+            head += "dispersions"
             out.append(f"- **Compiled slower than eager**: {head}, {regime}-bound:")
             out += _by_path(slow, total, regime, "slower")
         if fast:
