@@ -265,8 +265,6 @@ def write_chart(results: Results, chart_file: Path | str) -> list[Path]:
     except ImportError:
         file.write_text(render(results, undrawn="matplotlib is not installed"))
         return []
+    file.write_text(render(results))  # first: a chart that cannot be written leaves no pictures behind
     chart = chart_of(results)
-    drawn = pictures.figures(chart, chart.points, chart.compiled_path)
-    written = pictures.write(drawn, file.parent)
-    file.write_text(render(results))
-    return written
+    return pictures.write(pictures.figures(chart, chart.points, chart.compiled_path), file.parent)
