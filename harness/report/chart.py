@@ -265,6 +265,7 @@ def write_chart(results: Results, chart_file: Path | str) -> list[Path]:
     except ImportError:
         file.write_text(render(results, undrawn="matplotlib is not installed"))
         return []
+    file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(render(results))  # first: a chart that cannot be written leaves no pictures behind
     chart = chart_of(results)
     return pictures.write(pictures.figures(chart, chart.points, chart.compiled_path), file.parent)
