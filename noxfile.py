@@ -113,9 +113,9 @@ def bench(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The harness's own tests on CPU, a CPU run of the matrix included."""
-    # bench: matplotlib, for the timeline test; liger, fla: those suites list and their references load on CPU (the
-    # FlagGems suite needs no flag_gems on CPU: its cases import it at their ops' first call)
-    _install(session, *CPU_TORCH, "-e", ".[test,bench,liger,fla]")
+    # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
+    # its cases import it at their ops' first call)
+    _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
     session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
 
 

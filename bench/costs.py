@@ -1,7 +1,9 @@
 """Where a run's wall time went, from its results.json alone: the run's span, process starts, cell time by path and
-by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_seconds``), the fixed cost per cell
-(setup, build and end), confirmation (each repro script's start and seconds), and each worker's timing phase
-(warm-up, wait at the barrier, wait for the GPU lock, timing: ``environment.timing_phases``). Prints markdown.
+by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_seconds``), what every cell pays
+before its path runs (setup and build), its end stage apart (the end-of-cell GPU wait and the check at the bandwidth
+size, which only some paths pay), confirmation (each repro script's start and seconds), and each worker's timing phase
+(warm-up, wait at the barrier, wait for the GPU lock, timing, and the warm-up's peak of GPU memory:
+``environment.timing_phases``). Prints markdown.
 
 Usage: python -m bench costs RESULTS.json [--out FILE.md]
 """
@@ -22,13 +24,16 @@ from harness.records.files import read_results
 from harness.records.results import Results
 
 STAGES = ("setup", "build", "trace", "compile", "run", "compare", "end")
-FIXED = ("setup", "build", "end")  # what every cell pays whatever its path does
+BEFORE = ("setup", "build")  # what every cell pays before its path runs, whatever the path
+END = "end"  # the GPU wait at the cell's end, its verdict, and a timed pass's check (and compile) at the bandwidth size
+ENDS_NAMED = 3  # the paths whose end stage cost most, named
 PHASE_STEPS = (  # a worker's timing phase: (step, from, to) in its ``timing_phases`` clock
     ("warm-up", "warm", "arrived"),
     ("barrier", "arrived", "all_arrived"),
     ("GPU lock", "all_arrived", "alone"),
     ("timing", "alone", "done"),
 )
+WARM_PEAK = "warm_gpu_peak_mb"  # a worker's warm-up's peak of GPU memory, MiB (harness/plugin/timing.py)
 
 
 def scripts(data: Results) -> dict[str, tuple[float, float]]:
@@ -66,7 +71,9 @@ def costs(data: Results) -> str:
         "",
         _by_path(cells),
         "",
-        _fixed(cells),
+        _before(cells),
+        "",
+        _end(cells),
         "",
         "## Confirmation",
         "",
@@ -96,12 +103,27 @@ def _by_path(cells: list[Any]) -> str:
     return tabulate(rows, headers=["path", "cells", "seconds", *STAGES], tablefmt="github")
 
 
-def _fixed(cells: list[Any]) -> str:
-    per_cell = [sum((cell.measurements.stage_seconds or {}).get(stage, 0.0) for stage in FIXED) for cell in cells]
+def _before(cells: list[Any]) -> str:
+    per_cell = [sum((cell.measurements.stage_seconds or {}).get(stage, 0.0) for stage in BEFORE) for cell in cells]
     share = 100 * sum(per_cell) / max(1e-9, sum(cell.seconds or 0.0 for cell in cells))
     return (
-        f"Fixed cost per cell ({' + '.join(FIXED)}): median {median(per_cell):.3f} s, "
+        f"Before its path runs ({' + '.join(BEFORE)}), what every cell pays: median {median(per_cell):.3f} s, "
         f"{sum(per_cell):.0f} cell-seconds in all ({share:.0f}%)."
+    )
+
+
+def _end(cells: list[Any]) -> str:
+    by_path: dict[str, float] = defaultdict(float)
+    for cell in cells:
+        by_path[cell.path] += (cell.measurements.stage_seconds or {}).get(END, 0.0)
+    total = sum(by_path.values())
+    share = 100 * total / max(1e-9, sum(cell.seconds or 0.0 for cell in cells))
+    most = sorted(by_path.items(), key=lambda item: -item[1])[:ENDS_NAMED]
+    named = ", ".join(f"{path} {seconds:.1f} s" for path, seconds in most if seconds > 0)
+    return (
+        f"The end stage (the GPU waited for at the cell's end, its verdict, and a timed pass's check at the bandwidth "
+        f"size, compiling that shape: not the same on every path): {total:.0f} cell-seconds ({share:.0f}%)"
+        + (f", most on {named}." if named else ".")
     )
 
 
@@ -110,12 +132,13 @@ def _confirmation(data: Results, last: float) -> str:
     if not runs:
         return "No repro script ran (none failed, or --no-confirm)."
     before = [seconds for started, seconds in runs.values() if started + seconds <= last]
-    ends = [started + seconds for started, seconds in runs.values()]
+    after = max(started + seconds for started, seconds in runs.values()) - last
+    when = f"{after:.1f} s after it" if after > 0 else f"{-after:.1f} s before it"
     return (
         f"{len(runs)} scripts, {sum(seconds for _, seconds in runs.values()):.0f} script-seconds "
         f"(median {median(seconds for _, seconds in runs.values()):.1f} s, longest "
         f"{max(seconds for _, seconds in runs.values()):.1f} s); {len(before)} ended before the last cell, the last "
-        f"{max(ends) - last:+.1f} s after it."
+        f"{when}."
     )
 
 
@@ -126,8 +149,9 @@ def _phases(phases: dict[str, dict[str, float]], last: float) -> str:
     for worker, clock in sorted(phases.items(), key=lambda item: (len(item[0]), item[0])):
         steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
                  for _, begin, end in PHASE_STEPS]  # fmt: skip
-        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps])
-    headers = ["worker", "began after the last cell", *(name for name, _, _ in PHASE_STEPS)]
+        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps, clock.get(WARM_PEAK)])
+    headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS),
+               "warm-up GPU peak (MiB)"]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt="github")
 
 

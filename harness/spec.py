@@ -103,6 +103,20 @@ def triton_interpreted() -> bool:
     return os.environ.get(INTERPRET_ENV) == "1"
 
 
+AUTOTUNE_WARMUP_MS, AUTOTUNE_REP_MS = 2, 10  # the run's autotune benchmark on a device (Triton's default: 25, 100)
+
+
+def autotune_benchmark() -> str:
+    """How the run's cells benchmark the configs of every Triton autotuner that names no benchmark of its own
+    (harness/cell/autotuners.py ``benchmark_with``): a run's environment records it (``autotune_benchmark``)."""
+    if triton_interpreted():
+        return "each config run once, timed by the wall clock (Triton's interpreter: no device to time on)"
+    return (
+        f"triton.testing.do_bench(warmup={AUTOTUNE_WARMUP_MS}, rep={AUTOTUNE_REP_MS}), set from outside the "
+        "decorator (a user's process, and a repro script: Triton's default, warmup=25, rep=100)"
+    )
+
+
 STATUSES = tuple(Status)
 FAILURES = tuple(status for status in Status if status.rule.failure)
 # a flaky cell's failing attempts, most severe first (a pass is not listed)
@@ -266,6 +280,13 @@ class TimingState(enum.StrEnum):
     NOT_TIMED = "not_timed"  # ``reason`` says why
 
 
+class TimingMethod(enum.StrEnum):
+    """How a timing's device time was measured (harness/cell/timing.py)."""
+
+    KERNELS = "kernels"  # the sum of the durations of the GPU activities each call ran, from the profiler (CUPTI)
+    EVENTS = "events"  # CUDA events around each call, the GPU kept busy before it (a record without a method)
+
+
 @dataclass(frozen=True)
 class Timing:
     """How fast a cell's artifact ran (the callable and inputs its check called), timed once no cell ran on the
@@ -275,7 +296,10 @@ class Timing:
     harness/cell/timing.py) and what the timing cost; or the ``reason`` it was not timed. A cell's timing is at its
     own size (the case's first: the launch-bound regime) and holds in ``bandwidth`` its timing at the case's
     ``bandwidth_size`` (the bandwidth-bound regime: timed, or why not; None where the case declares none), which
-    gives its ``size``."""
+    gives its ``size``. ``method``: how the device time was measured: at the cell's own size, the durations of the
+    GPU activities (kernels, copies, memsets) each call ran, from the profiler (``kernels``, how many each call ran,
+    median; ``kernel_names``, those of one call, shortened), or CUDA events around each call where the profiler
+    could not be used (``fallback`` says why); at the bandwidth size, CUDA events."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)
@@ -289,6 +313,10 @@ class Timing:
     size: int | None = field(default=None, metadata=OMIT)  # the size ``make_inputs`` was given (bandwidth only)
     cover_us: float | None = field(default=None, metadata=OMIT)  # the GPU kept busy this long before each sample
     cost_s: float | None = field(default=None, metadata=OMIT)  # seconds the timing took, warm-up included
+    method: TimingMethod = field(default=TimingMethod.EVENTS, metadata=OMIT)
+    kernels: int | None = field(default=None, metadata=OMIT)  # GPU activities per call (median; method kernels)
+    kernel_names: tuple[str, ...] = field(default=(), metadata=OMIT)  # those of one call, in launch order
+    fallback: str | None = field(default=None, metadata=OMIT)  # why the profiler was not used (method events)
     bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod

@@ -5,7 +5,9 @@ pytest-xdist tests its scheduler with ``MockNode``."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import pickle
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,6 +107,49 @@ class FakeCells:
         return Outcome(status=status, reason="no CUDA device" if status == "skip" else None)
 
 
+@dataclass
+class InProcessCell:
+    """A cell process that runs each cell for real, by ``run_cell`` in this process (on CPU), stamps its start and
+    end as ``CellProcess.run`` does, and answers the timing phase as a cell process's child does: a whole run's
+    records as the code writes them, with no process started."""
+
+    workdir: Path
+    device: str | None = None
+    pid: int = field(default_factory=os.getpid)
+    built: dict[Any, Any] = field(default_factory=dict)
+
+    def run(self, spec: CellSpec) -> Outcome:
+        from harness.case import load_case
+        from harness.cell.runner import run_cell
+
+        self.device = "cpu"
+        started = time.time()
+        outcome = run_cell(load_case(spec.module, spec.case), spec, self.workdir, self.built, "cpu")
+        outcome.measurements.started, outcome.measurements.ended = round(started, 3), round(time.time(), 3)
+        return outcome
+
+    def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+        from harness.execution.child import answer_timing
+
+        return answer_timing(request)
+
+    def stop(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class InProcessCells:
+    """The factory ``CellProcesses.make_process`` calls for ``InProcessCell``s."""
+
+    workdir: Path
+
+    def __call__(self, log_file: Path, environment: dict[str, str], gpu: str | None, *rest: Any) -> InProcessCell:
+        return InProcessCell(self.workdir)
+
+
 def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | None = None, **plan: Any) -> Any:
     """Just what ``CellProcesses`` reads of a pytest config: the options, the plan (as a worker's, from its
     controller), the xdist worker's id."""
@@ -133,16 +178,36 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
 
 class FakeTimer:
     """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is, and
-    each device sample's cover kept (``covers``)."""
+    each device sample's cover kept (``covers``). ``kernels``: each profiled call's GPU activities (name, seconds),
+    cycled; ``profiler``: what the profiler raises instead (None: it works)."""
 
-    def __init__(self, device: list[float], host: float = 2e-6) -> None:
+    def __init__(
+        self,
+        device: list[float],
+        host: float = 2e-6,
+        kernels: list[list[tuple[str, float]]] | None = None,
+        profiler: Exception | None = None,
+    ) -> None:
         self.device, self.host, self.calls, self.covers = device, host, 0, []
+        self.kernels = kernels if kernels is not None else [[("add_k", 1e-6)], [("add_k", 1.25e-6)], [("add_k", 2e-6)]]
+        self.profiler, self.profiled = profiler, 0
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float:
         call()
         self.calls += 1
         self.covers.append(cover)
         return self.device[(self.calls - 1) % len(self.device)]
+
+    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
+        if self.profiler is not None:
+            raise self.profiler
+        calls = []
+        for index in range(count):
+            call()
+            calls.append(self.kernels[index % len(self.kernels)])
+        self.calls += count
+        self.profiled += count
+        return calls
 
     def host_seconds(self, call: Callable[[], object]) -> float:
         call()

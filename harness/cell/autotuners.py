@@ -4,19 +4,54 @@ definitions, a decorator's ``fn``), never torch's or Triton's own modules. A Tri
 picked per key in memory (``Autotuner.cache``); the runner empties it before each cell, so that every cell
 autotunes as a fresh process does, whichever cells of the same style ran before it in this process (what a cell
 measures, its peak GPU memory with autotuning's benchmark buffers among it, and a kernel wrong whenever its configs
-are benchmarked, must not depend on cell order)."""
+are benchmarked, must not depend on cell order). The runner also gives each the run's benchmark
+(``benchmark_with``): the decorators stay as their users write them."""
 
 from __future__ import annotations
 
 import gc
 import types
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import triton.testing
 from triton.runtime.autotuner import Autotuner
+
+from harness.kernel.interpreter import triton_interpreted, wall_clock_bench
+from harness.spec import AUTOTUNE_REP_MS, AUTOTUNE_WARMUP_MS
 
 LIBRARIES = ("torch", "triton", "builtins", "numpy", "sympy", "typing", "collections", "functools", "abc", "enum")
 OWN = ("harness",)  # whose functions' globals are not walked (the harness's registries hold every style built)
 MAX_OBJECTS = 200_000  # a walk stops after this many objects (a style holding a whole program)
+
+
+Bench = Callable[[Callable[[], None], Sequence[float]], Any]
+
+
+def short_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> Any:
+    """Triton's ``do_bench`` over ``AUTOTUNE_WARMUP_MS`` then ``AUTOTUNE_REP_MS`` (the L2 cache flushed before each
+    call, about a hundred calls of a small kernel): every config still runs many times on the call's own arguments,
+    as under Triton's default (25 and 100 ms), at a tenth of its GPU time, for the run's many processes autotuning
+    afresh on one GPU."""
+    return triton.testing.do_bench(kernel_call, warmup=AUTOTUNE_WARMUP_MS, rep=AUTOTUNE_REP_MS, quantiles=quantiles)
+
+
+def run_benchmark() -> Bench:
+    """The run's benchmark of an autotuner's configs (``harness.spec.autotune_benchmark`` says it in words):
+    ``short_bench`` on a device; under Triton's interpreter, whose autotuner asks a device's driver for its
+    benchmark and finds none ("0 active drivers"), the wall clock (``wall_clock_bench``)."""
+    return wall_clock_bench if triton_interpreted() else short_bench
+
+
+def benchmark_with(tuners: Iterable[Autotuner], bench: Bench) -> None:
+    """Give each autotuner that names no benchmark of its own (``do_bench=``, or the deprecated ``warmup``/``rep``,
+    which set Triton's ``_do_bench``) ``bench``, where Triton would ask the active driver for its default at the
+    autotuner's first benchmark (``Autotuner.do_bench``). Set on the object, from outside its decorator: the user's
+    ``@triton.autotune(configs=..., key=...)`` stays as written, and a repro script benchmarks as a user's process
+    does."""
+    for tuner in tuners:
+        if getattr(tuner, "_do_bench", None) is None:
+            tuner.do_bench = bench
 
 
 def reachable_autotuners(root: object) -> list[Autotuner]:

@@ -41,7 +41,7 @@ def bandwidth_regime(cell: Cell, path: str) -> AtSize | str | None:
         (_train_check if train else _infer_check)(cell, model, made, size)
 
     def call(made: Inputs) -> Any:
-        return training_step(model, made) if train else inference_call(model, made)
+        return training_step(model, _leaves(cell, made)) if train else inference_call(model, made)
 
     moved = lambda made: None if train else bytes_moved(cell.case, made)  # noqa: E731
     return AtSize(size, inputs, check, call, moved, key=(cell.case.id, size, train))
@@ -61,13 +61,19 @@ def _train_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:
     """A training step's outputs and input gradients at ``size`` against the reference's, the same output grads
     given to both."""
     reference = cell.reference_model()
-    seen = [_step(one, tuple(_leaf(cell, i, v) for i, v in enumerate(inputs))) for one in (model, reference)]
+    seen = [_step(one, _leaves(cell, inputs)) for one in (model, reference)]
     (out, grads), (expected, expected_grads) = seen
     cell.synchronize()
     cell.compare(f"output at the bandwidth size {size}", out, expected)
     for name, grad, want in zip(cell.case.arg_names, grads, expected_grads, strict=False):
         if grad is not None and want is not None:
             cell.compare(f"gradient of {name} at the bandwidth size {size}", grad, want)
+
+
+def _leaves(cell: Cell, inputs: Inputs) -> Inputs:
+    """Copies of ``inputs`` (the ones every artifact of the case, size and kind of call shares) as a training step's
+    own leaves: its in-place writes and its gradients stay off the shared ones."""
+    return tuple(_leaf(cell, index, value) for index, value in enumerate(inputs))
 
 
 def _leaf(cell: Cell, index: int, value: Any) -> Any:

@@ -3,7 +3,10 @@ first size, then on inputs hypothesis draws), and classify what happened into an
 
 from __future__ import annotations
 
+import functools
 import gc
+import hashlib
+import importlib.util
 import resource
 import time
 import traceback
@@ -14,7 +17,7 @@ import torch
 from triton.runtime.autotuner import Autotuner
 
 from harness.case import Case, exit_words
-from harness.cell.autotuners import reachable_autotuners
+from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
 from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
@@ -27,7 +30,7 @@ from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
 
-FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag of every cell's compiled code
+FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag's start (``cache_tag``)
 
 
 AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) built here -> the autotuners it can launch
@@ -35,11 +38,13 @@ AUTOTUNERS: dict[tuple[str, str], list[Autotuner]] = {}  # (case, style) built h
 
 def build(case: Case, style: str, cache: dict[tuple[str, str], Wrapped]) -> Wrapped:
     """Build a style once per process (torch.library ops can be registered only once); the autotuners it can
-    launch join ``AUTOTUNERS``, their caches emptied (``fresh_autotune``)."""
+    launch join ``AUTOTUNERS``, their caches emptied (``fresh_autotune``), each given the run's benchmark unless it
+    names its own (``benchmark_with``)."""
     key = (case.id, style)
     if key not in cache:
         cache[key] = build_style(style, case)
         AUTOTUNERS[key] = reachable_autotuners(cache[key])
+        benchmark_with(AUTOTUNERS[key], run_benchmark())
         for tuner in AUTOTUNERS[key]:
             tuner.cache.clear()
     return cache[key]
@@ -71,7 +76,7 @@ def run_cell(
     outcome: Outcome | None = None  # the outcome of a cell that did not run to its end (a verdict's otherwise)
     mismatch: str | None = None
     start, cpu_start = time.perf_counter(), cpu_seconds()
-    fresh_autotune()
+    fresh_autotune(cache_tag(spec))
     torch._dynamo.reset()
     held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
     if device == "cuda" and torch.cuda.is_available():
@@ -176,22 +181,44 @@ def judged(cell: Cell, mismatch: str | None) -> Outcome:
     return Outcome(status=status, reason=said)
 
 
-def fresh_autotune() -> None:
+def cache_tag(spec: CellSpec) -> str:
+    """The compile caches' key tag of a cell: its own, naming the cell, the harness program it runs and its case
+    module's source. The FX graph cache keys a user's Triton kernel by its source, constant arguments and configs,
+    but Inductor writes more of its autotuner into the code it generates (``restore_value``, ``reset_to_zero``):
+    under one tag, two cells whose kernels differ only there would load one compiled artifact, and which cell ran
+    first would decide the verdict of the other. So no cell is served another cell's compiled graph (``compile``
+    and ``fullgraph`` of one style compile the same graph each), while a cell's own later compiles (its drawn sizes,
+    its re-runs, a later run of unchanged code with the cache kept) still hit."""
+    sources = hashlib.sha256(f"{digest(spec)}\0{_source_digest(spec.module)}".encode()).hexdigest()[:16]
+    return f"{FRESH_AUTOTUNE_TAG}:{spec.id}:{sources}"
+
+
+@functools.cache
+def _source_digest(module: str) -> str:
+    """sha256 (16 hex) of the source file of the case module ``module``; "" for one without a file."""
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    origin = found.origin if found is not None else None
+    if not origin or not Path(origin).is_file():
+        return ""
+    return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:16]
+
+
+def fresh_autotune(tag: str = FRESH_AUTOTUNE_TAG) -> None:
     """Every cell autotunes as a fresh deployment does: no autotune result is stored for, or read from, another cell
     (Inductor's ``.best_config`` files beside a kernel in its cache, Triton's cached timings). With a stored result
     Inductor launches only the stored config and benchmarks nothing, so a kernel wrong whenever its configs are
     benchmarked (the in-place autotune-over-heuristics cells) was right once another cell had stored one: the
     verdict depended on cell order. Generated code bakes the setting in (``inductor_meta``) and the FX graph cache
-    does not key on it, so a cache key tag keeps this code apart from code generated with stored results on.
-    Inductor's in-memory caches are emptied too: a cell process that already loaded a compiled module (an earlier
-    cell's identical graph, e.g. ``compile`` then ``fullgraph``) would hand back its kernels, autotuned already;
+    does not key on it, so the cache key ``tag`` (the cell's own: ``cache_tag``) keeps this code apart from code
+    generated with stored results on. Inductor's in-memory caches are emptied too: a cell process that already
+    loaded a compiled module (an earlier cell's identical graph) would hand back its kernels, autotuned already;
     loaded again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built
-    here picked for earlier cells (harness/cell/autotuners.py).
-
-    The run's cells share the FX graph cache under that one tag (``compile`` and ``fullgraph`` of one style trace the
-    same graph: whichever runs second loads the first's code) and Triton's kernel cache, as a user's later
-    processes do: what is shared is compiled code, not a verdict's facts (each cell's backend still sees every graph
-    it compiles), so only a cell's compile time depends on which cells ran before it (reported, not gated)."""
+    here picked for earlier cells (harness/cell/autotuners.py). What the run's cells still share is Triton's kernel
+    cache (a compiled kernel binary, keyed by its source, its constants and the compiler), so a cell's compile time
+    depends on which cells ran before it (reported, not gated)."""
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
@@ -199,7 +226,7 @@ def fresh_autotune() -> None:
     torch._inductor.config.autotune_local_cache = False
     torch._inductor.config.autotune_remote_cache = False
     torch._inductor.config.bundled_autotune_remote_cache = False
-    torch.compiler.config.cache_key_tag = FRESH_AUTOTUNE_TAG
+    torch.compiler.config.cache_key_tag = tag
     store_autotuning(False)
     torch._inductor.utils.clear_inductor_caches()
     for tuners in AUTOTUNERS.values():

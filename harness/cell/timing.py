@@ -2,31 +2,47 @@
 keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported module,
 the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker runs, and
 holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all (``time_kept``).
-Each is called ``WARMUP`` times; then up to ``HOST_SAMPLES`` times with a host clock around each call and the GPU
-waited for after it (host time: launching the call); then up to ``SAMPLES`` times with CUDA events around it, the
-GPU kept busy first (a sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its
-kernels run back to back (device time: what the GPU spends on the call, never the host's launch gaps, which the host
-time measures). That is at the cell's own size (the case's first: launch-bound); where the case declares a
-``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the cell's end also checks its
-output there against the reference (``keep``), and the same timing at that size (bandwidth-bound) goes into the
-timing's ``bandwidth``: never for an artifact whose numbers differ."""
+Each is called ``WARMUP`` times, then up to ``HOST_SAMPLES`` times with a host clock around each call and the GPU
+waited for after it (host time: launching the call). Then its device time, what the GPU spends on the call, never
+the host's launch gaps (which the host time measures), by one of two methods:
+
+- at the cell's own size (the case's first: launch-bound), the GPU's own durations: up to ``SAMPLES`` calls in one
+  profiler session (``torch.profiler``, CUPTI), each between two marker kernels (``torch.cuda._sleep``), the L2
+  cache not flushed (a call this small reads inputs that fit in L2, as a model's small op reads what the op before
+  it wrote), and per call the sum of the durations of the GPU activities between its markers (kernels,
+  copies, memsets; ``split_calls``). A call this small takes a few µs on the GPU, and CUDA events around it add a
+  floor of their own of about that much (the add case's 3,001 floats: 3.5 µs by events, 0.87 µs by its kernel's
+  duration), so events would time mostly themselves. Where the profiler cannot be used (it raises, its markers are
+  missing or more than the calls', or an activity lies outside every call's markers), the
+  events method below, and the timing's ``fallback`` says why;
+- at the case's ``bandwidth_size`` (bandwidth-bound), CUDA events around each call, the GPU kept busy first (a
+  sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its kernels run back to
+  back: there a call takes tens of µs or more, and the events' floor is within its noise.
+
+Where the case declares a ``bandwidth_size`` and the artifact takes it (``AtSize``, harness/cell/bandwidth.py), the
+cell's end also checks its output there against the reference (``keep``), and the timing at that size goes into
+the timing's ``bandwidth``: never for an artifact whose numbers differ."""
 
 from __future__ import annotations
 
 import dataclasses
+import re
+import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import torch
 import torch.compiler.config
+from torch.autograd import DeviceType
+from torch.profiler import ProfilerActivity, profile
 
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingState
+from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingMethod, TimingState
 from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
@@ -40,6 +56,9 @@ L2_FLUSH_BYTES = 256 * 2**20  # written before each sample, as triton.testing.do
 COPY_BYTES = 256 * 2**20  # the copy that measures the GPU's bandwidth
 COPIES = 10
 RECOMPILE_LIMITS = ("recompile_limit", "accumulated_recompile_limit")  # per code object, and in all
+MARKER_CYCLES = 1000  # the marker kernel's spin (``torch.cuda._sleep``) before and after each profiled call
+MARKER = "spin_kernel"  # ... its name holds this: ``at::cuda::(anonymous namespace)::spin_kernel(long)``
+MAX_NAMES, MAX_NAME_CHARS = 6, 80  # a timing's ``kernel_names``: at most this many, each at most this long
 NOT_AT = "not timed at the bandwidth size"
 FAULTED = "the GPU faulted at the bandwidth size, after the cell's verdict"
 
@@ -49,6 +68,10 @@ class DeviceTimer(Protocol):
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float: ...  # see CudaTimer
 
+    # ``count`` calls profiled: per call, each GPU activity it ran (its name, seconds), in launch order; raises
+    # where the profiler cannot be used or its activities cannot be told apart call by call (see CudaTimer)
+    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]: ...
+
     def host_seconds(self, call: Callable[[], object]) -> float: ...  # one call's host side, not waiting
 
     def synchronize(self) -> None: ...
@@ -57,7 +80,8 @@ class DeviceTimer(Protocol):
 
 
 class CudaTimer:
-    """CUDA events around each call, the L2 cache flushed before it; a host clock for the host side."""
+    """The GPU's activities per call from the profiler, or CUDA events around each call, the L2 cache flushed before
+    it; a host clock for the host side."""
 
     def __init__(self) -> None:
         self.flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
@@ -91,6 +115,18 @@ class CudaTimer:
         end.synchronize()
         return start.elapsed_time(end) / 1e3
 
+    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
+        """``count`` calls in one profiler session, each between two marker kernels (the L2 cache not flushed), the
+        GPU waited for at the end; per call, the GPU activities between its markers (``split_calls``)."""
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as session:
+            for _ in range(count):
+                torch.cuda._sleep(MARKER_CYCLES)
+                call()
+                torch.cuda._sleep(MARKER_CYCLES)
+            torch.cuda.synchronize()
+        return split_calls(gpu_activities(session.profiler.kineto_results.events()), count)
+
     def host_seconds(self, call: Callable[[], object]) -> float:
         start = time.perf_counter()
         call()
@@ -112,6 +148,88 @@ class CudaTimer:
         return round(2 * COPY_BYTES * COPIES / (start.elapsed_time(end) / 1e3) / 1e9, 1)
 
 
+class Activity(NamedTuple):
+    """One activity the profiler saw on the GPU: its name, when it started and how long it ran (ns)."""
+
+    name: str
+    start_ns: int
+    duration_ns: int
+
+
+class Unsplittable(ValueError):
+    """The profiled activities cannot be told apart call by call."""
+
+
+def gpu_activities(events: Iterable[Any]) -> list[Activity]:
+    """The activities on the GPU among the profiler's events (kernels, copies, memsets), not its annotations of
+    them (a ``record_function`` range the profiler draws over the kernels it holds, which would count them twice)."""
+    return [
+        Activity(event.name(), event.start_ns(), event.duration_ns())
+        for event in events
+        if event.device_type() == DeviceType.CUDA and not _annotation(event)
+    ]
+
+
+def _annotation(event: Any) -> bool:
+    annotation = getattr(event, "is_user_annotation", None)
+    kind = getattr(event, "activity_type", None)
+    return bool(annotation and annotation()) or bool(kind and "annotation" in str(kind()))
+
+
+def split_calls(activities: Sequence[Activity], count: int) -> list[list[tuple[str, float]]]:
+    """Per call, the activities between its two markers (``MARKER``; by start: marker 2k, call k, marker 2k + 1),
+    as (name, seconds); what runs between pairs (nothing, in ``CudaTimer``'s session) belongs to no call. Raises
+    ``Unsplittable`` unless there are exactly two markers per call, the same number of activities before each call's
+    first marker and none after the last marker: else some activity of a call lies outside its markers (another
+    stream), or a call runs a marker of its own."""
+    ordered = sorted(activities, key=lambda activity: activity.start_ns)
+    marks = [index for index, activity in enumerate(ordered) if MARKER in activity.name]
+    if len(marks) != 2 * count:
+        raise Unsplittable(f"{len(marks)} marker kernels for {count} calls, not {2 * count}")
+    gaps = [marks[0]] + [marks[2 * k + 2] - marks[2 * k + 1] - 1 for k in range(count - 1)]
+    if len(set(gaps)) > 1 or marks[-1] != len(ordered) - 1:
+        after = len(ordered) - 1 - marks[-1]
+        raise Unsplittable(f"activities outside the calls' markers: {sorted(set(gaps))} before a call, {after} after")
+    return [
+        [(activity.name, activity.duration_ns / 1e9) for activity in ordered[marks[2 * k] + 1 : marks[2 * k + 1]]]
+        for k in range(count)
+    ]
+
+
+def short_name(name: str) -> str:
+    """A GPU activity's name as a person reads it: a kernel's demangled C++ name without ``void``, anonymous
+    namespaces, template arguments and argument list (``void at::native::(anonymous namespace)::f<...>(...)``:
+    ``at::native::f``), at most ``MAX_NAME_CHARS``; a copy's or memset's (``Memcpy HtoD (Pageable -> Device)``) as
+    it is."""
+    short = name.removeprefix("void ").replace("(anonymous namespace)::", "")
+    for opening, closing in ("<>", "()"):
+        short = _without_groups(short, opening, closing)
+    short = re.sub(r"\s+", " ", short).strip() or name
+    return short if len(short) <= MAX_NAME_CHARS else short[: MAX_NAME_CHARS - 1] + "…"
+
+
+def _without_groups(text: str, opening: str, closing: str) -> str:
+    """``text`` without its bracketed groups that follow a name directly (``f<a<b>>``, ``f(x)``; not ``a (b)``)."""
+    out, depth = [], 0
+    for index, char in enumerate(text):
+        if char == opening and (depth or (index and not text[index - 1].isspace())):
+            depth += 1
+        elif char == closing and depth:
+            depth -= 1
+        elif not depth:
+            out.append(char)
+    return "".join(out)
+
+
+def kernel_names(call: list[tuple[str, float]]) -> tuple[str, ...]:
+    """The distinct names of one call's activities, shortened, in launch order: at most ``MAX_NAMES`` (past it, the
+    first ``MAX_NAMES - 1`` and how many more)."""
+    names = list(dict.fromkeys(short_name(name) for name, _ in call))
+    if len(names) > MAX_NAMES:
+        names = [*names[: MAX_NAMES - 1], f"+{len(names) - MAX_NAMES + 1} more"]
+    return tuple(names)
+
+
 def timer_for(device: str) -> DeviceTimer | str:
     """The timer for cells on ``device``, or why they cannot be timed here."""
     if triton_interpreted():
@@ -123,9 +241,10 @@ def timer_for(device: str) -> DeviceTimer | str:
 
 @dataclass
 class AtSize:
-    """A kept artifact at the case's bandwidth size: its inputs there (made when asked: none held between), the
-    check of its output there against the reference (raises ``Mismatch`` where it differs), its timed call on
-    those inputs, the bytes that call moves; ``failed``: why the check failed (then it is not timed there)."""
+    """A kept artifact at the case's bandwidth size: what makes its inputs there (``made_at`` holds one set per
+    ``key`` from the warm-up to the end of the timing), the check of its output there against the reference
+    (raises ``Mismatch`` where it differs), its timed call on those inputs, the bytes that call moves; ``failed``:
+    why the check failed (then it is not timed there)."""
 
     size: int
     inputs: Callable[[], Inputs]
@@ -163,13 +282,15 @@ class Kept:
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 # AtSize.key -> the inputs at the bandwidth size, made by the warm-up (beside the other workers' warm-ups) for every
 # kept artifact of that case, size and kind of call, not inside the timing, which holds the GPU alone: making them
-# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts
+# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts. Held until ``time_kept`` ends: up to
+# one set per case and kind of call in this process (the built-in cases' inputs there are 62-203 MiB a set)
 MADE: dict[tuple[str, int, bool], Inputs] = {}
 
 
 def made_at(at: AtSize) -> Inputs:
-    """The inputs at the bandwidth size for ``at``, made once for its key (each call copies them, or zeroes its
-    gradients first: they stay as made)."""
+    """The inputs at the bandwidth size for ``at``, made once for its key and shared by the artifacts of that key:
+    each call works on copies of its own (``inference_call``; a training step on leaves copied from them,
+    harness/cell/bandwidth.py), so an artifact that writes its inputs in place leaves them as made for the next."""
     if at.key not in MADE:
         MADE[at.key] = at.inputs()
     return MADE[at.key]
@@ -299,20 +420,20 @@ def lost() -> Timing:
 
 
 def measure(kept: Kept, timer: DeviceTimer) -> Timing:
-    """The kept artifact timed at its cell's size (``sample``), with its timing at the bandwidth size, or why it
-    is not timed there, in ``bandwidth``."""
+    """The kept artifact timed at its cell's size (``sample``, by its kernels' durations), with its timing at the
+    bandwidth size, or why it is not timed there, in ``bandwidth``."""
     if kept.failed:
         return Timing.not_timed(kept.failed)
     kept.restore()
-    timing = sample(kept.call, kept.bytes_moved, timer)
+    timing = sample(kept.call, kept.bytes_moved, timer, kernels=True)
     if kept.bandwidth is None:
         return timing
     return dataclasses.replace(timing, bandwidth=at_bandwidth(kept.bandwidth, timer))
 
 
 def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
-    """The timing at the bandwidth size of an artifact whose output there matched the reference (its inputs made
-    now, freed after), or why it is not timed there."""
+    """The timing at the bandwidth size of an artifact whose output there matched the reference (on its key's
+    inputs, ``made_at``, made by the warm-up), or why it is not timed there."""
     if isinstance(at, str):
         return Timing.not_timed(at)
     if at.failed:
@@ -327,22 +448,52 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
         return dataclasses.replace(sample(call, moved, timer), size=at.size)
 
 
-def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer) -> Timing:
-    """``WARMUP`` calls, then up to ``HOST_SAMPLES`` host samples and up to ``SAMPLES`` device samples (fewer for a
-    slow artifact: each kind within ``SAMPLING_BUDGET_S``), each device sample behind a cover of ``cover_for`` the
-    host samples."""
+def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, kernels: bool = False) -> Timing:
+    """``WARMUP`` calls, then up to ``HOST_SAMPLES`` host samples, then the device time of up to ``SAMPLES`` calls
+    (fewer for a slow artifact: each kind within ``SAMPLING_BUDGET_S``): with ``kernels``, the sum of each call's
+    GPU activities' durations (``by_kernels``), else, or where the profiler cannot be used, CUDA events around each
+    call behind a cover of ``cover_for`` the host samples."""
     began = time.perf_counter()
+    fallback = None
     try:
         for _ in range(WARMUP):
             call()
         timer.synchronize()
+        sampling = time.perf_counter()
         host = repeat(lambda: host_sample(call, timer), HOST_SAMPLES)
+        if kernels:
+            each = (time.perf_counter() - sampling) / len(host)  # a call's wall time, the GPU waited for after it
+            timing = by_kernels(call, timer, fitting(each, SAMPLES), host, moved)
+            if isinstance(timing, Timing):
+                return dataclasses.replace(timing, cost_s=round(time.perf_counter() - began, 3))
+            fallback = timing
         cover = cover_for(host)
         device = repeat(lambda: timer.device_seconds(call, cover), SAMPLES)
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
     timing = summarize(device, host, moved)
-    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=round(time.perf_counter() - began, 3))
+    cost = round(time.perf_counter() - began, 3)
+    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback)
+
+
+def by_kernels(
+    call: Callable[[], object], timer: DeviceTimer, count: int, host: list[float], moved: int | None
+) -> Timing | str:
+    """The timing of ``count`` calls by the durations of the GPU activities each ran (``DeviceTimer.kernel_samples``):
+    their sums' statistics (a call that ran nothing on the GPU: 0 µs, ``kernels`` 0), how many activities a call ran
+    (median) and their names in one call that ran that many; or why the profiler could not be used (the events
+    method then times the artifact)."""
+    try:
+        calls = timer.kernel_samples(call, count)
+    except Exception as error:  # the profiler, or a call under it: the events method finds out which
+        return f"the profiler could not be used: {type(error).__name__}: {str(error).strip()[:200]}"
+    if len(calls) != count:
+        return f"the profiler gave {len(calls)} calls for {count}"
+    counts = [len(one) for one in calls]
+    median = statistics.median_low(counts)
+    names = kernel_names(calls[counts.index(median)])
+    timing = summarize([sum(seconds for _, seconds in one) for one in calls], host, moved)
+    return dataclasses.replace(timing, method=TimingMethod.KERNELS, kernels=median, kernel_names=names)
 
 
 def host_sample(call: Callable[[], object], timer: DeviceTimer) -> float:
@@ -353,13 +504,16 @@ def host_sample(call: Callable[[], object], timer: DeviceTimer) -> float:
 
 
 def repeat(sample: Callable[[], float], most: int) -> list[float]:
-    """Up to ``most`` samples: as many as fit ``SAMPLING_BUDGET_S`` by the first's wall time, at least
-    ``MIN_SAMPLES``."""
+    """Up to ``most`` samples: as many as fit ``SAMPLING_BUDGET_S`` by the first's wall time (``fitting``)."""
     start = time.perf_counter()
     samples = [sample()]
-    count = max(MIN_SAMPLES, min(most, int(SAMPLING_BUDGET_S / max(time.perf_counter() - start, 1e-9))))
-    samples += [sample() for _ in range(count - 1)]
+    samples += [sample() for _ in range(fitting(time.perf_counter() - start, most) - 1)]
     return samples
+
+
+def fitting(seconds: float, most: int) -> int:
+    """How many samples of ``seconds`` each fit ``SAMPLING_BUDGET_S``: at most ``most``, at least ``MIN_SAMPLES``."""
+    return max(MIN_SAMPLES, min(most, int(SAMPLING_BUDGET_S / max(seconds, 1e-9))))
 
 
 def cover_for(host: list[float]) -> float:

@@ -24,6 +24,7 @@ from harness.report.speedgate import (
     MEASURES,
     Limits,
     Slowdown,
+    measured_apart,
     more,
     regime,
     time_change,
@@ -97,7 +98,7 @@ def _measured_again(slow: Slowdown, before: Record, current: Record, again: Reco
         return slow
     if slow.what in TIMES:
         timing, was = regime(again.timing, slow.what), regime(before.timing, slow.what)
-        if timing is None or not timing.timed or was is None:
+        if timing is None or not timing.timed or was is None or measured_apart(was, timing):
             return slow
         excused = time_change(was, timing, limits.time_limit(slow.what)) is None
         return dataclasses.replace(slow, retimed=timing.text, excused=excused)

@@ -1,8 +1,9 @@
 """``repro --timed CELL``: beside each named cell's repro script, ``CELL.timed.py``, a script that runs that repro
 script's program unchanged and times the call the cell keeps for the timing phase (the model, compiled module,
 exported module or loaded package on the inputs it checked, or a training step) with the timing phase's own code,
-copied in (harness/cell/timing.py ``CudaTimer`` and ``sample``, bundled as a repro script's program is). It needs
-only torch, like the repro script (without a GPU it times with the host clock and says so)."""
+copied in (harness/cell/timing.py ``CudaTimer`` and ``sample``, bundled as a repro script's program is): by its GPU
+activities' durations, as the cell's own size is timed. It needs only torch, like the repro script (without a GPU it
+times with the host clock and says so)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ class HostClock:
     def device_seconds(self, call, cover):
         return self.host_seconds(call)
 
+    def kernel_samples(self, call, count):
+        raise RuntimeError("no CUDA device: nothing to profile")
+
     def host_seconds(self, call):
         start = time.perf_counter()
         call()
@@ -53,8 +57,14 @@ if __name__ == "__main__":
     if cell.timed_call is None:
         raise SystemExit("{cell}: its path keeps no artifact to time")
     cuda = torch.cuda.is_available()
-    timing = sample(cell.timed_call, None, CudaTimer() if cuda else HostClock())
-    clock = f"CUDA events, L2 flushed, {{timing.cover_us:g}} µs cover" if cuda else "host clock: no CUDA device"
+    timing = sample(cell.timed_call, None, CudaTimer() if cuda else HostClock(), kernels=True)
+    if not cuda:
+        clock = "host clock: no CUDA device"
+    elif timing.method == "kernels":
+        names = ", ".join(timing.kernel_names) or "none"
+        clock = f"L2 flushed, the sum of its {{timing.kernels}} GPU activities' durations: {{names}}"
+    else:
+        clock = f"CUDA events, L2 flushed, {{timing.cover_us:g}} µs cover; not by its kernels: {{timing.fallback}}"
     print(
         f"{cell}: {{timing.text}} (median of {{timing.samples}} of {{timing.samples + timing.outliers}} samples after "
         f"{{WARMUP}} warm-ups, {{clock}}), host {{timing.host_us:.1f}} µs per call"

@@ -11,6 +11,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from harness.case import Case, load_case
 from harness.cell.runner import device_name, run_cell, warm_compiler
 from harness.cell.timing import time_kept, warm_kept
@@ -66,9 +68,14 @@ def settle_heap() -> None:
 
 
 def answer_timing(request: tuple[Any, ...]) -> Any:
-    """``("warm",)``: each kept artifact called once; ``("time", ids)``: their timings and the GPU's copy
-    bandwidth (harness/cell/timing.py)."""
+    """``("warm",)``: each kept artifact called once, and this process's peak of GPU memory meanwhile (MiB, where
+    it uses a GPU: what it keeps, the inputs at the bandwidth size the warm-up makes and its calls there, beside the
+    other workers' last cells); ``("time", ids)``: their timings and the GPU's copy bandwidth
+    (harness/cell/timing.py)."""
     if request[0] == "warm":
+        cuda = torch.cuda.is_initialized()
+        if cuda:
+            torch.cuda.reset_peak_memory_stats()
         warm_kept()
-        return "warm"
+        return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)} if cuda else {}
     return time_kept(list(request[1]), "cuda")

@@ -19,7 +19,6 @@ from pathlib import Path
 
 TAIL = 8000  # characters of a script's output kept
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(:\s|:$)")  # ``torch._dynamo.exc.Unsupported: ...``
-HEADERS = "precompiled_headers"  # the folder of Inductor's cache holding them (torch._inductor.codecache)
 DRAIN = 5.0  # seconds a killed script's pipes may stay open (a child that left its group holds them)
 
 
@@ -70,23 +69,16 @@ def _raised(lines: list[str]) -> str | None:
 
 
 class Scripts:
-    """Runs scripts, each as a user runs it the first time; ``stop`` kills those running and starts no more.
-    ``prepare`` gives them what the run's cells ran under (matrix.toml's [environment], the bytecode cache, CPU
-    threads), their Inductor and Triton caches aside, and the run's folder of precompiled C++ headers."""
+    """Runs scripts, each as a user runs it the first time: in the environment the run was started in, plus only
+    what the script sets itself (``TRITON_INTERPRET`` under the interpreter), never what the harness gives its cells
+    (matrix.toml's [environment], the bytecode cache, the CPU threads per worker); ``stop`` kills those running and
+    starts no more."""
 
     def __init__(self) -> None:
-        self.environment: dict[str, str] | None = None
-        self.headers: Path | None = None
         self.lock = threading.Lock()
         self.running: dict[int, subprocess.Popen[str]] = {}
         self.killed: set[int] = set()  # pids that stop() killed
         self.stopped = False
-
-    def prepare(self, environment: dict[str, str], headers: Path | None) -> None:
-        """Run the scripts in ``environment`` (the cells', their compile caches aside), with ``headers``."""
-        caches = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
-        self.environment = {name: value for name, value in environment.items() if name not in caches}
-        self.headers = headers
 
     def stop(self) -> None:
         """Every script still running killed with its children, and none started after."""
@@ -97,19 +89,13 @@ class Scripts:
                 _kill(pid)
 
     def run(self, script: Path, timeout: float) -> ScriptRun:
-        """``python script`` in a fresh process, in the cells' environment: where the run's case modules import (the
-        working directory leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a folder of its own) but
-        for the precompiled C++ headers AOTInductor builds with (a compiler's output for torch's headers, keyed by
-        their text, the flags and the compiler: 40-70 s to build again in every script), stdin closed. What it
-        printed: stderr, then stdout (whose last line is "no failure" when it passes)."""
+        """``python script`` in a fresh process, in the environment the run was started in: where the run's case
+        modules import (the working directory leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a
+        folder of its own), stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when
+        it passes)."""
         caches = tempfile.mkdtemp(prefix="harness-confirm-")
-        if self.headers is not None:
-            self.headers.mkdir(parents=True, exist_ok=True)
-            os.makedirs(f"{caches}/inductor")
-            os.symlink(self.headers, f"{caches}/inductor/{HEADERS}")
         env = {
             **os.environ,
-            **(self.environment or {}),
             "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
             "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
             "TRITON_CACHE_DIR": f"{caches}/triton",

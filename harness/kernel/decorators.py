@@ -11,10 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import triton
-import triton.testing
 
 from harness.case import Case
-from harness.kernel.interpreter import triton_interpreted, wall_clock_bench
 
 Decorate = Callable[[Case], tuple[Any, dict[str, Any]]]
 DECORATORS: dict[str, Decorate] = {}
@@ -35,22 +33,10 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 @decorator
@@ -61,7 +47,8 @@ def jit(case: Case) -> tuple[Any, dict[str, Any]]:
 
 @decorator
 def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
+    """``@triton.autotune(configs=..., key=...)`` over the kernel as a user writes it (plus the case's
+    ``autotune_options``); how the run benchmarks its configs is set from outside it (harness/cell/autotuners.py)."""
     return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 

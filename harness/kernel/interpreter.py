@@ -1,8 +1,8 @@
 """Triton's CPU interpreter (``TRITON_INTERPRET=1``, which ``python -m harness run --interpret`` sets for the run):
 kernels then run on CPU tensors, so the CUDA paths run on CPU (harness/cell/runner.py) and the library ops register no
-CPU kernel of their own (harness/kernel/wrappers.py), so that CPU tensors reach the Triton kernel; autotuned
-stacks benchmark their configs with ``wall_clock_bench`` (harness/kernel/decorators.py), and a
-self-check flags the dtypes the interpreter computes wrong."""
+CPU kernel of their own (harness/kernel/wrappers.py), so that CPU tensors reach the Triton kernel; every
+autotuner benchmarks its configs with ``wall_clock_bench`` (given by the runner: harness/cell/autotuners.py), and
+a self-check flags the dtypes the interpreter computes wrong."""
 
 from __future__ import annotations
 

@@ -10,7 +10,6 @@ scripts run) kills every script still running and starts none: their failures ar
 
 from __future__ import annotations
 
-import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -21,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from harness.execution.confirm import HEADERS, ScriptRun, Scripts
+from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.plugin.processes import cell_environment, processes_key
+from harness.plugin.processes import processes_key
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
@@ -91,19 +90,10 @@ class Confirmer:
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
-        self._prepare()
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config)))
         future = self.pool.submit(self._run_early, script, self.limit(record.path))
         self.early[signature] = (record.id, future)
-
-    def _prepare(self) -> None:
-        """The scripts run in the cells' environment, with the run's precompiled headers (``Scripts``)."""
-        if self.scripts.environment is None:
-            config = self.config
-            environment = cell_environment(inputs(config).plan.environment, options(config).cache_dir, workers(config))
-            inductor = environment.get("TORCHINDUCTOR_CACHE_DIR", os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
-            self.scripts.prepare(environment, Path(inductor) / HEADERS if inductor else None)
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
         """An early script runs holding the run's GPU lock shared: no timing (harness/plugin/timing.py) meanwhile."""
@@ -143,7 +133,6 @@ class Confirmer:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:
-        self._prepare()
         records = results.by_id()
         early = {cell: future for cell, future in self.early.values()}
         to_run = {  # a script runs its first cell's path: that path's timeout

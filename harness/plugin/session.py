@@ -132,7 +132,7 @@ class MatrixSession:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The SIGTERM handler the run found, back; but a run that was interrupted keeps noting SIGTERM until its
         process ends: a supervisor's next try, after pytest's last line, does not turn exit 130 into death by the
-        signal (issue 44)."""
+        signal."""
         if self.sigterm is not None:
             signal.signal(signal.SIGTERM, _stopping if self.interrupted else self.sigterm)
 

@@ -27,6 +27,7 @@ from harness.spec import Timing
 BARRIER_TIMEOUT = 1800.0  # seconds a worker waits for the others' last cells before giving up its timings
 WARM_TIMEOUT = 600.0  # seconds a cell process may take to warm up its kept artifacts
 TIME_TIMEOUT = 900.0  # ... and to time them
+WARM_PEAK = "warm_gpu_peak_mb"  # in a worker's phase clock: its warm-up's peak of GPU memory (MiB), not a time
 LOCK_NAME = "gpu.lock"
 ARRIVED = "arrived"
 
@@ -103,7 +104,8 @@ def timing_phase(
     by the process that kept each: ``process`` (this worker's cell process, None when it has none) or one of
     ``retired`` (set aside, alive, when a re-run needed a fresh process); and the GPU's copy bandwidth. ``clock``
     gets when (seconds since the epoch) the warm-up began, the worker arrived, every worker had arrived, it held
-    the GPU alone, and it was done: the run's cost model (bench/costs.py)."""
+    the GPU alone, and it was done: the run's cost model (bench/costs.py); and the warm-up's peak of GPU memory
+    (``WARM_PEAK``, MiB) where its cell processes use a GPU."""
     clock = {} if clock is None else clock
     clock["warm"] = time.time()
     holders = [one for one in (*retired, process) if pending and getattr(one, "pid", None) is not None]
@@ -113,10 +115,13 @@ def timing_phase(
     timings = {cell: lost for cell, pid in pending.items() if not any(pid == one.pid for one in holders)}
     warm = []
     for one in holders:
-        if one.ask(("warm",), WARM_TIMEOUT) is None:
+        answer = one.ask(("warm",), WARM_TIMEOUT)
+        if answer is None:
             timings.update({cell: Timing.not_timed("its cell process died warming up") for cell in kept[one.pid]})
-        else:
-            warm.append(one)
+            continue
+        warm.append(one)
+        if isinstance(answer, dict) and answer.get("gpu_peak_mb") is not None:  # the largest of its processes'
+            clock[WARM_PEAK] = max(clock.get(WARM_PEAK, 0.0), float(answer["gpu_peak_mb"]))
     coordination.arrive(worker)
     clock["arrived"] = time.time()
     if not warm:

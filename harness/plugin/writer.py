@@ -215,7 +215,7 @@ class RecordsWriter:
         """The log's end line, then results.json, the chart and the repros, once, from the records held."""
         if not self.expected or self.config.option.collectonly or self.finished:
             return
-        from harness.report.chart import render
+        from harness.report.chart import write_chart
         from harness.repro.failures import write_repros
 
         self.finished = True
@@ -241,7 +241,7 @@ class RecordsWriter:
             file = self.options.results_file
             write_results(file, results)
             file = self.options.report_dir / "matrix.md"
-            file.write_text(render(results))
+            write_chart(results, file)
             self.results = results
         except OSError as error:
             self.folder.write_failed(file, error, self._so_far().to_data())

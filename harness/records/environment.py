@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.errors import InputError
 from harness.records.schema import from_json_keeping_extra, to_json
-from harness.spec import OMIT, CellId, triton_interpreted
+from harness.spec import OMIT, CellId, autotune_benchmark, triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
@@ -91,6 +91,7 @@ class RunEnvironment:
     ld_preload: str | None = None
     settings: dict[str, str] | None = None  # the run's TORCH*, TRITON*, CUDA_VISIBLE_DEVICES variables
     triton_interpret: bool | None = None
+    autotune_benchmark: str | None = None  # how the cells' Triton autotuners benchmark their configs
     matrix: str | None = None
     argv: tuple[str, ...] | None = None
     docs: Docs | None = None
@@ -157,6 +158,7 @@ def environment(versions: Mapping[str, str | None], device: str, workers: int, m
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
         "settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith(SETTING_PREFIXES)},
         "triton_interpret": triton_interpreted(),
+        "autotune_benchmark": autotune_benchmark(),
         "matrix": matrix_file,
         "argv": sys.argv[1:],
     }

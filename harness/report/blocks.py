@@ -83,7 +83,7 @@ def contradiction_section(
         claims.setdefault(key, {}).setdefault(record.style, []).append(record)
     rows = [
         [
-            f"{wrapper} on `{path}`",
+            f"{wrapper} ({_stacks(by_style, info)}) on `{path}`",
             "supported" if claim else "not supported",
             escape(source, 80) or "?",
             _by_style(by_style),
@@ -92,6 +92,12 @@ def contradiction_section(
     ]
     table = tabulate(rows, headers=["claim", "documented", "source", "measured"], tablefmt="github")
     return [*out, *details(f"{len(claims)} claims contradicted by {len(found)} cells", [table]), ""]
+
+
+def _stacks(by_style: dict[str, list[Record]], info: dict[str, dict[str, Any]]) -> str:
+    """The decorator stacks of the styles a claim row is about (``jit, autotune``): two rows of one wrapper and path
+    with opposite claims are about different stacks, and say which."""
+    return ", ".join(dict.fromkeys(str(info.get(style, {}).get("decorator") or style) for style in by_style))
 
 
 def _by_style(by_style: dict[str, list[Record]]) -> str:
@@ -134,6 +140,8 @@ def stamp(env: dict[str, Any]) -> str:
         f"{env.get('timestamp')}",
         _wall(env),
     ]
+    if env.get("autotune_benchmark"):
+        parts.append(f"autotuning benchmarked by {escape(str(env['autotune_benchmark']), 160)}")
     if env.get("ld_preload"):
         parts.append(f"LD_PRELOAD={escape(env['ld_preload'], 120)}")
     if env.get("settings"):

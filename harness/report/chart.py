@@ -1,8 +1,11 @@
-"""The support chart: results.json drawn as markdown, one function per section (``SECTIONS``, top to bottom):
-which style for which goal and for each goal set, the legend and the paths' definitions, the claims of the docs
-the cells contradict, the summary and the cells where the cases differ (harness/report/tables.py), the notes;
-long sections collapsed (``<details>``). The keys this reads are in harness/report/meta.py (axes, goals, docs)
-and harness/report/marks.py (a record's mark and note)."""
+"""The support chart: results.json drawn as markdown, one function per section (``SECTIONS``, top to bottom): the
+stamp and the grid of every style × path as a picture; the answer (per goal the styles that meet it, fastest first;
+per case the fastest style compiled: harness/report/answer.py); this run's findings (harness/report/findings.py);
+speed (harness/report/speed.py); then the details: each goal's near misses, the goal sets, the summary tables and
+the cells where the cases differ (harness/report/tables.py), the claims of the docs the cells contradict, the
+legend, the notes; long sections collapsed (``<details>``). The pictures (harness/report/pictures.py) are drawn
+from the same records and written beside the chart. The keys this reads are in harness/report/meta.py (axes,
+goals, docs) and harness/report/marks.py (a record's mark and note)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from typing import Any
 from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report import answer, findings, pictures, speed, tables, which
 from harness.report import goals as chart_goals
-from harness.report import speed, tables, which
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
 from harness.report.marks import (
@@ -71,6 +74,16 @@ class Chart:
     docs: Docs
     contradicting: dict[str, tuple[bool, str]]
     note: Notes = field(default_factory=Notes)
+    undrawn: str | None = None  # why the pictures are not drawn beside the chart (None: they are, and linked)
+
+    @cached_property
+    def points(self) -> dict[str, list[speed.Point]]:
+        """Regime -> every timed passing cell of the chart's cases and styles."""
+        return {regime: speed.points(self.cells.values(), regime) for regime in speed.REGIMES}
+
+    @cached_property
+    def compiled_path(self) -> str | None:
+        return answer.compiled_path(self.points[speed.BANDWIDTH]) or answer.compiled_path(self.points[speed.LAUNCH])
 
     @property
     def env(self) -> dict[str, Any]:
@@ -117,8 +130,11 @@ def chart_of(results: Results, cases: list[str] | None = None, styles: list[str]
     )  # fmt: skip
 
 
-def render(results: Results) -> str:
+def render(results: Results, undrawn: str | None = None) -> str:
+    """The chart's markdown, linking its pictures (``write_chart`` writes them beside it); ``undrawn``: why they are
+    not drawn (then not linked)."""
     chart = chart_of(results)
+    chart.undrawn = undrawn
     return "\n".join(line for section in SECTIONS for line in section(chart))
 
 
@@ -137,11 +153,39 @@ def _head(chart: Chart) -> list[str]:
     return out
 
 
+def _status_picture(chart: Chart) -> list[str]:
+    if chart.undrawn or not chart.cells:
+        return [f"> Pictures not drawn: {chart.undrawn}.", ""] if chart.undrawn else []
+    return [
+        f"![Every style × path over the {len(chart.cases)} case(s), coloured by verdict]({pictures.FOLDER}/status.png)",
+        "",
+        *wrap(
+            "Every style (rows, by wrapper) on every path (columns, by group), over all cases: green, every case "
+            "passes; pale green, some; pink, none; **crimson, some case gives wrong numbers**; **orange, the kernel "
+            "ran outside the compiled graph**; violet, a subsystem ignored the kernel; the text, cases passing of "
+            "those run. The marks and notes are in the [Summary](#summary).",
+            "",
+        ),
+        "",
+    ]
+
+
+def _answer(chart: Chart) -> list[str]:
+    picture = None if chart.undrawn else pictures.compiled_picture(chart.points, chart.compiled_path)
+    return answer.section(chart, chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH], picture)
+
+
+def _findings(chart: Chart) -> list[str]:
+    cells = list(chart.cells.values())
+    return findings.section(cells, chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH], len(chart.contradicting))
+
+
 def _goals(chart: Chart) -> list[str]:
     given = "goals" not in (chart.env.get("derived") or [])  # what an older file lacked, filled in when read
-    return chart_goals.section(
+    lines = chart_goals.section(
         goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note, chart.unrecorded_paths
     )
+    return [f"{lines[0]}, in detail", "", *details("each goal's styles, near misses and their notes", lines[2:])]
 
 
 def _goal_sets(chart: Chart) -> list[str]:
@@ -174,16 +218,20 @@ def _contradictions(chart: Chart) -> list[str]:
     )
 
 
+NOTE_WIDTH = 390  # a note is one paragraph: wrapped only where it would pass the chart's widest line
+
+
 def _notes(chart: Chart) -> list[str]:
     if not chart.note.numbers:
         return []
-    lines = [line for text, n in chart.note.numbers.items() for line in wrap(f"{n}. {escape(text)}", "   ")]
+    lines = [line for text, n in chart.note.numbers.items() for line in wrap(f"{n}. {escape(text)}", "   ", NOTE_WIDTH)]
     return ["## Notes", "", *details(f"{len(chart.note.numbers)} notes: each failure's first sentence", lines)]
 
 
 # The chart, top to bottom: each section a function of the chart's view.
 def _speed(chart: Chart) -> list[str]:
-    return speed.section([cell for cell in chart.results.cells if cell.case in chart.cases], chart.env)
+    drawn = {} if chart.undrawn else pictures.speed_pictures(chart.points)
+    return speed.section([cell for cell in chart.results.cells if cell.case in chart.cases], chart.env, drawn)
 
 
 def _suspects(chart: Chart) -> list[str]:
@@ -192,19 +240,32 @@ def _suspects(chart: Chart) -> list[str]:
 
 SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
     _head,
+    _status_picture,
     _suspects,
+    _answer,
+    _findings,
+    _speed,
     _goals,
     _goal_sets,
-    _legend_section,
-    _shipped_section,
-    _contradictions,
     tables.summary_section,
     tables.differ_section,
-    _speed,
+    _contradictions,
+    _legend_section,
+    _shipped_section,
     _notes,
 )
 
 
-def write_chart(results: Results, chart_file: Path | str) -> None:
-    """Draw ``chart_file`` from ``results``."""
-    Path(chart_file).write_text(render(results))
+def write_chart(results: Results, chart_file: Path | str) -> list[Path]:
+    """Draw ``chart_file`` from ``results`` and its pictures beside it (``pictures/``); without matplotlib, the
+    chart alone, saying so. The pictures written."""
+    file = Path(chart_file)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        file.write_text(render(results, undrawn="matplotlib is not installed"))
+        return []
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(render(results))  # first: a chart that cannot be written leaves no pictures behind
+    chart = chart_of(results)
+    return pictures.write(pictures.figures(chart, chart.points, chart.compiled_path), file.parent)

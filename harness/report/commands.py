@@ -54,7 +54,7 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
     it), results.json is derived first."""
     from harness.records.files import read_results
     from harness.records.results import write_results
-    from harness.report.chart import render
+    from harness.report.chart import write_chart
 
     file = Path(args.results)
     results = read_results(file, catalogue)
@@ -67,8 +67,12 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
             return EXIT_RUN_BROKE
         print(f"results: {derived}")
     out = Path(args.out) if args.out else file.with_name("matrix.md")
-    write_text(out, render(narrowed(results, args)))
-    print(f"chart: {out}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        drawn = write_chart(narrowed(results, args), out)
+    except OSError as error:
+        raise InputError(error.filename or out, "--out", f"cannot write it: {error.strerror or error}") from None
+    print(f"chart: {out}" + (f" (and {len(drawn)} pictures in {out.parent / 'pictures'})" if drawn else ""))
     return 0
 
 

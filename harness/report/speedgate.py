@@ -1,16 +1,17 @@
-"""The gate's speed classes (issue 42): a cell that passed in both runs and got slower. Time is compared per regime. At
+"""The gate's speed classes: a cell that passed in both runs and got slower. Time is compared per regime. At
 the case's bandwidth size (``timing.bandwidth``: bandwidth-bound) it fails the gate past ``--max-slowdown`` (default
 5%) and past both runs' measured dispersions together. At the cell's own size (each case's first: launch-bound) a
 call's cost is mostly its host-side launch, which the device time leaves out and the host time measures on a CPU
 that other processes share, so a slower one is reported and fails only past ``--max-launch-slowdown``, off by
 default (docs/speed.md). Compile or export time is reported past 15% and fails only past ``--max-compile-slowdown``,
-off by default: the run's cells share Inductor's and Triton's caches, so a cell compiles less when an earlier cell
-compiled the same graph or kernel, and its compile time depends on the order cells ran in. Peak GPU memory fails past
+off by default: the run's cells share Triton's kernel cache, so a cell compiles less when an earlier cell compiled
+the same kernel, and its compile time depends on the order cells ran in. Peak GPU memory fails past
 ``--max-memory-growth`` (20%): one sample each, an absolute floor (``MIN_COMPILE_S``, ``MIN_MEMORY_MB``) keeps a
 change smaller than the noise of a busy run from failing it, and compile times are compared only between runs that
 both started from empty cache folders, or both not. Before it fails, a slower cell is measured again in a run of its
 own (harness/cli/rerun.py): a compile time is excused where that second measurement of the current commit lies
-further from the run's than the change. Each slower cell is named with both medians and both dispersions."""
+further from the run's than the change. Each slower cell is named with both medians and both dispersions. Two device
+times measured by different methods (``Timing.method``) are not compared: the gate says how many cells it left out."""
 
 from __future__ import annotations
 
@@ -129,12 +130,21 @@ def _time(before: Record, after: Record, limits: Limits) -> list[Slowdown]:
     found = []
     for what in (BANDWIDTH_TIME, LAUNCH_TIME):
         was, now = regime(before.timing, what), regime(after.timing, what)
-        change = time_change(was, now, limits.time_limit(what)) if was is not None and now is not None else None
+        if was is None or now is None or measured_apart(was, now):
+            continue
+        change = time_change(was, now, limits.time_limit(what))
         if change is not None:
             assert was is not None and now is not None
             reported = what == LAUNCH_TIME and limits.launch is None
             found.append(Slowdown(before.id, what, was.text, now.text, change, reported=reported))
     return found
+
+
+def measured_apart(was: Timing, now: Timing) -> bool:
+    """Whether two device times were measured by different methods (``Timing.method``, harness/cell/timing.py):
+    CUDA events around a call hold a floor of their own that the sum of its GPU activities' durations does not, so
+    neither is compared with the other."""
+    return was.timed and now.timed and was.method != now.method
 
 
 def time_change(was: Timing, now: Timing, limit: float) -> float | None:
@@ -173,20 +183,36 @@ def rules(limits: Limits, baseline: Results, current: Results) -> list[str]:
         else f"reported past +{100 * limits.time:g}% beyond both dispersions, never failing: a call there is bound by "
         "its launch (--max-launch-slowdown gates them)"
     )
+    apart = sum(1 for cell in baseline.cells if cell.id in both and _apart(cell.timing, both[cell.id].timing))
+    methods = (
+        [
+            f"- Time measured by different methods in the two runs ({apart} cells: CUDA events around a call, or the "
+            "sum of its GPU activities' durations): not compared, neither failing nor passing."
+        ]
+        if apart
+        else []
+    )
     warmth = warmth_differs(baseline, current)
     compile_rule = (
         f"fails past +{100 * limits.compile:g}% (--max-compile-slowdown)"
         if limits.compile is not None
-        else f"reported past +{100 * REPORT_COMPILE:g}%, never failing: the run's cells share Inductor's and Triton's "
-        "caches, so it depends on which cells compiled the same code first (--max-compile-slowdown gates it)"
+        else f"reported past +{100 * REPORT_COMPILE:g}%, never failing: the run's cells share Triton's kernel cache, "
+        "so it depends on which cells compiled the same kernels first (--max-compile-slowdown gates it)"
     )
     return [
         f"- Bandwidth-bound time (each case's bandwidth size; {count} cells timed there in both runs): fails past "
         f"+{100 * limits.time:g}% beyond both dispersions (--max-slowdown).",
         f"- Launch-bound time (each cell's own size, the case's first): {launch}.",
+        *methods,
         f"- Compile and export time: {warmth or compile_rule}.",
         "",
     ]
+
+
+def _apart(before: Timing | None, after: Timing | None) -> bool:
+    """Whether a cell's time in either regime was measured by different methods in the two runs."""
+    pairs = [(regime(before, what), regime(after, what)) for what in (BANDWIDTH_TIME, LAUNCH_TIME)]
+    return any(was is not None and now is not None and measured_apart(was, now) for was, now in pairs)
 
 
 def _timed_at(timing: Timing | None) -> bool:

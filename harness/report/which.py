@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 
 from harness.records.record import Record
 from harness.report.goals import failing_cells, measured
-from harness.report.marks import mark, wrap
+from harness.report.marks import escape, mark, note_text, wrap, wrong_numbers
+from harness.report.speed import goal_speed
 from harness.spec import CellId
 
 SHOWN = 4  # failing cells named per near miss, at most
+NOTE = 200  # characters of a near miss's note ``which`` prints
 
 
 @dataclass
@@ -80,9 +82,44 @@ def blocked_text(answer: SetAnswer) -> str:
     )
 
 
+def ordered(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> tuple[list[str], str]:
+    """The styles meeting the goals, as the chart orders them: fastest first by GPU time on the first timed path of
+    the goals (relative to the fastest of them on each case), the untimed after them; and that order in words."""
+    paths = list(dict.fromkeys(path for goal in answer.goals for path in goals[goal]))
+    speed = goal_speed(list(cells.values()), paths, answer.passing)
+    if speed is None:
+        return answer.passing, "in the matrix's order: none of them was timed"
+    ranks = speed.ranks
+    styles = sorted(answer.passing, key=lambda s: (ranks[s].relative, s) if s in ranks else (float("inf"), s))
+    shown = [f"{s} {ranks[s].relative:.2f}×" if s in ranks else s for s in styles]
+    return shown, (
+        f"fastest first: GPU time on {speed.path}, {speed.regime}-bound, over the fastest of them on each case "
+        "(geometric mean)"
+    )
+
+
+def warnings(styles: list[str], cells: dict[str, Record]) -> list[str]:
+    """The chart's ⚠️: each style that gives wrong numbers on some other cell of the matrix, with where."""
+    out = []
+    for style in styles:
+        wrong = [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)]
+        if wrong:
+            out.append(f"  ⚠️ {style} gives silently wrong numbers elsewhere: {where(wrong)}")
+    return out
+
+
+def where(found: list[tuple[str, str]]) -> str:
+    """``add_inplace on compile, fullgraph; sin on eager``: cells, by case."""
+    by_case: dict[str, list[str]] = {}
+    for case, path in found:
+        by_case.setdefault(case, []).append(path)
+    return "; ".join(f"{case} on {', '.join(paths)}" for case, paths in by_case.items())
+
+
 def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
-    """The answer as plain lines, for the terminal; ``use: not answered, not measured`` when a goal's paths did not
-    run."""
+    """The answer as plain lines, for the terminal, as the chart says it: the styles meeting every goal (⚠️ where
+    they give wrong numbers elsewhere in the matrix), in an order it names, then the near misses; ``use: not
+    answered, not measured`` when a goal's paths did not run."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
         f"cases: {', '.join(answer.cases)}",
@@ -93,13 +130,23 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
         missing = "; ".join(f"{g} needs {', '.join(m)}" for g, m in unrun.items() if m)
         unanswered = f"not run in these results; run them: --paths {paths}"
         return [*out, f"use: not answered, not measured ({missing}: {unanswered})"]
+    names, order = ordered(answer, goals, cells)
+    warned = {line.split()[1] for line in warnings(answer.passing, cells)}
+    names = [name + (" ⚠️" if name.split()[0] in warned else "") for name in names]
     out += [
         "use: "
-        + (", ".join(answer.passing) or "none")
+        + (", ".join(names) or "none")
         + " (passed every case on every path of every goal, on every attempt)",
     ]
+    if answer.passing:
+        out += [f"  order: {order}", *warnings(answer.passing, cells)]
     near = near_text(answer, goals, cells)
-    out += ["near misses (meet every goal but one):", *(f"  {line}" for line in near)] if near else []
+    if near:
+        out.append("near misses (meet every goal but one; the note of the first cell each misses):")
+        for line, (style, (_, bad)) in zip(near, answer.near.items(), strict=True):
+            case, path = bad[0]
+            record = cells.get(str(CellId(case, style, path)))
+            out += [f"  {line}"] + ([f"    note: {escape(note_text(record), NOTE)}"] if record is not None else [])
     if answer.functional is not None:
         functional = answer.functional
         out += [

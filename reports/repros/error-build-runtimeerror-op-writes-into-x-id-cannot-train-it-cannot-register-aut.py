@@ -1,13 +1,13 @@
-"""add_inplace-triton_op-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-custom_op-train_compile: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op)> with schema harness::add_inplace_triton_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
+The harness recorded: error at build: RuntimeError: harness::add_inplace_custom_op writes into x: custom_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_custom_op)> with schema harness::add_inplace_custom_op(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 3 more cell(s): add_inplace-triton_op-train_eager, add_inplace-custom_op-train_eager, add_inplace-custom_op-train_compile.
+The same failure in 1 more cell(s): add_inplace-triton_op-train_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 9c43318aef1791f4a4d2dd3b02893a09d92b51f3fb44fefba1d3f494b4f8f513
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 230555c106553ff07c95d1edb469ca39662b0e12c82a319f43449220b5e31152
 """
 
 from __future__ import annotations
@@ -1044,7 +1044,7 @@ CASE = Case(
 )
 
 
-# ---- the style: triton_op (@triton.jit kernel in a triton_op) ----
+# ---- the style: custom_op (@triton.jit kernel in a custom_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1070,6 +1070,13 @@ CONTROL = "control"  # the style id of the control, and its wrapper in a style's
 def jit(case: Case) -> tuple[Any, dict[str, Any]]:
     """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
     return case.kernel, dict(case.meta)
+
+
+def _fake(case: Case) -> Callable[..., Any]:
+    def fake(*inputs: Any) -> Any:
+        return None if case.mutates else case.reference(*inputs)
+
+    return fake
 
 
 def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
@@ -1261,20 +1268,19 @@ def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
-    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
-    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
+def custom_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
+    """``torch.library.custom_op`` (opaque to the compiler) launching ``kernel`` directly, with fake, CPU
+    kernel, autograd and flop formula; a backward kernel becomes a second ``custom_op`` (``<name>_backward``)."""
 
     def launch(*inputs: Any) -> Any:
-        wrap = torch.library.wrap_triton
-        return case.launch(wrap(kernel), *inputs, **_kernels(case, wrap), **meta)
+        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
 
-    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
-    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+    op = torch.library.custom_op(name, _with_signature(case, launch), mutates_args=case.mutates)
+    op.register_fake(_fake(case))
+    return _register_library_op(case, op, name, torch.library.custom_op, lambda backward_kernel: backward_kernel)
 
 
-WRAPPED = triton_op(CASE, *jit(CASE), 'harness::add_inplace_triton_op')  # built once: a library op registers once per process
+WRAPPED = custom_op(CASE, *jit(CASE), 'harness::add_inplace_custom_op')  # built once: a library op registers once per process
 
 
 # ---- the path: train_compile ----
@@ -1396,7 +1402,7 @@ def train_compile(cell: Cell) -> None:
     _train(cell, compiled=True)
 
 
-STYLE, DEVICE = 'triton_op', 'cuda'
+STYLE, DEVICE = 'custom_op', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1419,4 +1425,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-triton_op-train_compile passes here")
+    print("no failure: add_inplace-custom_op-train_compile passes here")

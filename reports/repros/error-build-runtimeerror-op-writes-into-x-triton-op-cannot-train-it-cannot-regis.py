@@ -1,13 +1,13 @@
-"""add_inplace-triton_op_autotune-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_heuristics_autotune-train_compile: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op_autotune writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op_autotune)> with schema harness::add_inplace_triton_op_autotune(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
+The harness recorded: error at build: RuntimeError: harness::add_inplace_triton_op_heuristics_autotune writes into x: triton_op cannot train it (Cannot register autograd formula for non-functional operator <CustomOpDef(harness::add_inplace_triton_op_heuristics_autotune)> with schema harness::add_inplace_triton_op_heuristics_autotune(Tensor(a0!) x, Tensor y) -> (). Please create a functional operator and register an autograd formula for that.)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 5 more cell(s): add_inplace-triton_op_autotune-train_eager, add_inplace-triton_op_heuristics_autotune-train_eager, add_inplace-triton_op_heuristics_autotune-train_compile, add_inplace-triton_op_autotune_heuristics-train_eager, add_inplace-triton_op_autotune_heuristics-train_compile.
+The same failure in 2 more cell(s): add_inplace-triton_op_autotune-train_eager, add_inplace-triton_op_autotune_heuristics-train_eager.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): e628b733a0a5ca1001a66e4b1bbffdda05128085c27034f056c36bdc7a840473
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 2e666a352b2ae5f42183bff5010bb71ef027c03dda8d356b26b5ba935f83ac85
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -945,6 +945,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -952,21 +957,6 @@ def triton_interpreted() -> bool:
     """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
     cell process inherits it, and a run's environment records it (``triton_interpret``)."""
     return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
 LOW_PRECISION = (torch.float16, torch.bfloat16)
@@ -1055,7 +1045,7 @@ CASE = Case(
 )
 
 
-# ---- the style: triton_op_autotune (@triton.autotune kernel in a triton_op) ----
+# ---- the style: triton_op_heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a triton_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1078,22 +1068,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1105,9 +1083,11 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
-    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
+def heuristics_autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.heuristics`` outermost over ``@triton.autotune`` (the order the recipe calls supported): the
+    heuristics run before a config is picked, so they read the call's arguments only."""
+    kernel = triton.heuristics(dict(case.heuristics))(_autotune(case, case.kernel))
+    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
 
 
 def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
@@ -1312,7 +1292,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *autotune(CASE), 'harness::add_inplace_triton_op_autotune')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::add_inplace_triton_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: train_compile ----
@@ -1434,7 +1414,7 @@ def train_compile(cell: Cell) -> None:
     _train(cell, compiled=True)
 
 
-STYLE, DEVICE = 'triton_op_autotune', 'cuda'
+STYLE, DEVICE = 'triton_op_heuristics_autotune', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1457,4 +1437,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-triton_op_autotune-train_compile passes here")
+    print("no failure: add_inplace-triton_op_heuristics_autotune-train_compile passes here")

@@ -1,13 +1,13 @@
-"""sin-raw_jit-subclass_compile: a reproducer written by triton-torch-matrix.
+"""sin-autotune-subclass_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: BackendCompilerFailed: backend='inductor' raised:
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-subclass_compile, add-autotune-subclass_compile, add-heuristics_autotune-subclass_compile, add-autotune_heuristics-subclass_compile, sin-autotune-subclass_compile, sin-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-autotune-subclass_compile, silu-heuristics_autotune-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-raw_jit-subclass_compile, softmax-autotune-subclass_compile, softmax-heuristics_autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-autotune-subclass_compile, matmul-heuristics_autotune-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-raw_jit-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-heuristics_autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-autotune-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-raw_jit-subclass_compile, layernorm-autotune-subclass_compile, layernorm-heuristics_autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-autotune-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
+The same failure in 17 more cell(s): add-raw_jit-subclass_compile, add-heuristics_autotune-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-raw_jit-subclass_compile, silu-heuristics_autotune-subclass_compile, softmax-autotune-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-raw_jit-subclass_compile, matmul-heuristics_autotune-subclass_compile, add_inplace-autotune-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-raw_jit-subclass_compile, rmsnorm-heuristics_autotune-subclass_compile, layernorm-autotune-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-raw_jit-subclass_compile, sin_triton_backward-heuristics_autotune-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): ac10d9c800c3b861b1f5902aae95a531c9d6a6216b5cfb9362d7ca319670ecfa
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c67c96a10c4a2485a0fd9e6ccfff5c96baa96fd1a756f7b6a659edda573aecf2
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -1003,7 +1004,7 @@ CASE = Case(
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1026,9 +1027,25 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
+
+
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs=..., key=...)`` over the kernel as a user writes it (plus the case's
+    ``autotune_options``); how the run benchmarks its configs is set from outside it (harness/cell/autotuners.py)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 
 @dataclass(frozen=True)
@@ -1148,7 +1165,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *jit(CASE), 'harness::sin_raw_jit')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::sin_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: subclass_compile ----
@@ -1212,7 +1229,7 @@ def subclass_compile(cell: Cell) -> None:
         _run_subclass(cell, model)
 
 
-STYLE, DEVICE = 'raw_jit', 'cuda'
+STYLE, DEVICE = 'autotune', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1235,4 +1252,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin-raw_jit-subclass_compile passes here")
+    print("no failure: sin-autotune-subclass_compile passes here")

@@ -1,13 +1,13 @@
-"""add_inplace-raw_jit-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_autotune-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: AssertionError:
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 4 more cell(s): add_inplace-autotune-aoti_dynamic, add_inplace-triton_op-aoti_dynamic, add_inplace-triton_op_autotune-aoti_dynamic, add_inplace-triton_op_autotune_heuristics-aoti_dynamic.
+The same failure in 2 more cell(s): add_inplace-autotune-aoti_dynamic, add_inplace-triton_op_autotune_heuristics-aoti_dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0bce9b78870d200baf6800e958a04cc0c8d0e651b8aa4893e2e2c8624f92f9df
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c9b8f4cfc3bd819456eda7f1f9dc24e10c84bd7b832dae1f4af9c0d3c33e2d57
 """
 
 from __future__ import annotations
@@ -22,17 +22,20 @@ import inspect
 import itertools
 import keyword
 import linecache
+import os
 import re
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from torch.utils.flop_counter import register_flop_formula
 
 
 # ---- what the program uses: the harness's own code, as the cell ran it ----
@@ -947,6 +950,15 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
+INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
+
+
+def triton_interpreted() -> bool:
+    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
+    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
+    return os.environ.get(INTERPRET_ENV) == "1"
+
+
 # ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
 
 """In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
@@ -1008,7 +1020,7 @@ CASE = Case(
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: triton_op_autotune (@triton.autotune kernel in a triton_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1031,9 +1043,30 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
+
+
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs=..., key=...)`` over the kernel as a user writes it (plus the case's
+    ``autotune_options``); how the run benchmarks its configs is set from outside it (harness/cell/autotuners.py)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
+
+
+def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
+    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
+    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
 
 
 @dataclass(frozen=True)
@@ -1052,11 +1085,6 @@ class Wrapped:
             raise self.train_error
         assert self.train_op is not None
         return self.train_op
-
-
-def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
-    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
-    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
 
 
 def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
@@ -1087,26 +1115,53 @@ def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple
     return inputs, case_value(case, outputs), case_value(case, grads)
 
 
-def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) -> Callable[..., Any]:
-    """A ``torch.autograd.Function`` around ``fn`` whose backward is ``backward`` (the launcher's training)."""
+def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
     mutated = case.mutates_index
 
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *inputs: Any) -> Any:
-            out = fn(*inputs)
-            save(ctx, inputs, out, mutated)
-            if mutated:
-                ctx.mark_dirty(*(inputs[i] for i in mutated))
-                return inputs[mutated[0]]
-            return out
+    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
+        save(ctx, inputs, output, mutated)
 
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-            return tuple(backward(*saved(case, ctx, grads)))
+    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        return tuple(backward(*saved(case, ctx, grads)))
 
-    KernelFunction.__name__ = f"{case.id}_kernel_function"
-    return KernelFunction.apply
+    return formula, setup_context
+
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+
+
+def tensors_annotation(count: int) -> Any:
+    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
+    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]
+
+
+def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
+    returns a tensor per tensor argument."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = argument_parameters(case)
+    for role in ("output", "grad"):
+        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
+    count = len(case.tensor_args)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
+    return fn
+
+
+def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
+    """The backward op's flat arguments as (inputs, output, grad)."""
+    count = len(case.arg_names)
+    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
+    return values[:count], case_value(case, outputs), case_value(case, grads)
+
+
+def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
+    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
+    tensors = tuple(grads[index] for index in case.tensor_args)
+    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def torch_backward(case: Case) -> Backward:
@@ -1132,28 +1187,86 @@ def torch_backward(case: Case) -> Backward:
     return autograd_of_reference
 
 
-def launched_backward(case: Case) -> Backward:
-    """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
-    if case.launch_backward is None:
-        return torch_backward(case)
+def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
+    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
+    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
+    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
+    every tensor argument."""
+    assert case.launch_backward is not None
     launch_backward = case.launch_backward
-    extra = {"kernels": dict(case.kernels)} if case.kernels else {}
-    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad, **extra)
+
+    def launch(*values: Any) -> Any:
+        kernels = {"kernels": {n: wrap(k) for n, k in case.kernels.items()}} if case.kernels else {}
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values), **kernels))
+
+    def cpu_kernel(*values: Any) -> Any:
+        return _tensor_grads(case, torch_backward(case)(*_split(case, values)))
+
+    def fake(*values: Any) -> Any:
+        inputs = values[: len(case.arg_names)]
+        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
+
+    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
+    if library_op is torch.library.custom_op:
+        op.register_fake(fake)
+    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
+        op.register_kernel("cpu")(cpu_kernel)
+
+    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
+        by_position = dict(zip(case.tensor_args, grads, strict=True))
+        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
+
+    return call
 
 
-def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
-    whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
-    (``name``, less its namespace, names the function)."""
+def _register_library_op(
+    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
+) -> Wrapped:
+    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
+    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
+    op (triton_op or custom_op)."""
+    if not triton_interpreted():
+        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
+    namespace, _, short_name = name.partition("::")
+    flops = case.flops
+    if flops is not None:
+        register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
+            lambda *shapes, out_shape=None, **kwargs: flops(*shapes)
+        )
+    backward = torch_backward(case) if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    formula, setup_context = autograd_formula(case, backward)
+    try:
+        op.register_autograd(formula, setup_context=setup_context)
+    except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
+        message = f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it ({error})"
+        return Wrapped(op=op, train_op=None, train_error=RuntimeError(message))
+    return Wrapped(op=op, train_op=op)
 
-    def op(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
 
-    op.__name__ = op.__qualname__ = name.partition("::")[2]  # a user's launcher has a name of its own
-    return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
+def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
+    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
+    tensors, returned (nothing for an op that writes into its inputs)."""
+    returns = None if case.mutates else tensors_annotation(case.outputs)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
+    return fn
 
 
-WRAPPED = launcher(CASE, *jit(CASE), 'harness::add_inplace_raw_jit')  # built once: a library op registers once per process
+def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
+    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
+    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
+    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
+
+    def launch(*inputs: Any) -> Any:
+        wrap = torch.library.wrap_triton
+        return case.launch(wrap(kernel), *inputs, **_kernels(case, wrap), **meta)
+
+    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
+    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+
+
+WRAPPED = triton_op(CASE, *autotune(CASE), 'harness::add_inplace_triton_op_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
@@ -1239,7 +1352,7 @@ def aoti_dynamic(cell: Cell) -> None:
     _load_and_run(cell, package, inputs, _run_sizes)
 
 
-STYLE, DEVICE = 'raw_jit', 'cuda'
+STYLE, DEVICE = 'triton_op_autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1262,4 +1375,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-raw_jit-aoti_dynamic passes here")
+    print("no failure: add_inplace-triton_op_autotune-aoti_dynamic passes here")

@@ -2,7 +2,7 @@
 
 The harness recorded: error at compile: InductorError: AssertionError: 
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 5 more cell(s): add_inplace-autotune-dynamic, add_inplace-heuristics_autotune-dynamic, add_inplace-triton_op-dynamic, add_inplace-triton_op_autotune-dynamic, add_inplace-triton_op_autotune_heuristics-dynamic.
+The same failure in 2 more cell(s): add_inplace-heuristics_autotune-dynamic, add_inplace-triton_op-dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell

@@ -1,13 +1,11 @@
-"""sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""sin-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: RuntimeError: Failed to run autotuning code block: An exception occurred in a subprocess:
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 3 more cell(s): add-triton_op_autotune_heuristics-aoti_dynamic, sin-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic.
-
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): ea850b0124a1f80a6aeed6e216402ce24847d8fe32c4d9e31ec84b95555260fb
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1b525f360e41a39138f835b4a5224076ab0cac025aca95a1b1799e1e4c56fff2
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -945,6 +943,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -954,26 +957,9 @@ def triton_interpreted() -> bool:
     return os.environ.get(INTERPRET_ENV) == "1"
 
 
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
 
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
-
-
-# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
-
-"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
-backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
-directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
+"""The PyTorch recipe's sin kernel, with its cos backward."""
 
 import math
 
@@ -995,28 +981,11 @@ def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.co
         tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-@triton.jit
-def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
-
-
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
     kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
-
-
-def launch_backward(kernel, inputs, out, grad):
-    (x,) = inputs
-    grad_x = torch.empty_like(x)
-    n_elements = x.numel()
-    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
-    return (grad_x,)
 
 
 def make_inputs(size, device, seed):
@@ -1025,17 +994,15 @@ def make_inputs(size, device, seed):
 
 
 CASE = Case(
-    id="sin_triton_backward",
+    id="sin",
     kernel=sin_kernel,
     launch=launch,
     reference=torch.sin,
     make_inputs=make_inputs,
     backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    backward_kernel=cos_backward_kernel,
-    launch_backward=launch_backward,
     flops=lambda x: math.prod(x),
-    arg_names=("x",),
     bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
     bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
@@ -1069,22 +1036,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1305,7 +1260,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_backward_triton_op_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_op_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
@@ -1414,4 +1369,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic passes here")
+    print("no failure: sin-triton_op_autotune_heuristics-aoti_dynamic passes here")

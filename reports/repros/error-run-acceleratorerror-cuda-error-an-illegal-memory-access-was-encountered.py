@@ -2,12 +2,12 @@
 
 The harness recorded: error at run: AcceleratorError: CUDA error: an illegal memory access was encountered
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-raw_jit-subclass_eager, add-autotune-subclass_eager, add-heuristics_autotune-subclass_eager, add-autotune_heuristics-subclass_eager, sin-raw_jit-subclass_eager, sin-autotune-subclass_eager, sin-heuristics_autotune-subclass_eager, sin-autotune_heuristics-subclass_eager, silu-raw_jit-subclass_eager, silu-heuristics_autotune-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-raw_jit-subclass_eager, softmax-autotune-subclass_eager, softmax-heuristics_autotune-subclass_eager, softmax-autotune_heuristics-subclass_eager, matmul-raw_jit-subclass_eager, matmul-autotune-subclass_eager, matmul-heuristics_autotune-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-raw_jit-subclass_eager, add_inplace-autotune-subclass_eager, add_inplace-heuristics_autotune-subclass_eager, add_inplace-autotune_heuristics-subclass_eager, rmsnorm-raw_jit-subclass_eager, rmsnorm-autotune-subclass_eager, rmsnorm-heuristics_autotune-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-raw_jit-subclass_eager, layernorm-autotune-subclass_eager, layernorm-heuristics_autotune-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-raw_jit-subclass_eager, sin_triton_backward-autotune-subclass_eager, sin_triton_backward-heuristics_autotune-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
+The same failure in 17 more cell(s): add-autotune-subclass_eager, add-autotune_heuristics-subclass_eager, sin-raw_jit-subclass_eager, sin-heuristics_autotune-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-raw_jit-subclass_eager, softmax-heuristics_autotune-subclass_eager, matmul-autotune-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-raw_jit-subclass_eager, add_inplace-heuristics_autotune-subclass_eager, rmsnorm-autotune-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-raw_jit-subclass_eager, layernorm-heuristics_autotune-subclass_eager, sin_triton_backward-autotune-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): d7a0a16c0f9b661c32d37840031eab9373425599d7c505bbc6004bbe4956a508
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 808cc11c79ccd3575c47b26aafd976b9d5b14601fa5199629977c4574e5b9b4d
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import inspect
 import itertools
 import keyword
 import linecache
-import os
 import re
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -944,25 +943,6 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
-
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
-    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
@@ -1078,22 +1058,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1106,7 +1074,8 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
 
 
 def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
+    """``@triton.autotune(configs=..., key=...)`` over the kernel as a user writes it (plus the case's
+    ``autotune_options``); how the run benchmarks its configs is set from outside it (harness/cell/autotuners.py)."""
     return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 

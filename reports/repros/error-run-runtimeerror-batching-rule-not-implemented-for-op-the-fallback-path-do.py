@@ -1,13 +1,13 @@
-"""add_inplace-triton_op-vmap: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op; the fallback path doesn't work on out= or view ops.
+The harness recorded: error at run: RuntimeError: Batching rule not implemented for harness::add_inplace_triton_op_heuristics_autotune; the fallback path doesn't work on out= or view ops.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): add_inplace-triton_op_autotune-vmap, add_inplace-triton_op_heuristics_autotune-vmap, add_inplace-triton_op_autotune_heuristics-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_autotune-vmap, add_inplace-custom_op_heuristics_autotune-vmap, add_inplace-custom_op_autotune_heuristics-vmap.
+The same failure in 3 more cell(s): add_inplace-triton_op-vmap, add_inplace-custom_op-vmap, add_inplace-custom_op_heuristics_autotune-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c252a7aa5e064b4ed72dcd67077f349f49626aaf413b9b700d3d10dc2c3aca0d
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 63623be14de9a755668ed2c6d05e7cf8a5c4d12152339a7d68eae31ae36d07c2
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -1019,7 +1020,7 @@ CASE = Case(
 )
 
 
-# ---- the style: triton_op (@triton.jit kernel in a triton_op) ----
+# ---- the style: triton_op_heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a triton_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1042,9 +1043,26 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
+
+
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def heuristics_autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.heuristics`` outermost over ``@triton.autotune`` (the order the recipe calls supported): the
+    heuristics run before a config is picked, so they read the call's arguments only."""
+    kernel = triton.heuristics(dict(case.heuristics))(_autotune(case, case.kernel))
+    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
 
 
 def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
@@ -1249,7 +1267,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *jit(CASE), 'harness::add_inplace_triton_op')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::add_inplace_triton_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: vmap ----
@@ -1293,7 +1311,7 @@ def vmap(cell: Cell) -> None:
         cell.compare(f"output of item {k}", item, cell.expected(inputs))
 
 
-STYLE, DEVICE = 'triton_op', 'cuda'
+STYLE, DEVICE = 'triton_op_heuristics_autotune', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1316,4 +1334,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-triton_op-vmap passes here")
+    print("no failure: add_inplace-triton_op_heuristics_autotune-vmap passes here")

@@ -1,13 +1,13 @@
-"""softmax-custom_op_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
+"""softmax-custom_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
 
-The harness recorded: error at run: RuntimeError: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_autotune.
+The harness recorded: error at run: RuntimeError: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_heuristics_autotune.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 35 more cell(s): add-custom_op-aoti_standalone, add-custom_op_autotune-aoti_standalone, add-custom_op_heuristics_autotune-aoti_standalone, add-custom_op_autotune_heuristics-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_autotune-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, sin-custom_op_autotune_heuristics-aoti_standalone, silu-custom_op-aoti_standalone, silu-custom_op_autotune-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, silu-custom_op_autotune_heuristics-aoti_standalone, softmax-custom_op-aoti_standalone, softmax-custom_op_heuristics_autotune-aoti_standalone, softmax-custom_op_autotune_heuristics-aoti_standalone, matmul-custom_op-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, matmul-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op-aoti_standalone, add_inplace-custom_op_autotune-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, add_inplace-custom_op_autotune_heuristics-aoti_standalone, rmsnorm-custom_op-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune_heuristics-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_autotune-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, layernorm-custom_op_autotune_heuristics-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune_heuristics-aoti_standalone.
+The same failure in 17 more cell(s): add-custom_op_autotune-aoti_standalone, add-custom_op_autotune_heuristics-aoti_standalone, sin-custom_op-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, silu-custom_op_autotune-aoti_standalone, silu-custom_op_autotune_heuristics-aoti_standalone, softmax-custom_op-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, matmul-custom_op_autotune_heuristics-aoti_standalone, add_inplace-custom_op-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_autotune_heuristics-aoti_standalone, layernorm-custom_op-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune_heuristics-aoti_standalone.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0487d7ef4210ede57395648d71ec6322f4b955d3ee7f334e50a3fb7ac7379813
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): bda78a12203fe311754c9e3433f1bb6be670eef3d9926e9be2ea6249a6a7f28c
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -951,6 +951,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -958,21 +963,6 @@ def triton_interpreted() -> bool:
     """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
     cell process inherits it, and a run's environment records it (``triton_interpret``)."""
     return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
 class CellCrash(Exception):
@@ -1081,7 +1071,7 @@ CASE = Case(
 )
 
 
-# ---- the style: custom_op_autotune (@triton.autotune kernel in a custom_op) ----
+# ---- the style: custom_op_heuristics_autotune (@triton.heuristics over @triton.autotune kernel in a custom_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1104,22 +1094,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1131,9 +1109,11 @@ def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
     return {key: value for key, value in case.meta.items() if key not in drop}
 
 
-def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
-    """``@triton.autotune(configs, key)`` over the kernel (plus the case's ``autotune_options``)."""
-    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
+def heuristics_autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.heuristics`` outermost over ``@triton.autotune`` (the order the recipe calls supported): the
+    heuristics run before a config is picked, so they read the call's arguments only."""
+    kernel = triton.heuristics(dict(case.heuristics))(_autotune(case, case.kernel))
+    return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
 
 
 def _fake(case: Case) -> Callable[..., Any]:
@@ -1344,7 +1324,7 @@ def custom_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.custom_op, lambda backward_kernel: backward_kernel)
 
 
-WRAPPED = custom_op(CASE, *autotune(CASE), 'harness::softmax_custom_op_autotune')  # built once: a library op registers once per process
+WRAPPED = custom_op(CASE, *heuristics_autotune(CASE), 'harness::softmax_custom_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_standalone ----
@@ -1427,7 +1407,7 @@ def aoti_standalone(cell: Cell) -> None:
     cell.compare("output", torch.load(files["out.pt"]), cell.expected(inputs))
 
 
-STYLE, DEVICE = 'custom_op_autotune', 'cuda'
+STYLE, DEVICE = 'custom_op_heuristics_autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1450,4 +1430,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: softmax-custom_op_autotune-aoti_standalone passes here")
+    print("no failure: softmax-custom_op_heuristics_autotune-aoti_standalone passes here")

@@ -1,13 +1,13 @@
-"""add-raw_jit-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""sin-autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: RuntimeError: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, please wrap the custom kernel into an opaque custom op. Please see the following for details: https://pytorch.org/tutorials/advanced/custom_ops_landing_page.html
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 89 more cell(s): add-raw_jit-export_nonstrict, add-raw_jit-export_dynamic_nonstrict, add-autotune-export_nonstrict, add-autotune-aoti_nonstrict, add-heuristics_autotune-export_nonstrict, add-heuristics_autotune-aoti_nonstrict, add-autotune_heuristics-export_nonstrict, add-autotune_heuristics-aoti_nonstrict, sin-raw_jit-export_nonstrict, sin-raw_jit-aoti_nonstrict, sin-raw_jit-export_dynamic_nonstrict, sin-autotune-export_nonstrict, sin-autotune-aoti_nonstrict, sin-heuristics_autotune-export_nonstrict, sin-heuristics_autotune-aoti_nonstrict, sin-autotune_heuristics-export_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-raw_jit-export_nonstrict, silu-raw_jit-aoti_nonstrict, silu-raw_jit-export_dynamic_nonstrict, silu-autotune-export_nonstrict, silu-autotune-aoti_nonstrict, silu-heuristics_autotune-export_nonstrict, silu-heuristics_autotune-aoti_nonstrict, silu-autotune_heuristics-export_nonstrict, silu-autotune_heuristics-aoti_nonstrict, softmax-raw_jit-export_nonstrict, softmax-raw_jit-aoti_nonstrict, softmax-raw_jit-export_dynamic_nonstrict, softmax-autotune-export_nonstrict, softmax-autotune-aoti_nonstrict, softmax-autotune-export_dynamic_nonstrict, softmax-heuristics_autotune-export_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-export_dynamic_nonstrict, softmax-autotune_heuristics-export_nonstrict, softmax-autotune_heuristics-aoti_nonstrict, softmax-autotune_heuristics-export_dynamic_nonstrict, matmul-raw_jit-export_nonstrict, matmul-raw_jit-aoti_nonstrict, matmul-raw_jit-export_dynamic_nonstrict, matmul-autotune-export_nonstrict, matmul-autotune-aoti_nonstrict, matmul-heuristics_autotune-export_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, matmul-autotune_heuristics-export_nonstrict, matmul-autotune_heuristics-aoti_nonstrict, add_inplace-raw_jit-export_nonstrict, add_inplace-raw_jit-aoti_nonstrict, add_inplace-raw_jit-export_dynamic_nonstrict, add_inplace-autotune-export_nonstrict, add_inplace-autotune-aoti_nonstrict, add_inplace-heuristics_autotune-export_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, add_inplace-autotune_heuristics-export_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-raw_jit-export_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, rmsnorm-raw_jit-export_dynamic_nonstrict, rmsnorm-autotune-export_nonstrict, rmsnorm-autotune-aoti_nonstrict, rmsnorm-autotune-export_dynamic_nonstrict, rmsnorm-heuristics_autotune-export_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-export_dynamic_nonstrict, rmsnorm-autotune_heuristics-export_nonstrict, rmsnorm-autotune_heuristics-aoti_nonstrict, rmsnorm-autotune_heuristics-export_dynamic_nonstrict, layernorm-raw_jit-export_nonstrict, layernorm-raw_jit-aoti_nonstrict, layernorm-raw_jit-export_dynamic_nonstrict, layernorm-autotune-export_nonstrict, layernorm-autotune-aoti_nonstrict, layernorm-autotune-export_dynamic_nonstrict, layernorm-heuristics_autotune-export_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-export_dynamic_nonstrict, layernorm-autotune_heuristics-export_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, layernorm-autotune_heuristics-export_dynamic_nonstrict, sin_triton_backward-raw_jit-export_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict, sin_triton_backward-raw_jit-export_dynamic_nonstrict, sin_triton_backward-autotune-export_nonstrict, sin_triton_backward-autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-export_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict, sin_triton_backward-autotune_heuristics-export_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
+The same failure in 43 more cell(s): add-raw_jit-export_nonstrict, add-raw_jit-aoti_nonstrict, add-heuristics_autotune-export_nonstrict, add-heuristics_autotune-aoti_nonstrict, sin-raw_jit-export_dynamic_nonstrict, sin-autotune-export_nonstrict, sin-autotune_heuristics-export_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-raw_jit-export_nonstrict, silu-raw_jit-aoti_nonstrict, silu-heuristics_autotune-export_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-raw_jit-export_dynamic_nonstrict, softmax-autotune-export_nonstrict, softmax-autotune-aoti_nonstrict, softmax-heuristics_autotune-export_dynamic_nonstrict, softmax-autotune_heuristics-export_nonstrict, softmax-autotune_heuristics-aoti_nonstrict, matmul-raw_jit-export_nonstrict, matmul-raw_jit-aoti_nonstrict, matmul-heuristics_autotune-export_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, add_inplace-raw_jit-export_dynamic_nonstrict, add_inplace-autotune-export_nonstrict, add_inplace-autotune-aoti_nonstrict, add_inplace-autotune_heuristics-export_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-raw_jit-export_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, rmsnorm-autotune-export_dynamic_nonstrict, rmsnorm-heuristics_autotune-export_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, rmsnorm-autotune_heuristics-export_dynamic_nonstrict, layernorm-raw_jit-export_dynamic_nonstrict, layernorm-autotune-export_nonstrict, layernorm-autotune-aoti_nonstrict, layernorm-heuristics_autotune-export_dynamic_nonstrict, layernorm-autotune_heuristics-export_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, sin_triton_backward-raw_jit-export_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict, sin_triton_backward-heuristics_autotune-export_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 213227a116411b99c6642b181b8ed4dadab548d2cbfe2fbd69a02951064b3298
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): b5eefb4c341dd4ebc2e38cfb64e32bf613298bae6cb9abf662a414660c0aa592
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -947,9 +948,9 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.add (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's vector add: two inputs, one output."""
+"""The PyTorch recipe's sin kernel, with its cos backward."""
 
 import math
 
@@ -958,54 +959,52 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="add",
-    kernel=add_kernel,
+    id="sin",
+    kernel=sin_kernel,
     launch=launch,
-    reference=torch.add,
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad, grad),
-    flops=lambda x, y: math.prod(x),
-    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write out
-    arg_names=("x", "y"),
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    flops=lambda x: math.prod(x),
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    arg_names=("x",),
     sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call, bound by memory bandwidth, not by the launch
+    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
 )
 
 
-# ---- the style: raw_jit (@triton.jit kernel in a launcher) ----
+# ---- the style: autotune (@triton.autotune kernel in a launcher) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1028,9 +1027,25 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-def jit(case: Case) -> tuple[Any, dict[str, Any]]:
-    """Plain ``@triton.jit``: every constexpr passed by the launch, from ``meta``."""
-    return case.kernel, dict(case.meta)
+def _autotune(case: Case, kernel: Any) -> Any:
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
+
+
+def _config_keys(case: Case) -> set[str]:
+    return {key for config in case.configs for key in config.kwargs}
+
+
+def _meta_without(case: Case, *dropped: set[str]) -> dict[str, Any]:
+    drop = set().union(*dropped)
+    return {key: value for key, value in case.meta.items() if key not in drop}
+
+
+def autotune(case: Case) -> tuple[Any, dict[str, Any]]:
+    """``@triton.autotune(configs=..., key=...)`` over the kernel as a user writes it (plus the case's
+    ``autotune_options``); how the run benchmarks its configs is set from outside it (harness/cell/autotuners.py)."""
+    return _autotune(case, case.kernel), _meta_without(case, _config_keys(case))
 
 
 @dataclass(frozen=True)
@@ -1150,7 +1165,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *jit(CASE), 'harness::add_raw_jit')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune(CASE), 'harness::sin_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_nonstrict ----
@@ -1208,7 +1223,7 @@ def aoti_nonstrict(cell: Cell) -> None:
     _load_and_run(cell, _package(cell, False, inputs), inputs)
 
 
-STYLE, DEVICE = 'raw_jit', 'cuda'
+STYLE, DEVICE = 'autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
@@ -1231,4 +1246,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add-raw_jit-aoti_nonstrict passes here")
+    print("no failure: sin-autotune-aoti_nonstrict passes here")

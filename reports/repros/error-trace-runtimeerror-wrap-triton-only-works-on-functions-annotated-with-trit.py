@@ -1,13 +1,13 @@
-"""rmsnorm-triton_op_heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""matmul-triton_op_heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: RuntimeError: wrap_triton only works on functions annotated with triton.jit or triton.autotune
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 26 more cell(s): add-triton_op_heuristics_autotune-export_nonstrict, add-triton_op_heuristics_autotune-aoti_nonstrict, add-triton_op_heuristics_autotune-export_dynamic_nonstrict, sin-triton_op_heuristics_autotune-export_nonstrict, sin-triton_op_heuristics_autotune-aoti_nonstrict, sin-triton_op_heuristics_autotune-export_dynamic_nonstrict, silu-triton_op_heuristics_autotune-export_nonstrict, silu-triton_op_heuristics_autotune-aoti_nonstrict, silu-triton_op_heuristics_autotune-export_dynamic_nonstrict, softmax-triton_op_heuristics_autotune-export_nonstrict, softmax-triton_op_heuristics_autotune-aoti_nonstrict, softmax-triton_op_heuristics_autotune-export_dynamic_nonstrict, matmul-triton_op_heuristics_autotune-export_nonstrict, matmul-triton_op_heuristics_autotune-aoti_nonstrict, matmul-triton_op_heuristics_autotune-export_dynamic_nonstrict, add_inplace-triton_op_heuristics_autotune-export_nonstrict, add_inplace-triton_op_heuristics_autotune-aoti_nonstrict, add_inplace-triton_op_heuristics_autotune-export_dynamic_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_dynamic_nonstrict, layernorm-triton_op_heuristics_autotune-export_nonstrict, layernorm-triton_op_heuristics_autotune-aoti_nonstrict, layernorm-triton_op_heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-aoti_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_nonstrict.
+The same failure in 13 more cell(s): add-triton_op_heuristics_autotune-export_nonstrict, add-triton_op_heuristics_autotune-aoti_nonstrict, sin-triton_op_heuristics_autotune-export_dynamic_nonstrict, silu-triton_op_heuristics_autotune-export_nonstrict, silu-triton_op_heuristics_autotune-aoti_nonstrict, softmax-triton_op_heuristics_autotune-export_dynamic_nonstrict, matmul-triton_op_heuristics_autotune-export_nonstrict, add_inplace-triton_op_heuristics_autotune-export_dynamic_nonstrict, rmsnorm-triton_op_heuristics_autotune-export_nonstrict, rmsnorm-triton_op_heuristics_autotune-aoti_nonstrict, layernorm-triton_op_heuristics_autotune-export_dynamic_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-export_nonstrict, sin_triton_backward-triton_op_heuristics_autotune-aoti_nonstrict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 4d8e8696d1369443da1184bbc2c8853ecd2ae7364a79465cfc93e0a89f8f036e
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 69c92dc7eb637bab6c0bb9dbb8f6e585c2b68c8451996e46389270e1b543470f
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -945,6 +945,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -954,182 +959,96 @@ def triton_interpreted() -> bool:
     return os.environ.get(INTERPRET_ENV) == "1"
 
 
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+# ---- the case: cases.matmul (its kernel, launch and PyTorch reference) ----
 
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
-
-
-# ---- the case: cases.rmsnorm (its kernel, launch and PyTorch reference) ----
-
-"""RMSNorm as Liger-Kernel writes it: a float ``eps`` argument, two outputs (the normalized rows, and ``rstd``, the
-reciprocal RMS of each row, which the backward reuses), and a backward that is a Triton kernel too. The forward
-runs one program per row; the backward one program per block of rows, each writing its partial ``dweight`` row,
-summed after it. Rows x 1000 columns (not a power of two: the row's block is masked); the size is the rows.
-
-Both outputs are differentiable: the backward kernel takes the grad of ``rstd`` as well as the grad of ``y``."""
-
-import math
+"""fp16 matrix multiply with tl.dot, fp32 accumulation, masked edges in M, N and K."""
 
 import torch
 import triton
 import triton.language as tl
 
 
-N_COLS = 1000
-MAX_PROGRAMS = 32  # backward programs: Liger uses the SM count; each one sums the dweight of its rows
+MAX_BLOCK_K = 64  # every BLOCK_K below divides it
 
 
 @triton.jit
-def rmsnorm_kernel(
-    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    EVEN_K: tl.constexpr,
 ):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
-        w = tl.load(w_ptr + cols).to(tl.float32)
-    else:
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    tl.store(rstd_ptr + row, rstd)
-    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
-    if EVEN:
-        tl.store(y_ptr + row * y_row_stride + cols, y)
-    else:
-        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+    pid_m = tl.program_id(axis=0)
+    pid_n = tl.program_id(axis=1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        ks = k * BLOCK_K + rk
+        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
+        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
+        if EVEN_K:
+            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
+            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
+        else:
+            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-@triton.jit
-def rmsnorm_backward_kernel(
-    grad_y_ptr,
-    grad_y_row_stride,
-    x_ptr,
-    x_row_stride,
-    w_ptr,
-    rstd_ptr,
-    grad_rstd_ptr,
-    grad_x_ptr,
-    grad_x_row_stride,
-    grad_w_partial_ptr,
-    n_rows,
-    n_cols,
-    rows_per_program,
-    BLOCK_SIZE: tl.constexpr,
-):
-    program = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
-    mask = cols < n_cols
-    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-    grad_w = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
-    first = program * rows_per_program
-    for row in range(first, tl.minimum(first + rows_per_program, n_rows)):
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-        grad_y = tl.load(grad_y_ptr + row * grad_y_row_stride + cols, mask=mask, other=0.0).to(tl.float32)
-        rstd = tl.load(rstd_ptr + row)
-        grad_rstd = tl.load(grad_rstd_ptr + row)
-        normed = x * rstd
-        grad_normed = grad_y * w
-        grad_x = rstd * (grad_normed - normed * (tl.sum(grad_normed * normed, axis=0) / n_cols))
-        grad_x -= grad_rstd * rstd * rstd * rstd * x / n_cols  # through rstd: d rstd / dx = -rstd^3 x / n
-        tl.store(grad_x_ptr + row * grad_x_row_stride + cols, grad_x.to(grad_x_ptr.dtype.element_ty), mask=mask)
-        grad_w += grad_y * normed
-    tl.store(grad_w_partial_ptr + program * n_cols + cols, grad_w, mask=mask)
+def launch(kernel, a, b, **meta):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
+    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
+    return c
 
 
-def launch(kernel, x, weight, eps, **meta):
-    n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    block = triton.next_power_of_2(n_cols)
-    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
-    return y, rstd
-
-
-def launch_backward(kernel, inputs, outputs, grads):
-    x, weight, _ = inputs
-    _, rstd = outputs
-    grad_y, grad_rstd = (grad.contiguous() for grad in grads)
-    n_rows, n_cols = x.shape
-    programs = min(n_rows, MAX_PROGRAMS)
-    grad_x = torch.empty_like(x)
-    grad_w_partial = torch.empty((programs, n_cols), device=x.device, dtype=torch.float32)
-    kernel[(programs,)](
-        grad_y,
-        grad_y.stride(0),
-        x,
-        x.stride(0),
-        weight,
-        rstd,
-        grad_rstd,
-        grad_x,
-        grad_x.stride(0),
-        grad_w_partial,
-        n_rows,
-        n_cols,
-        triton.cdiv(n_rows, programs),
-        BLOCK_SIZE=triton.next_power_of_2(n_cols),
-    )
-    return grad_x, grad_w_partial.sum(dim=0).to(weight.dtype), None
-
-
-def reference(x, weight, eps):
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
-    return x * rstd[:, None] * weight, rstd
-
-
-def backward(inputs, outputs, grads):
-    x, weight, _ = inputs
-    _, rstd = outputs
-    grad_y, grad_rstd = grads
-    rstd = rstd[:, None]
-    normed = x * rstd
-    grad_normed = grad_y * weight
-    grad_x = rstd * (grad_normed - normed * (grad_normed * normed).mean(dim=-1, keepdim=True))
-    grad_x = grad_x - grad_rstd[:, None] * rstd**3 * x / x.shape[-1]
-    return grad_x, (grad_y * normed).sum(dim=0), None
-
-
-def make_inputs(rows, device, seed):
+def make_inputs(m, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, N_COLS, generator=gen)
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x.to(device), weight.to(device), 1e-6
+    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
+    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
+    return a, b
 
 
 CASE = Case(
-    id="rmsnorm",
-    kernel=rmsnorm_kernel,
+    id="matmul",
+    kernel=matmul_kernel,
     launch=launch,
-    reference=reference,
+    reference=torch.mm,
     make_inputs=make_inputs,
-    backward=backward,
-    backward_kernel=rmsnorm_backward_kernel,
-    launch_backward=launch_backward,
-    flops=lambda x, weight, eps: 4 * math.prod(x),
-    # read x and weight, write y and each row's rstd (float32)
-    bytes_moved=lambda x, weight, eps: (2 * x.numel() + weight.numel()) * x.element_size() + 4 * x.shape[0],
-    arg_names=("x", "weight", "eps"),
-    arg_types={"eps": float},
-    outputs=2,
-    sizes=(67, 13, 129),
-    bandwidth_size=16384,  # rows of 1000 floats: 125 MiB moved per call
-    meta={"EVEN": False},
-    configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
-    key=["n_cols"],
-    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
-    heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
-    dynamic_dims=((0,), (), ()),  # the size is the rows of x; weight is (1000,), eps a float
+    backward=lambda inputs, out, grad: (grad @ inputs[1].t(), inputs[0].t() @ grad),
+    flops=lambda a, b: 2 * a[0] * a[1] * b[1],
+    arg_names=("a", "b"),
+    bytes_moved=lambda a, b: (a.numel() + b.numel() + a.shape[0] * b.shape[1]) * a.element_size(),
+    sizes=(157, 64, 300),
+    bandwidth_size=1 << 19,  # rows of a (203 halves) times 203x131: ~80 flops a byte, below the H200's ridge
+    meta={"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "EVEN_K": False},
+    configs=[
+        triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, num_warps=4, num_stages=2),
+        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
+    ],
+    key=["M", "N", "K"],
+    heuristics={"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0},  # no K tail, whatever the config
+    config_heuristics={"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0},  # the picked config
+    dtype=torch.float16,
+    dynamic_dims=((0,), ()),  # the size is M, the rows of a; b is (K, N), fixed
 )
 
 
@@ -1156,22 +1075,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1392,7 +1299,7 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::rmsnorm_triton_op_heuristics_autotune')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::matmul_triton_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_nonstrict ----
@@ -1452,7 +1359,7 @@ def aoti_nonstrict(cell: Cell) -> None:
 
 STYLE, DEVICE = 'triton_op_heuristics_autotune', 'cuda'
 EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
 ATTEMPTS = 1
 PATH = aoti_nonstrict
 
@@ -1473,4 +1380,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: rmsnorm-triton_op_heuristics_autotune-aoti_nonstrict passes here")
+    print("no failure: matmul-triton_op_heuristics_autotune-aoti_nonstrict passes here")

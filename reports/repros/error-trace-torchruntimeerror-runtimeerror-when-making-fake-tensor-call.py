@@ -1,13 +1,13 @@
-"""sin_triton_backward-triton_op_heuristics_autotune-cpu_compile: a reproducer written by triton-torch-matrix.
+"""layernorm-triton_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: TorchRuntimeError: RuntimeError when making fake tensor call
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 115 more cell(s): add-triton_op_heuristics_autotune-compile, add-triton_op_heuristics_autotune-fullgraph, add-triton_op_heuristics_autotune-dynamic, add-triton_op_heuristics_autotune-cudagraphs, add-triton_op_heuristics_autotune-export_strict, add-triton_op_heuristics_autotune-aoti_strict, add-triton_op_heuristics_autotune-aoti_standalone, add-triton_op_heuristics_autotune-export_dynamic_strict, add-triton_op_heuristics_autotune-aoti_dynamic, add-triton_op_heuristics_autotune-export_saveload, add-triton_op_heuristics_autotune-train_compile, add-triton_op_heuristics_autotune-cpu_compile, add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-compile, sin-triton_op_heuristics_autotune-fullgraph, sin-triton_op_heuristics_autotune-dynamic, sin-triton_op_heuristics_autotune-cudagraphs, sin-triton_op_heuristics_autotune-export_strict, sin-triton_op_heuristics_autotune-aoti_strict, sin-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-export_dynamic_strict, sin-triton_op_heuristics_autotune-aoti_dynamic, sin-triton_op_heuristics_autotune-export_saveload, sin-triton_op_heuristics_autotune-train_compile, sin-triton_op_heuristics_autotune-cpu_compile, sin-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-compile, silu-triton_op_heuristics_autotune-fullgraph, silu-triton_op_heuristics_autotune-dynamic, silu-triton_op_heuristics_autotune-cudagraphs, silu-triton_op_heuristics_autotune-export_strict, silu-triton_op_heuristics_autotune-aoti_strict, silu-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-export_dynamic_strict, silu-triton_op_heuristics_autotune-aoti_dynamic, silu-triton_op_heuristics_autotune-export_saveload, silu-triton_op_heuristics_autotune-train_compile, silu-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-compile, softmax-triton_op_heuristics_autotune-fullgraph, softmax-triton_op_heuristics_autotune-dynamic, softmax-triton_op_heuristics_autotune-cudagraphs, softmax-triton_op_heuristics_autotune-export_strict, softmax-triton_op_heuristics_autotune-aoti_strict, softmax-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-export_dynamic_strict, softmax-triton_op_heuristics_autotune-aoti_dynamic, softmax-triton_op_heuristics_autotune-export_saveload, softmax-triton_op_heuristics_autotune-train_compile, softmax-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-compile, matmul-triton_op_heuristics_autotune-fullgraph, matmul-triton_op_heuristics_autotune-dynamic, matmul-triton_op_heuristics_autotune-cudagraphs, matmul-triton_op_heuristics_autotune-export_strict, matmul-triton_op_heuristics_autotune-aoti_strict, matmul-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-export_dynamic_strict, matmul-triton_op_heuristics_autotune-aoti_dynamic, matmul-triton_op_heuristics_autotune-export_saveload, matmul-triton_op_heuristics_autotune-train_compile, matmul-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-compile, add_inplace-triton_op_heuristics_autotune-fullgraph, add_inplace-triton_op_heuristics_autotune-dynamic, add_inplace-triton_op_heuristics_autotune-cudagraphs, add_inplace-triton_op_heuristics_autotune-export_strict, add_inplace-triton_op_heuristics_autotune-aoti_strict, add_inplace-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-export_dynamic_strict, add_inplace-triton_op_heuristics_autotune-aoti_dynamic, add_inplace-triton_op_heuristics_autotune-export_saveload, add_inplace-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-compile, rmsnorm-triton_op_heuristics_autotune-fullgraph, rmsnorm-triton_op_heuristics_autotune-dynamic, rmsnorm-triton_op_heuristics_autotune-cudagraphs, rmsnorm-triton_op_heuristics_autotune-export_strict, rmsnorm-triton_op_heuristics_autotune-aoti_strict, rmsnorm-triton_op_heuristics_autotune-aoti_standalone, rmsnorm-triton_op_heuristics_autotune-export_dynamic_strict, rmsnorm-triton_op_heuristics_autotune-aoti_dynamic, rmsnorm-triton_op_heuristics_autotune-export_saveload, rmsnorm-triton_op_heuristics_autotune-train_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-compile, layernorm-triton_op_heuristics_autotune-fullgraph, layernorm-triton_op_heuristics_autotune-dynamic, layernorm-triton_op_heuristics_autotune-cudagraphs, layernorm-triton_op_heuristics_autotune-export_strict, layernorm-triton_op_heuristics_autotune-aoti_strict, layernorm-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-export_dynamic_strict, layernorm-triton_op_heuristics_autotune-aoti_dynamic, layernorm-triton_op_heuristics_autotune-export_saveload, layernorm-triton_op_heuristics_autotune-train_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-compile, sin_triton_backward-triton_op_heuristics_autotune-fullgraph, sin_triton_backward-triton_op_heuristics_autotune-dynamic, sin_triton_backward-triton_op_heuristics_autotune-cudagraphs, sin_triton_backward-triton_op_heuristics_autotune-export_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_dynamic, sin_triton_backward-triton_op_heuristics_autotune-export_saveload, sin_triton_backward-triton_op_heuristics_autotune-train_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
+The same failure in 55 more cell(s): add-triton_op_heuristics_autotune-fullgraph, add-triton_op_heuristics_autotune-cudagraphs, add-triton_op_heuristics_autotune-export_dynamic_strict, add-triton_op_heuristics_autotune-aoti_dynamic, add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-compile, sin-triton_op_heuristics_autotune-dynamic, sin-triton_op_heuristics_autotune-export_strict, sin-triton_op_heuristics_autotune-aoti_strict, sin-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-export_saveload, sin-triton_op_heuristics_autotune-train_compile, sin-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-fullgraph, silu-triton_op_heuristics_autotune-cudagraphs, silu-triton_op_heuristics_autotune-export_dynamic_strict, silu-triton_op_heuristics_autotune-aoti_dynamic, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-compile, softmax-triton_op_heuristics_autotune-dynamic, softmax-triton_op_heuristics_autotune-export_strict, softmax-triton_op_heuristics_autotune-aoti_strict, softmax-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-export_saveload, softmax-triton_op_heuristics_autotune-train_compile, softmax-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-fullgraph, matmul-triton_op_heuristics_autotune-cudagraphs, matmul-triton_op_heuristics_autotune-export_dynamic_strict, matmul-triton_op_heuristics_autotune-aoti_dynamic, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-compile, add_inplace-triton_op_heuristics_autotune-dynamic, add_inplace-triton_op_heuristics_autotune-export_strict, add_inplace-triton_op_heuristics_autotune-aoti_strict, add_inplace-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-export_saveload, add_inplace-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-fullgraph, rmsnorm-triton_op_heuristics_autotune-cudagraphs, rmsnorm-triton_op_heuristics_autotune-export_dynamic_strict, rmsnorm-triton_op_heuristics_autotune-aoti_dynamic, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-compile, layernorm-triton_op_heuristics_autotune-dynamic, layernorm-triton_op_heuristics_autotune-export_strict, layernorm-triton_op_heuristics_autotune-aoti_strict, layernorm-triton_op_heuristics_autotune-export_saveload, layernorm-triton_op_heuristics_autotune-train_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, sin_triton_backward-triton_op_heuristics_autotune-fullgraph, sin_triton_backward-triton_op_heuristics_autotune-cudagraphs, sin_triton_backward-triton_op_heuristics_autotune-export_dynamic_strict, sin_triton_backward-triton_op_heuristics_autotune-aoti_dynamic, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): f5ab5d526913c2b0aa1c2ca76e1a7cbd4fac1c5354d8eeda1d74a9763260b687
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): f48f2dcaab5e7be59bceb8d2ddb27ea9b5e4677a49905a1d5c4855fb2ba736a7
 """
 
 from __future__ import annotations
@@ -17,23 +17,29 @@ import os
 import copy
 import dataclasses
 import enum
+import fcntl
 import functools
 import inspect
 import itertools
+import json
 import keyword
 import linecache
 import os
 import re
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
+from multiprocessing.connection import Client
 from pathlib import Path
 from torch.utils.flop_counter import register_flop_formula
 
@@ -945,6 +951,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -954,26 +965,57 @@ def triton_interpreted() -> bool:
     return os.environ.get(INTERPRET_ENV) == "1"
 
 
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
+class CellCrash(Exception):
+    """A process the cell started died by a signal (status ``crash``)."""
 
 
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
+STANDALONE_TIMEOUT = 600.0
 
 
-# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
+SERVER_SOURCE = '"""The standalone server (harness/cell/standalone.py): a process that imports torch only, never a case, the rest\nof the harness or Triton, and forks one fresh child per AOTInductor package, which loads and runs it as a\ndeployment process would. Started as ``python -c`` with this file\'s source (``standalone.SERVER_SOURCE``: a\nrepro script carries it too), or ``serve`` in a fork of the zygote, which holds torch only at that point.\nPrints "ready", then for each connection forks a supervisor that forks the fresh child, sends its pid, waits,\nand sends its exit code. Imports nothing but the standard library at the top."""\n\nfrom __future__ import annotations\n\nimport ctypes\nimport faulthandler\nimport os\nimport signal\nimport sys\nimport traceback\nfrom multiprocessing.connection import Connection, Listener\nfrom typing import Any\n\nNVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # asking torch.cuda.is_available() here must not poison fork\n\n\ndef load_and_run(package: str, inputs_file: str, output_file: str, device: str) -> None:\n    """In the fresh child: load the package and run it on the saved inputs; save what it returns."""\n    import torch\n    import torch._inductor.package  # aoti_load_package\n\n    inputs = torch.load(inputs_file, map_location=device)  # saved as the cell made them: views keep their strides\n    runner = torch._inductor.aoti_load_package(package)\n    with torch.no_grad():\n        out = runner(*inputs)\n    if isinstance(out, tuple | list):  # an op with several outputs\n        out = tuple(one.cpu() if isinstance(one, torch.Tensor) else one for one in out)\n    torch.save(out.cpu() if isinstance(out, torch.Tensor) else out, output_file)\n\n\ndef supervise(conn: Connection) -> None:\n    """In a supervisor: fork the fresh child for the request, send its pid, then its exit code."""\n    request: dict[str, Any] = conn.recv()\n    pid = os.fork()\n    if pid == 0:\n        os.environ.update(request.pop("environment"))\n        log = os.open(request.pop("log"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n        os.dup2(log, 1)\n        os.dup2(log, 2)\n        os.chdir(request.pop("cwd"))\n        faulthandler.enable()\n        code = 0\n        try:\n            load_and_run(**request)\n        except BaseException:\n            traceback.print_exc()\n            code = 1\n        sys.stdout.flush()\n        sys.stderr.flush()\n        os._exit(code)\n    conn.send(pid)\n    conn.send(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n\n\ndef serve(address: str) -> None:\n    """Serve at ``address`` (a Unix socket) until the process that started it dies."""\n    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it\n    os.environ[NVML_CHECK] = "1"\n    import torch._inductor.package  # noqa: F401  (what every child needs, imported once)\n    from torch._inductor.cpu_vec_isa import pick_vec_isa\n\n    pick_vec_isa()  # the CPU-ISA probes a package load runs: here, once\n    del os.environ[NVML_CHECK]  # the children ask for CUDA as any process does\n    listener = Listener(address, family="AF_UNIX")\n    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel\n    print("ready", flush=True)\n    while True:\n        conn = listener.accept()\n        if os.fork() == 0:\n            listener.close()\n            signal.signal(signal.SIGCHLD, signal.SIG_DFL)\n            supervise(conn)\n            os._exit(0)\n        conn.close()\n\n\nif __name__ == "__main__":\n    serve(sys.argv[1])\n'  # read from a file beside its module
 
-"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
-backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
-directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
+
+_own_server: list[tuple[subprocess.Popen[str], str]] = []  # (process, address) when this process started one
+
+
+def standalone_address(given: str | None) -> str:
+    """The run's standalone server (``given``), or one this process starts (once) when there is none."""
+    if given:
+        return given
+    if _own_server and _own_server[0][0].poll() is None:
+        return _own_server[0][1]
+    address = str(Path(tempfile.mkdtemp(prefix="harness-standalone-")) / "socket")
+    server = subprocess.Popen([sys.executable, "-c", SERVER_SOURCE, address], stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    if server.stdout.readline() != "ready\n":
+        server.kill()
+        raise RuntimeError(f"standalone server exited {server.wait()} while starting (its stderr is in the cell log)")
+    _own_server[:] = [(server, address)]
+    return address
+
+
+def run_standalone(request: dict[str, Any], server: str | None) -> int:
+    """Run one package in a fresh child of the standalone ``server`` (None: one this process starts); the child's
+    exit code (negative: signal). The child sees this process's CUDA_VISIBLE_DEVICES (the cell's GPU)."""
+    gpu = {"CUDA_VISIBLE_DEVICES": os.environ["CUDA_VISIBLE_DEVICES"]} if "CUDA_VISIBLE_DEVICES" in os.environ else {}
+    with Client(standalone_address(server), family="AF_UNIX") as conn:
+        conn.send({**request, "environment": gpu})
+        pid = conn.recv()
+        if not conn.poll(STANDALONE_TIMEOUT):
+            os.kill(pid, signal.SIGKILL)
+            raise TimeoutError(f"standalone process gave no answer in {STANDALONE_TIMEOUT:g} s")
+        return conn.recv()
+
+
+# ---- the case: cases.layernorm (its kernel, launch and PyTorch reference) ----
+
+"""The Triton tutorial's fused LayerNorm forward: an optional ``bias`` (``None`` here, so the ``Tensor? bias`` path
+is the one measured), a float ``eps``, and three outputs (``y``, and each row's ``mean`` and ``rstd``), each
+differentiable; the backward is PyTorch ops. One program per row, looping over it in ``BLOCK_SIZE`` chunks
+(an autotune config value). ``x`` is a strided view (rows of 768 columns, 1024 apart): the kernel takes row
+strides, and the harness keeps the view's strides. 768 is a multiple of the 256-column config, not of the
+1024-column one, so the config heuristic picks the unmasked loop for one config and the masked one for the
+other; the size (the rows) is never a block multiple."""
 
 import math
 
@@ -982,67 +1024,139 @@ import triton
 import triton.language as tl
 
 
-MAX_BLOCK = 1024
+N_COLS, ROW_STRIDE = 768, 1024
+MAX_BLOCK = 1024  # every block size below divides it
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
-    else:
-        mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+def layernorm_kernel(
+    x_ptr,
+    y_ptr,
+    w_ptr,
+    b_ptr,
+    mean_ptr,
+    rstd_ptr,
+    x_row_stride,
+    y_row_stride,
+    N,
+    eps,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    EVEN: tl.constexpr,
+):
+    row = tl.program_id(axis=0)
+    x_ptr += row * x_row_stride
+    y_ptr += row * y_row_stride
+    total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        if EVEN:
+            total += tl.load(x_ptr + cols).to(tl.float32)
+        else:
+            total += tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(total, axis=0) / N
+    squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        if EVEN:
+            centered = tl.load(x_ptr + cols).to(tl.float32) - mean
+        else:
+            x = tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+            centered = tl.where(cols < N, x - mean, 0.0)
+        squares += centered * centered
+    rstd = 1 / tl.sqrt(tl.sum(squares, axis=0) / N + eps)
+    tl.store(mean_ptr + row, mean)
+    tl.store(rstd_ptr + row, rstd)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(w_ptr + cols, mask=mask)
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        y = (x - mean) * rstd * w
+        if HAS_BIAS:
+            y += tl.load(b_ptr + cols, mask=mask)
+        tl.store(y_ptr + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-@triton.jit
-def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
+def launch(kernel, x, weight, bias, eps, **meta):
+    n_rows, n_cols = x.shape
+    y = torch.empty((n_rows, n_cols), device=x.device, dtype=x.dtype)
+    mean = torch.empty(n_rows, device=x.device, dtype=torch.float32)
+    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
+    has_bias = bias is not None
+    kernel[(n_rows,)](
+        x,
+        y,
+        weight,
+        bias if has_bias else weight,  # never read without a bias: HAS_BIAS is false
+        mean,
+        rstd,
+        x.stride(0),
+        y.stride(0),
+        n_cols,
+        eps,
+        HAS_BIAS=has_bias,
+        **meta,
+    )
+    return y, mean, rstd
 
 
-def launch(kernel, x, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
-    return out
+def reference(x, weight, bias, eps):
+    mean = x.mean(dim=-1)
+    centered = x - mean[:, None]
+    rstd = torch.rsqrt(centered.pow(2).mean(dim=-1) + eps)
+    y = centered * rstd[:, None] * weight
+    return (y if bias is None else y + bias), mean, rstd
 
 
-def launch_backward(kernel, inputs, out, grad):
-    (x,) = inputs
-    grad_x = torch.empty_like(x)
-    n_elements = x.numel()
-    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
-    return (grad_x,)
+def backward(inputs, outputs, grads):
+    x, weight, bias, _ = inputs
+    _, mean, rstd = outputs
+    grad_y, grad_mean, grad_rstd = grads
+    n = x.shape[-1]
+    normed = (x - mean[:, None]) * rstd[:, None]
+    grad_normed = grad_y * weight
+    grad_x = rstd[:, None] * (
+        grad_normed
+        - grad_normed.mean(dim=-1, keepdim=True)
+        - normed * (grad_normed * normed).mean(dim=-1, keepdim=True)
+    )
+    # through mean (d mean / dx = 1 / n) and rstd (d rstd / dx = -rstd^2 normed / n)
+    grad_x = grad_x + grad_mean[:, None] / n - grad_rstd[:, None] * rstd[:, None] ** 2 * normed / n
+    grad_bias = None if bias is None else grad_y.sum(dim=0)
+    return grad_x, (grad_y * normed).sum(dim=0), grad_bias, None
 
 
-def make_inputs(size, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    x = torch.randn(rows, ROW_STRIDE, generator=gen).to(device)[:, :N_COLS]  # a view: rows ROW_STRIDE apart
+    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
+    return x, weight.to(device), None, 1e-5
 
 
 CASE = Case(
-    id="sin_triton_backward",
-    kernel=sin_kernel,
+    id="layernorm",
+    kernel=layernorm_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=reference,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    backward_kernel=cos_backward_kernel,
-    launch_backward=launch_backward,
-    flops=lambda x: math.prod(x),
-    arg_names=("x",),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
-    sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
+    backward=backward,
+    flops=lambda x, weight, bias, eps: (6 if bias is None else 7) * math.prod(x),
+    # read x (its 768 columns), weight and bias, write y and each row's mean and rstd (float32)
+    bytes_moved=lambda x, weight, bias, eps: (
+        (2 * x.numel() + weight.numel() + (0 if bias is None else bias.numel())) * x.element_size() + 8 * x.shape[0]
+    ),
+    arg_names=("x", "weight", "bias", "eps"),
+    arg_types={"bias": torch.Tensor | None, "eps": float},
+    outputs=3,
+    sizes=(67, 13, 129),
+    bandwidth_size=32768,  # rows of 768 floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
-    key=["n_elements"],
-    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
-    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
+    key=["N"],
+    heuristics={"EVEN": lambda args: args["N"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["N"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    dynamic_dims=((0,), (), (), ()),  # the size is the rows of x; weight is (768,), bias None, eps a float
 )
 
 
@@ -1069,22 +1183,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1305,54 +1407,94 @@ def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapp
     return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
 
 
-WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::sin_triton_backward_triton_op_heuristics_autotune')  # built once: a library op registers once per process
+WRAPPED = triton_op(CASE, *heuristics_autotune(CASE), 'harness::layernorm_triton_op_heuristics_autotune')  # built once: a library op registers once per process
 
 
-# ---- the path: cpu_compile ----
+# ---- the path: aoti_standalone ----
 
-def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
-    cell.saw(compiled=True, trained=train)
-    patches = torch._inductor.list_mode_options(options.pop("mode", "default"), options.get("dynamic"))
-    return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
-
-
-CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
-
-
-def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
-    """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
-    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
-    expected = cell.expected(inputs)
-    cell.keep_call(model, inputs)
-    for call in range(1, calls + 1):
-        with torch.no_grad():
-            out = model(*copy_inputs(inputs))
-        cell.synchronize()
-        cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
-        cell.measurements.calls = (cell.measurements.calls or 0) + 1
+def _export(
+    cell: Cell, strict: bool, inputs: Inputs, dynamic: tuple[Any, ...] | None = None
+) -> torch.export.ExportedProgram:
+    """Export the cell's model; ``dynamic``: one dynamic-shape spec per input (``_dynamic_shapes``), or static."""
+    model = cell.model().eval()
+    # export wants the specs shaped like forward's parameters (a ``*inputs`` parameter takes them as one tuple)
+    shapes = None if dynamic is None else inspect.signature(model.forward).bind(*dynamic).arguments
+    cell.stage = "trace"
+    with cell.timed("export_seconds"):
+        args = copy_inputs(inputs)
+        program = torch.export.export(model, args, dynamic_shapes=shapes, strict=strict)
+    cell.record_graph(program.graph_module)
+    return program
 
 
-def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:
-    cell.stage = "trace"  # the backend moves it on to compile, then run
+def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
+    program = _export(cell, strict, inputs)
+    cell.stage = "compile"
+    target = cell.workdir / f"{cell.case_style}-{'strict' if strict else 'nonstrict'}.pt2"
     with cell.timed("compile_seconds"):
-        _infer(cell, model, inputs)
+        return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
 
 
-def compile_(cell: Cell) -> None:
-    """Default ``torch.compile`` (graph breaks allowed)."""
-    _first_call(cell, _compiled(cell), cell.inputs())
+def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
+    """The strict export's package of the case and style at the case's first inputs: aoti_strict and
+    aoti_standalone build the very same one (same model, same inputs, same export and compile calls, same
+    process state: a fresh fork of the run's zygote), so within a run the first of the two builds it, holding a
+    lock, into the run's package folder and the other loads that file, as a deployment loads what a build
+    produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
+    attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
+    sampled again."""
+    folder = cell.locations.packages
+    if not folder or not cell.share or cell.example is not None:
+        return _package(cell, True, inputs)
+    stem = Path(folder) / f"{cell.case_style}-shared-strict"  # the case and style
+    with open(f"{stem}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
+        built = Path(f"{stem}.json")
+        if built.exists():  # what the builder's export saw, and which cell built the package
+            builder = json.loads(built.read_text())
+            cell.saw(captured=tuple(builder["captured"]))
+            cell.measurements.package_built_by = builder["package_built_by"]
+            return f"{stem}.pt2"
+        package = _package(cell, True, inputs)
+        shutil.copyfile(package, f"{stem}.pt2")
+        builder = {"captured": cell.capture.captured, "package_built_by": f"{cell.case_style}-{path_id}"}
+        built.write_text(json.dumps(builder))
+        return package
 
 
-def cpu_compile(cell: Cell) -> None:
-    """CPU tensors under ``torch.compile``."""
-    compile_(cell)
+def _tail(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no stderr)"
 
 
-STYLE, DEVICE = 'triton_op_heuristics_autotune', 'cpu'
-EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
+def aoti_standalone(cell: Cell) -> None:
+    """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
+    loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
+    The fresh process is a fork of a torch-only server (harness/cell/standalone.py)."""
+    inputs = cell.inputs()
+    package = _strict_package(cell, inputs, "aoti_standalone")
+    cell.stage = "run"
+    files = {name: str(cell.workdir / f"{cell.case_style}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
+    # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
+    # package, compiled for the view's strides, would read the wrong elements)
+    torch.save(list(inputs), files["in.pt"])
+    request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
+    request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
+    with cell.timed("run_seconds"):
+        code = run_standalone(request, cell.locations.standalone)
+    stderr = Path(files["log.txt"]).read_text(errors="replace")
+    if code < 0:
+        raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")
+    if code != 0:
+        raise RuntimeError(f"standalone process exited {code}: {_tail(stderr)}")
+    cell.compare("output", torch.load(files["out.pt"]), cell.expected(inputs))
+
+
+STYLE, DEVICE = 'triton_op_heuristics_autotune', 'cuda'
+EXAMPLE = None  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
-PATH = cpu_compile
+PATH = aoti_standalone
 
 
 def run_cell():
@@ -1371,4 +1513,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin_triton_backward-triton_op_heuristics_autotune-cpu_compile passes here")
+    print("no failure: layernorm-triton_op_heuristics_autotune-aoti_standalone passes here")

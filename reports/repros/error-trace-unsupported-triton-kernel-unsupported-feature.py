@@ -1,13 +1,13 @@
-"""sin-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""add_inplace-autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: Unsupported: triton kernel unsupported feature
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 9 more cell(s): add-autotune_heuristics-export_dynamic_strict, add-autotune_heuristics-aoti_dynamic, sin-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-export_dynamic_strict, silu-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict, add_inplace-autotune_heuristics-aoti_dynamic, sin_triton_backward-autotune_heuristics-export_dynamic_strict, sin_triton_backward-autotune_heuristics-aoti_dynamic.
+The same failure in 3 more cell(s): sin-autotune_heuristics-export_dynamic_strict, sin-autotune_heuristics-aoti_dynamic, add_inplace-autotune_heuristics-export_dynamic_strict.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1258196a7cfbda08071b9453eef47e6bbedd4b4894882a87b98dde355bb251cf
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 1b863a32109894be35a15541422b12400ecf241a8c3fec02cd4b7a62abb2ad78
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import inspect
 import itertools
 import keyword
 import linecache
-import os
 import re
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -944,33 +943,14 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
-
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
-    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.sin (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
 
-"""The PyTorch recipe's sin kernel, with its cos backward."""
+"""In-place add: the kernel writes x + y into x (declared through ``mutates``)."""
 
 import math
 
@@ -983,44 +963,49 @@ MAX_BLOCK = 1024
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
-def launch(kernel, x, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
-    return out
+def launch(kernel, x, y, **meta):
+    n_elements = x.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 CASE = Case(
-    id="sin",
-    kernel=sin_kernel,
+    id="add_inplace",
+    kernel=add_inplace_kernel,
     launch=launch,
-    reference=torch.sin,
+    reference=reference,
     make_inputs=make_inputs,
-    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
-    flops=lambda x: math.prod(x),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
-    arg_names=("x",),
+    backward=lambda inputs, out, grad: (grad, grad),
+    flops=lambda x, y: math.prod(x),
+    arg_names=("x", "y"),
+    bytes_moved=lambda x, y: 3 * x.numel() * x.element_size(),  # read x and y, write x
     sizes=(3001, 1000, 5003),
-    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
+    bandwidth_size=1 << 24,  # 16M floats: 192 MiB moved per call
     meta={"BLOCK_SIZE": 256, "EVEN": False},
-    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)],
     key=["n_elements"],
     heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
     config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
+    mutates=("x",),
+    autotune_options={"restore_value": ["x_ptr"]},  # autotuning runs the kernel repeatedly
 )
 
 
@@ -1047,22 +1032,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1198,7 +1171,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::sin_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: aoti_dynamic ----
@@ -1307,4 +1280,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: sin-autotune_heuristics-aoti_dynamic passes here")
+    print("no failure: add_inplace-autotune_heuristics-aoti_dynamic passes here")

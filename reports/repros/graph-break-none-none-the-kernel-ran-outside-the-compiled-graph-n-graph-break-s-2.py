@@ -1,13 +1,13 @@
-"""softmax-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+"""sin_triton_backward-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
 
 The harness recorded: graph_break: : 
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 4 more cell(s): sin-autotune_heuristics-dynamic, silu-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
+The same failure in 1 more cell(s): silu-autotune_heuristics-dynamic.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): f907b85baf1ae85f2421af617e826bb85bc488d1863b2920b144b0254137d7e1
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c84634f4d27e2246b450a4d20ad81d818583f02acbec50a5881a014ac6537d08
 """
 
 from __future__ import annotations
@@ -22,14 +22,13 @@ import inspect
 import itertools
 import keyword
 import linecache
-import os
 import re
 import sys
 import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -944,33 +943,16 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
-INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
-
-
-def triton_interpreted() -> bool:
-    """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
-    cell process inherits it, and a run's environment records it (``triton_interpret``)."""
-    return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
 def as_tuple(output: Any) -> tuple[Any, ...]:
     """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.softmax (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.sin_triton_backward (its kernel, launch and PyTorch reference) ----
 
-"""Row-wise softmax of a 2-D tensor: one program per row, the row in one block."""
+"""The PyTorch recipe's sin whose backward is itself a Triton kernel (the recipe's ``mysin`` calling ``mycos`` in its
+backward): ``grad * cos(x)`` in a plain ``@triton.jit`` kernel, which every style runs in its backward (the launcher
+directly, ``triton_op`` and ``custom_op`` as a second op, ``harness::sin_triton_backward_<style>_backward``)."""
 
 import math
 
@@ -979,56 +961,67 @@ import triton
 import triton.language as tl
 
 
+MAX_BLOCK = 1024
+
+
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+
+
+@triton.jit
+def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    grad = tl.load(grad_ptr + offsets, mask=mask)
+    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
-def backward(inputs, out, grad):
-    return (out * (grad - (grad * out).sum(dim=-1, keepdim=True)),)
+def launch_backward(kernel, inputs, out, grad):
+    (x,) = inputs
+    grad_x = torch.empty_like(x)
+    n_elements = x.numel()
+    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
+    return (grad_x,)
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 CASE = Case(
-    id="softmax",
-    kernel=softmax_kernel,
+    id="sin_triton_backward",
+    kernel=sin_kernel,
     launch=launch,
-    reference=lambda x: torch.softmax(x, dim=-1),
+    reference=torch.sin,
     make_inputs=make_inputs,
-    backward=backward,
-    flops=lambda x: 5 * math.prod(x),
-    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    backward=lambda inputs, out, grad: (grad * inputs[0].cos(),),
+    backward_kernel=cos_backward_kernel,
+    launch_backward=launch_backward,
+    flops=lambda x: math.prod(x),
     arg_names=("x",),
-    sizes=(67, 13, 129),
-    bandwidth_size=32768,  # rows of 781 floats: 195 MiB moved per call
-    meta={"EVEN": False},
-    configs=[triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)],
-    key=["n_cols"],
-    # BLOCK_SIZE is a launch argument and the configs set num_warps only: no heuristic reads a config value
-    heuristics={"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]},
+    bytes_moved=lambda x: 2 * x.numel() * x.element_size(),  # read x, write out
+    sizes=(3001, 1000, 5003),
+    bandwidth_size=1 << 24,  # 16M floats: 128 MiB moved per call
+    meta={"BLOCK_SIZE": 256, "EVEN": False},
+    configs=[triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)],
+    key=["n_elements"],
+    heuristics={"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0},  # no tail, whatever the config
+    config_heuristics={"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0},  # the picked config
 )
 
 
@@ -1055,22 +1048,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1206,7 +1187,7 @@ def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrappe
     return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
 
 
-WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::softmax_autotune_heuristics')  # built once: a library op registers once per process
+WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::sin_triton_backward_autotune_heuristics')  # built once: a library op registers once per process
 
 
 # ---- the path: dynamic ----
@@ -1274,4 +1255,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: softmax-autotune_heuristics-dynamic passes here")
+    print("no failure: sin_triton_backward-autotune_heuristics-dynamic passes here")

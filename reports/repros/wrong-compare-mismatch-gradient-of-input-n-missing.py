@@ -2,7 +2,7 @@
 
 The harness recorded: wrong 5/5 at compare: Mismatch: gradient of input 1: missing
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 2 more cell(s): add_inplace-autotune-train_compile, add_inplace-heuristics_autotune-train_compile.
+The same failure in 1 more cell(s): add_inplace-heuristics_autotune-train_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell

@@ -1,13 +1,13 @@
-"""add_inplace-autotune_heuristics-train_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_autotune_heuristics-fullgraph: a reproducer written by triton-torch-matrix.
 
 The harness recorded: wrong 5/5 at compare: Mismatch: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: 749.345458984375 at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,) (up to 1e-05 allowed)
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 6 more cell(s): add_inplace-autotune_heuristics-compile, add_inplace-autotune_heuristics-fullgraph, add_inplace-autotune_heuristics-export_strict, add_inplace-autotune_heuristics-export_saveload, add_inplace-triton_op_autotune_heuristics-compile, add_inplace-triton_op_autotune_heuristics-fullgraph.
+The same failure in 1 more cell(s): add_inplace-autotune_heuristics-fullgraph.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0b973748e9cdcba096a8d084610cf0281e61ccbba5b4541a2ce37de63aa91d65
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 6c626ceb56f7505b5ed2e3a7be12fed10e86da398133f7d8864b4da7435a225e
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ import tempfile
 import time
 import torch
 import torch.compiler.config
-import triton.testing
+import triton
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field
 from pathlib import Path
+from torch.utils.flop_counter import register_flop_formula
 
 
 # ---- what the program uses: the harness's own code, as the cell ran it ----
@@ -944,6 +945,11 @@ def check(cell: Cell, run_path: Callable[[Cell], None]) -> None:
         raise VerdictFailure(f"{VERDICT_WORDS[status]}{said}")
 
 
+def as_tuple(output: Any) -> tuple[Any, ...]:
+    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
+    return tuple(output) if isinstance(output, tuple | list) else (output,)
+
+
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 
@@ -951,46 +957,6 @@ def triton_interpreted() -> bool:
     """Whether Triton runs kernels in its interpreter here (read when a kernel is decorated: set it first); a
     cell process inherits it, and a run's environment records it (``triton_interpret``)."""
     return os.environ.get(INTERPRET_ENV) == "1"
-
-
-def wall_clock_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> list[float]:
-    """The autotuner's benchmarker in the interpreter, where Triton's own asks the device's driver (and there is
-    none: "0 active drivers"): each config runs once, timed by the wall clock (ms), so every config, its
-    heuristics and the autotuner's hooks run on CPU tensors; the pick is the config the interpreter ran
-    fastest, which says nothing about a GPU."""
-    start = time.perf_counter()
-    kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)
-
-
-def as_tuple(output: Any) -> tuple[Any, ...]:
-    """An op's output as a tuple of outputs: a tuple or list as it is, anything else as the one output."""
-    return tuple(output) if isinstance(output, tuple | list) else (output,)
-
-
-LOW_PRECISION = (torch.float16, torch.bfloat16)
-
-
-AS_CLOSE_AS = 3.0  # torch._dynamo.utils.same's multiplier for half-precision results against a float64 reference
-
-
-def within_reference_error(
-    actual: torch.Tensor, expected: torch.Tensor, exact: torch.Tensor, atol: float
-) -> str | None:
-    """For a half-precision result outside the tolerance of the reference run in the same dtype: whether it is
-    about as close to the reference run in float64 (``exact``) as that same-dtype reference is, PyTorch's own
-    accuracy check for compiled half-precision code (a reduction fused and accumulated in another order differs
-    from eager by more than a fixed tolerance, and need not be further from the exact numbers). A note saying
-    so, or None: the numbers are wrong."""
-    if actual.dtype not in LOW_PRECISION or exact.dtype != torch.float64 or actual.shape != exact.shape:
-        return None
-    exact = exact.detach().cpu()
-    error, reference_error = (
-        float((tensor.detach().cpu().double() - exact).square().mean().sqrt()) for tensor in (actual, expected)
-    )
-    if not error <= AS_CLOSE_AS * reference_error + atol / 10:
-        return None
-    return f"rmse {error:.3g} against float64, the {actual.dtype} reference's {reference_error:.3g}"
 
 
 # ---- the case: cases.add_inplace (its kernel, launch and PyTorch reference) ----
@@ -1054,7 +1020,7 @@ CASE = Case(
 )
 
 
-# ---- the style: autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a launcher) ----
+# ---- the style: triton_op_autotune_heuristics (@triton.autotune over @triton.heuristics kernel in a triton_op) ----
 
 AS_SHIPPED = "as_shipped"  # the style id (and wrapper) of the case's op as its library ships it
 
@@ -1077,22 +1043,10 @@ def library_op_name(op: Any) -> str | None:
 CONTROL = "control"  # the style id of the control, and its wrapper in a style's axes (its decorator is None)
 
 
-BENCH_WARMUP_MS, BENCH_REP_MS = 2, 10  # what each config's benchmark runs for (Triton's default: 25 and 100 ms)
-
-
-def short_bench(kernel_call: Callable[[], None], quantiles: Any) -> Any:
-    """Triton's ``do_bench`` over ``BENCH_WARMUP_MS`` then ``BENCH_REP_MS`` (the L2 cache flushed before each call,
-    about a hundred calls of a small kernel): every config still runs many times on the call's own arguments, as
-    under Triton's default, at a tenth of its GPU time (every cell autotunes afresh, up to 14 at once on one GPU)."""
-    return triton.testing.do_bench(kernel_call, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, quantiles=quantiles)
-
-
 def _autotune(case: Case, kernel: Any) -> Any:
-    """``@triton.autotune`` benchmarked by ``short_bench`` (the case's ``autotune_options`` may name its own); in
-    Triton's interpreter, by the wall clock (no device to time on)."""
-    options = {"do_bench": wall_clock_bench if triton_interpreted() else short_bench}
-    options.update(case.autotune_options)
-    return triton.autotune(configs=list(case.configs), key=list(case.key), **options)(kernel)
+    """``@triton.autotune(configs=..., key=...)`` as a user writes it, with the case's ``autotune_options`` (e.g.
+    ``restore_value``)."""
+    return triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)(kernel)
 
 
 def _config_keys(case: Case) -> set[str]:
@@ -1111,6 +1065,11 @@ def autotune_heuristics(case: Case) -> tuple[Any, dict[str, Any]]:
     return kernel, _meta_without(case, _config_keys(case), set(case.heuristics))
 
 
+def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
+    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
+    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
+
+
 @dataclass(frozen=True)
 class Wrapped:
     """What a style gives the paths: the op for inference, and for training either an op or the error
@@ -1127,11 +1086,6 @@ class Wrapped:
             raise self.train_error
         assert self.train_op is not None
         return self.train_op
-
-
-def _kernels(case: Case, wrap: Callable[[Any], Any]) -> dict[str, Any]:
-    """The launch's ``kernels=`` argument: the case's other kernels, each wrapped as the style wraps its kernel."""
-    return {"kernels": {name: wrap(kernel) for name, kernel in case.kernels.items()}} if case.kernels else {}
 
 
 def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
@@ -1162,26 +1116,53 @@ def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple
     return inputs, case_value(case, outputs), case_value(case, grads)
 
 
-def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) -> Callable[..., Any]:
-    """A ``torch.autograd.Function`` around ``fn`` whose backward is ``backward`` (the launcher's training)."""
+def autograd_formula(case: Case, backward: Backward) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``(backward, setup_context)`` for ``register_autograd`` of a library op."""
     mutated = case.mutates_index
 
-    class KernelFunction(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx: Any, *inputs: Any) -> Any:
-            out = fn(*inputs)
-            save(ctx, inputs, out, mutated)
-            if mutated:
-                ctx.mark_dirty(*(inputs[i] for i in mutated))
-                return inputs[mutated[0]]
-            return out
+    def setup_context(ctx: Any, inputs: Inputs, output: Any) -> None:
+        save(ctx, inputs, output, mutated)
 
-        @staticmethod
-        def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
-            return tuple(backward(*saved(case, ctx, grads)))
+    def formula(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
+        return tuple(backward(*saved(case, ctx, grads)))
 
-    KernelFunction.__name__ = f"{case.id}_kernel_function"
-    return KernelFunction.apply
+    return formula, setup_context
+
+
+def argument_parameters(case: Case) -> list[inspect.Parameter]:
+    """The op's arguments as typed parameters (``Case.arg_types``), from which torch.library infers its schema."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    return [inspect.Parameter(name, kind, annotation=case.arg_type(name)) for name in case.arg_names]
+
+
+def tensors_annotation(count: int) -> Any:
+    """The return annotation of ``count`` tensors: ``Tensor``, or ``tuple[Tensor, ...]`` of exactly ``count``."""
+    return torch.Tensor if count == 1 else tuple[(torch.Tensor,) * count]
+
+
+def _backward_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The backward op's typed signature: the forward's arguments, ``output_<i>`` and ``grad_<i>`` per output; it
+    returns a tensor per tensor argument."""
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = argument_parameters(case)
+    for role in ("output", "grad"):
+        parameters += [inspect.Parameter(f"{role}_{i}", kind, annotation=torch.Tensor) for i in range(case.outputs)]
+    count = len(case.tensor_args)
+    fn.__signature__ = inspect.Signature(parameters, return_annotation=tensors_annotation(count))
+    return fn
+
+
+def _split(case: Case, values: tuple[Any, ...]) -> tuple[Inputs, Any, Any]:
+    """The backward op's flat arguments as (inputs, output, grad)."""
+    count = len(case.arg_names)
+    outputs, grads = values[count : count + case.outputs], values[count + case.outputs :]
+    return values[:count], case_value(case, outputs), case_value(case, grads)
+
+
+def _tensor_grads(case: Case, grads: tuple[torch.Tensor | None, ...]) -> Any:
+    """The gradients of the tensor arguments, as the backward op returns them (one tensor, or a tuple)."""
+    tensors = tuple(grads[index] for index in case.tensor_args)
+    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def torch_backward(case: Case) -> Backward:
@@ -1207,103 +1188,89 @@ def torch_backward(case: Case) -> Backward:
     return autograd_of_reference
 
 
-def launched_backward(case: Case) -> Backward:
-    """The case's backward as the launcher styles run it: its backward kernel when it has one, else its torch ops."""
-    if case.launch_backward is None:
-        return torch_backward(case)
+def backward_op(case: Case, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]) -> Backward:
+    """The case's backward kernel as the library op ``<name>_backward`` (made by ``library_op``: ``triton_op`` or
+    ``custom_op``; ``wrap`` is what the launch gets: ``wrap_triton`` or nothing), with ``case.backward`` as its CPU
+    kernel; the backward that calls it. The op takes the arguments, outputs and grads, and returns the gradient of
+    every tensor argument."""
+    assert case.launch_backward is not None
     launch_backward = case.launch_backward
-    extra = {"kernels": dict(case.kernels)} if case.kernels else {}
-    return lambda inputs, output, grad: launch_backward(case.backward_kernel, inputs, output, grad, **extra)
+
+    def launch(*values: Any) -> Any:
+        kernels = {"kernels": {n: wrap(k) for n, k in case.kernels.items()}} if case.kernels else {}
+        return _tensor_grads(case, launch_backward(wrap(case.backward_kernel), *_split(case, values), **kernels))
+
+    def cpu_kernel(*values: Any) -> Any:
+        return _tensor_grads(case, torch_backward(case)(*_split(case, values)))
+
+    def fake(*values: Any) -> Any:
+        inputs = values[: len(case.arg_names)]
+        return _tensor_grads(case, tuple(torch.empty_like(v) if isinstance(v, torch.Tensor) else None for v in inputs))
+
+    op = library_op(f"{name}_backward", _backward_signature(case, launch), mutates_args=())
+    if library_op is torch.library.custom_op:
+        op.register_fake(fake)
+    if not triton_interpreted():  # the interpreter runs the backward kernel itself on CPU tensors
+        op.register_kernel("cpu")(cpu_kernel)
+
+    def call(inputs: Inputs, output: Any, grad: Any) -> tuple[torch.Tensor | None, ...]:
+        grads = as_tuple(op(*inputs, *as_tuple(output), *as_tuple(grad)))
+        by_position = dict(zip(case.tensor_args, grads, strict=True))
+        return tuple(by_position.get(index) for index in range(len(case.arg_names)))
+
+    return call
 
 
-def launcher(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
-    """A plain Python function that launches ``kernel``; training goes through a ``torch.autograd.Function``
-    whose backward is the case's backward kernel (launched as it is) or its torch ops. No op is registered
-    (``name``, less its namespace, names the function)."""
-
-    def op(*inputs: Any) -> Any:
-        return case.launch(kernel, *inputs, **_kernels(case, lambda k: k), **meta)
-
-    op.__name__ = op.__qualname__ = name.partition("::")[2]  # a user's launcher has a name of its own
-    return Wrapped(op=op, train_op=autograd_function(case, op, launched_backward(case)))
-
-
-WRAPPED = launcher(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_autotune_heuristics')  # built once: a library op registers once per process
-
-
-# ---- the path: train_compile ----
-
-LAYOUTS = {"": False, " (non-contiguous output grad)": True}
-
-
-def noncontiguous(grad: torch.Tensor) -> torch.Tensor:
-    """``grad``'s values in a non-contiguous view (every other element of a tensor twice as wide); a grad of one
-    element or none as it is (it has no other layout)."""
-    if grad.numel() <= 1:
-        return grad
-    wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
-    wide[..., ::2] = grad
-    return wide[..., ::2]
-
-
-def _forward_backward(model: Any, inputs: Inputs, strided: bool = False) -> Any:
-    """Forward, then backward of the sum of each output times its own random grad (the same grads for every
-    model: drawn from one seeded generator, in output order; ``strided``: given as non-contiguous views), through
-    the outputs that require grad."""
-    raw = model(*inputs)
-    outs = as_tuple(raw)
-    gen = torch.Generator().manual_seed(1)
-    grads = [torch.randn(out.shape, generator=gen).to(device=out.device, dtype=out.dtype) for out in outs]
-    grads = [noncontiguous(grad) for grad in grads] if strided else grads
-    # none requiring grad: backward through all of them, which raises (no graph to differentiate)
-    differentiable = [index for index, out in enumerate(outs) if out.requires_grad] or range(len(outs))
-    torch.autograd.backward([outs[i] for i in differentiable], [grads[i] for i in differentiable])
-    if outs[0].is_cuda:
-        torch.cuda.synchronize()
-    named = [(f"input {i}", t) for i, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
-    named += [(name, p) for name, p in model.named_parameters()]
-    out = tuple(out.detach() for out in outs) if isinstance(raw, tuple | list) else raw.detach()
-    return out, [t.grad for _, t in named], [name.removeprefix("_orig_mod.") for name, _ in named]
-
-
-def _exact_gradients(cell: Cell, count: int) -> list[Any]:
-    """The reference's ``count`` gradients with its floating inputs in float64 (Nones where it cannot run so)."""
-    inputs = tuple(
-        value.detach().double().requires_grad_(value.requires_grad)
-        if isinstance(value, torch.Tensor) and value.is_floating_point()
-        else value
-        for value in cell.inputs(requires_grad=True)
-    )
+def _register_library_op(
+    case: Case, op: Any, name: str, library_op: Callable[..., Any], wrap: Callable[[Any], Any]
+) -> Wrapped:
+    """CPU kernel (none under Triton's interpreter: CPU tensors then reach the kernel), flop formula and autograd
+    (through the backward op ``library_op`` makes of the case's backward kernel, if it has one) for a torch.library
+    op (triton_op or custom_op)."""
+    if not triton_interpreted():
+        op.register_kernel("cpu")(case.cpu_kernel or case.reference)
+    namespace, _, short_name = name.partition("::")
+    flops = case.flops
+    if flops is not None:
+        register_flop_formula(getattr(getattr(torch.ops, namespace), short_name))(
+            lambda *shapes, out_shape=None, **kwargs: flops(*shapes)
+        )
+    backward = torch_backward(case) if case.backward_kernel is None else backward_op(case, name, library_op, wrap)
+    formula, setup_context = autograd_formula(case, backward)
     try:
-        grads = _forward_backward(cell.reference_model().double(), inputs)[1]
-    except Exception:  # a reference that needs its own dtype: no float64 anchor, the plain tolerance decides
-        return [None] * count
-    return grads if len(grads) == count else [None] * count
+        op.register_autograd(formula, setup_context=setup_context)
+    except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
+        message = f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it ({error})"
+        return Wrapped(op=op, train_op=None, train_error=RuntimeError(message))
+    return Wrapped(op=op, train_op=op)
 
 
-def _compare_gradients(cell: Cell, names: list[str], grads: list[Any], expected_grads: list[Any]) -> None:
-    """Each gradient against the reference's; a half-precision one off by no more than the reference's own error
-    (against float64) is noted, not wrong."""
-    exact_grads: list[Any] = []  # the float64 anchor, computed at the first mismatch of a half-precision case
-    for index, (name, grad, expected_grad) in enumerate(zip(names, grads, expected_grads, strict=True)):
-        if grad is None or expected_grad is None:
-            if grad is not expected_grad:
-                cell.stage = "compare"
-                raise Mismatch(f"gradient of {name}: {'missing' if grad is None else 'unexpected'}")
-            continue
-        try:
-            cell.compare(f"gradient of {name}", grad, expected_grad)
-        except Mismatch:
-            if cell.case.dtype not in LOW_PRECISION:
-                raise
-            exact_grads = exact_grads or _exact_gradients(cell, len(names))
-            exact = exact_grads[index]
-            note = exact is not None and within_reference_error(grad, expected_grad, exact, cell.tolerance.atol)
-            if not note:
-                raise
-            notes = cell.measurements.as_close_as_reference = cell.measurements.as_close_as_reference or {}
-            notes[f"gradient of {name}"] = note
+def _with_signature(case: Case, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Give a ``*inputs`` function the typed signature torch.library infers the op's schema from: each argument's
+    type (``Case.arg_types``: ``float eps``, ``Tensor? bias``), and ``Tensor``, or a tuple of ``Case.outputs``
+    tensors, returned (nothing for an op that writes into its inputs)."""
+    returns = None if case.mutates else tensors_annotation(case.outputs)
+    fn.__signature__ = inspect.Signature(argument_parameters(case), return_annotation=returns)
+    return fn
 
+
+def triton_op(case: Case, kernel: Any, meta: dict[str, Any], name: str) -> Wrapped:
+    """``torch.library.triton_op`` launching ``wrap_triton(kernel)`` (the recipe's way, for a ``@triton.jit``
+    or ``@triton.autotune`` kernel alike), with CPU fallback, autograd and flop formula; a backward kernel
+    becomes a second ``triton_op`` (``<name>_backward``) launching ``wrap_triton`` of it."""
+
+    def launch(*inputs: Any) -> Any:
+        wrap = torch.library.wrap_triton
+        return case.launch(wrap(kernel), *inputs, **_kernels(case, wrap), **meta)
+
+    op = torch.library.triton_op(name, _with_signature(case, launch), mutates_args=case.mutates)
+    return _register_library_op(case, op, name, torch.library.triton_op, torch.library.wrap_triton)
+
+
+WRAPPED = triton_op(CASE, *autotune_heuristics(CASE), 'harness::add_inplace_triton_op_autotune_heuristics')  # built once: a library op registers once per process
+
+
+# ---- the path: fullgraph ----
 
 def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., Any]:
     cell.saw(compiled=True, trained=train)
@@ -1311,50 +1278,38 @@ def _compiled(cell: Cell, train: bool = False, **options: Any) -> Callable[..., 
     return torch.compile(cell.model(train), backend=cell.backend(**patches), **options)
 
 
-def training_step(model: Any, inputs: Inputs) -> Callable[[], object]:
-    """One training step of ``model`` on ``inputs``, the step timed: gradients set to None, forward, backward of
-    the outputs that require grad with output grads drawn once (at the first step), as an optimizer loop does."""
-    grads: list[Any] = []
-
-    def step() -> object:
-        for value in inputs:
-            if isinstance(value, torch.Tensor):
-                value.grad = None
-        model.zero_grad(set_to_none=True)
-        outs = [out for out in as_tuple(model(*inputs)) if out.requires_grad]
-        if not grads:
-            grads.extend(torch.randn_like(out) for out in outs)
-        torch.autograd.backward(outs, grads)
-        return outs
-
-    return step
+CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
 
 
-def _train(cell: Cell, compiled: bool) -> None:
-    model = _compiled(cell, train=True) if compiled else cell.model(train=True)
-    reference = cell.reference_model()
-    for layout, strided in LAYOUTS.items():
-        model.zero_grad(set_to_none=True)
-        reference.zero_grad(set_to_none=True)
-        cell.stage = "trace" if compiled and not strided else "run"
-        out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
-        expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
-        cell.compare("output", out, expected)
-        _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
-    cell.timed_call = training_step(model, cell.inputs(requires_grad=True))
-    cell.timed_model, cell.timed_train = model, True
+def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
+    """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
+    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
+    expected = cell.expected(inputs)
+    cell.keep_call(model, inputs)
+    for call in range(1, calls + 1):
+        with torch.no_grad():
+            out = model(*copy_inputs(inputs))
+        cell.synchronize()
+        cell.compare(what if call == 1 else f"{what}, call {call}", out, expected)
+        cell.measurements.calls = (cell.measurements.calls or 0) + 1
 
 
-def train_compile(cell: Cell) -> None:
-    """Forward and backward through ``torch.compile``; output and gradients checked."""
-    _train(cell, compiled=True)
+def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:
+    cell.stage = "trace"  # the backend moves it on to compile, then run
+    with cell.timed("compile_seconds"):
+        _infer(cell, model, inputs)
 
 
-STYLE, DEVICE = 'autotune_heuristics', 'cuda'
+def fullgraph(cell: Cell) -> None:
+    """``torch.compile(fullgraph=True)``: any graph break fails."""
+    _first_call(cell, _compiled(cell, fullgraph=True), cell.inputs())
+
+
+STYLE, DEVICE = 'triton_op_autotune_heuristics', 'cuda'
 EXAMPLE = (3001, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 ATTEMPTS = 1
-PATH = train_compile
+PATH = fullgraph
 
 
 def run_cell():
@@ -1373,4 +1328,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: add_inplace-autotune_heuristics-train_compile passes here")
+    print("no failure: add_inplace-triton_op_autotune_heuristics-fullgraph passes here")

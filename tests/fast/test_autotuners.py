@@ -15,6 +15,7 @@ from harness.cell import runner
 from harness.cell import timing as cell_timing
 from harness.cell.autotuners import reachable_autotuners
 from harness.kernel.styles import build_style
+from tests.conftest import cell_spec
 from tests.fakes import FakeTimer
 
 
@@ -56,15 +57,15 @@ def test_a_kept_artifact_is_warmed_and_timed_with_the_configs_its_cell_picked(fa
 def test_a_kept_compiled_artifact_is_warmed_from_its_own_cells_graph(
     fake_timer: FakeTimer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """The phase's warm-up re-traces a kept artifact under the cache key tag its cell compiled with, so it finds that
-    graph in the FX graph cache instead of compiling it again (a user's code in between changed the tag)."""
+    """Each cell compiles under its own cache key tag; the phase's warm-up re-traces a kept artifact under the tag
+    its cell compiled with, so it finds that graph in the FX graph cache instead of compiling it again."""
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
     with torch.compiler.config.patch(cache_key_tag=""):
-        runner.fresh_autotune()
+        runner.fresh_autotune(runner.cache_tag(cell_spec("add", "control", "compile")))
         model = torch.compile(lambda x: torch.relu(x * 2) + 1)
         model(torch.ones(10))
         cell_timing.keep("add-control-compile", "compile", "cuda", lambda: model(torch.ones(10)), None, None, [])
-        torch.compiler.config.cache_key_tag = "a user's own"
+        runner.fresh_autotune(runner.cache_tag(cell_spec("add", "control", "fullgraph")))  # the process's next cell
         torch._dynamo.reset()
         counters.clear()
         cell_timing.warm_kept()

@@ -106,6 +106,34 @@ def test_the_inputs_at_the_bandwidth_size_are_made_once_per_case_in_the_warm_up(
     assert cell_timing.MADE == {}
 
 
+def test_the_inputs_at_the_bandwidth_size_stay_as_made_whatever_an_artifact_writes(
+    fake_timer: FakeTimer, tmp_path: Path
+):
+    """The artifacts of one case, size and kind of call share the inputs made there; each call works on copies of
+    its own (a training step's leaves too), so an in-place write of one artifact is not the input the next is
+    timed on."""
+
+    def doubling(x: torch.Tensor) -> torch.Tensor:  # writes its input in place, unseen by autograd
+        out = torch.sin(x)
+        x.data.mul_(2)
+        return out
+
+    case, built = sin_case("inplacesin", reference=doubling), {}
+    for path in ("eager", "train_eager", "compile"):
+        outcome = run(case, "control", path, tmp_path, built)
+        assert outcome.status == "pass", outcome.error
+    cell_timing.warm_kept()
+    kept = list(cell_timing.KEPT.values())
+    assert len({kept_one.bandwidth.key for kept_one in kept}) == 2  # inference's inputs, the training step's
+    for kept_one in kept:
+        at = kept_one.bandwidth
+        assert cell_timing.at_bandwidth(at, fake_timer).timed
+        for one in kept:
+            made, fresh = cell_timing.made_at(one.bandwidth), one.bandwidth.inputs()
+            assert torch.equal(made[0], fresh[0]) and made[0].grad is None, (at.key, one.bandwidth.key)
+    cell_timing.MADE.clear()
+
+
 def test_a_bad_bandwidth_size_is_refused():
     with pytest.raises(ValueError, match="bandwidth_size must be a size of 1 or more, got 0"):
         sin_case("bad", bandwidth_size=0)

@@ -154,3 +154,47 @@ def test_a_script_out_of_its_paths_time_is_not_confirmed_nor_a_suspect(
     chart = (out / "matrix.md").read_text()
     assert "Harness suspects" not in chart and "Not confirmed (1)" in chart
     assert "— not confirmed: 'repros/error-none-runtimeerror-x.py' still running after 77 s" in chart
+
+
+def confirmed_in(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environment: str = "") -> list[dict]:
+    """Run a matrix (``environment``: its [environment] table's lines) whose one cell fails, and return what each
+    repro script was started with: its environment, and what its cache folder held as it started."""
+    started: list[dict] = []
+
+    def start(scripts, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
+        caches = Path(env["TORCHINDUCTOR_CACHE_DIR"]).parent
+        started.append({"env": env, "caches": sorted(path.name for path in caches.rglob("*"))})
+        return ScriptRun.of(1, "RuntimeError: x", 1.0)
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
+    monkeypatch.setattr("harness.execution.confirm.Scripts._run", start)
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 77)})
+    matrix.write_text(matrix.read_text() + f"[environment]\n{environment}\n")
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-timing")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert json.loads((out / "results.json").read_text())["cells"][0]["confirmation"]["reproduced"] is True
+    return started
+
+
+def test_a_script_runs_in_the_environment_a_user_runs_it_in_not_the_cells(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """matrix.toml's [environment] is the cell processes': a script run to confirm a failure gets the environment
+    the run was started in (and sets what it needs itself), so "reproduced outside the harness" holds for a user
+    who runs it. Nor does it get the harness's bytecode cache or CPU-thread bound."""
+    monkeypatch.setenv("HARNESS_TEST_USERS_OWN", "kept")
+    for name in ("OMP_NUM_THREADS", "PYTHONPYCACHEPREFIX"):
+        monkeypatch.delenv(name, raising=False)
+    (script,) = confirmed_in(write_matrix, tmp_path, monkeypatch, 'HARNESS_TEST_CELLS_ONLY = "1"')
+    env = script["env"]
+    assert "HARNESS_TEST_CELLS_ONLY" not in env and env["HARNESS_TEST_USERS_OWN"] == "kept"
+    assert "OMP_NUM_THREADS" not in env and "PYTHONPYCACHEPREFIX" not in env
+
+
+def test_a_script_starts_with_its_compile_caches_empty(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """As a user's first run has them: nothing of the run's in Inductor's or Triton's cache folder (torch keeps
+    AOTInductor's precompiled headers outside TORCHINDUCTOR_CACHE_DIR, so no link to the run's is made there)."""
+    (script,) = confirmed_in(write_matrix, tmp_path, monkeypatch)
+    assert script["caches"] == []
+    assert Path(script["env"]["TRITON_CACHE_DIR"]).parent == Path(script["env"]["TORCHINDUCTOR_CACHE_DIR"]).parent

@@ -1,12 +1,23 @@
 """The cost model: every cell's seconds split by stage (harness/cell/context.py ``Cell.lap``), and ``python -m bench
-costs`` adding a run's records up by path and stage, confirmation and timing phase."""
+costs`` adding a run's records up by path and stage, confirmation and timing phase: on a run's own records (cells
+run for real in this process, a script's process faked) and on made-up ones."""
 
+import re
+import subprocess
+import time
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 from bench.costs import costs
 from harness.case import load_case
 from harness.cell.runner import run_cell
-from tests.conftest import cell_spec, typed
+from harness.execution import confirm
+from harness.plugin.processes import CellProcesses
+from harness.records.files import read_results
+from tests.conftest import cell_spec, harness_main, typed
+from tests.fakes import FakeTimer, InProcessCells
 
 
 def test_a_cells_stages_add_up_to_its_seconds(tmp_path: Path):
@@ -27,7 +38,7 @@ def made_up_run() -> dict:
         return {"id": f"a-s-{path}", "case": "a", "style": "s", "path": path, "status": "pass", "seconds": seconds,
                 "measurements": times, **more}  # fmt: skip
 
-    script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}
+    script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}  # ends at 5
     cells = [
         cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}),
         cell("compile", "gw1", 0, 6.0, {"setup": 0.5, "compile": 5.0, "end": 0.5}),
@@ -36,7 +47,8 @@ def made_up_run() -> dict:
             **{"status": "error", "error": "E", "error_type": "E", "stage": "trace", "confirmation": script},
         },
     ]
-    phases = {"gw0": {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "done": 1010.0}}
+    clock = {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "done": 1010.0}
+    phases = {"gw0": {**clock, "warm_gpu_peak_mb": 1536.5}}
     env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases}
     return {"environment": env, "cells": cells}
 
@@ -46,5 +58,55 @@ def test_costs_add_the_records_up():
     assert "cells from the first start to the last end: 6.0 s" in text and "9 cell-seconds on 2 workers" in text
     assert "| compile       |       1 |         6 |     0.5 |       0 |     0   |         5 |     0 |" in text
     assert "| all           |       3 |         9 |     1.2 |       0 |     0.8 |         5 |     1 |" in text
-    assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell" in text
-    assert "| gw0      |                           0 |         2 |         1 |        0.5 |      0.5 |" in text
+    assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
+    steps = "|                                    0 |         2 |         1 |        0.5 |      0.5 |"
+    assert f"{steps}                   1536.5 |" in text
+
+
+def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay():
+    """Setup and build are what every cell pays before its path; the end stage (the GPU waited for, a timed pass's
+    check and compile at the bandwidth size) is its own line, by path, not a cost every cell pays."""
+    text = costs(typed(made_up_run()))
+    before = "Before its path runs (setup + build), what every cell pays: median 0.500 s, 1 cell-seconds in all (14%)."
+    assert before in text
+    assert ": 0 cell-seconds (6%), most on compile 0.5 s." in text and "Fixed cost" not in text
+
+
+class ScriptProcess:
+    """A repro script's process, faked (a fast test starts none): it runs 0.05 s and raises the cell's error."""
+
+    pid = 2**22 + 1
+
+    def __init__(self, command: list[str], **options: object) -> None:
+        self.command, self.returncode = command, 1
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        time.sleep(0.05)
+        error = "AssertionError: this fixture has no GPU kernel"
+        return "", f"Traceback (most recent call last):\n  File \"x.py\"\n{error}\n"
+
+
+def test_costs_add_up_a_runs_own_records(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_timer: FakeTimer
+):
+    """A run whose cells run for real (``run_cell``, in this process) and whose timed pass goes through the timing
+    phase: its records carry each cell's stage seconds, its script's start and the worker's phase clock, which the
+    cost table reads (removing any of them from the code fails here)."""
+    monkeypatch.setattr(CellProcesses, "make_process", InProcessCells(tmp_path / "cells"))
+    fake_subprocess = SimpleNamespace(Popen=ScriptProcess, PIPE=subprocess.PIPE, DEVNULL=subprocess.DEVNULL,
+                                      TimeoutExpired=subprocess.TimeoutExpired)  # fmt: skip
+    monkeypatch.setattr(confirm, "subprocess", fake_subprocess)
+    paths = {"eager": ("cpu", 120), "cpu_compile": ("cpu", 120)}
+    matrix = write_matrix(["tests.fixtures.good"], ["raw_jit", "control"], paths)
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0")
+    assert done.returncode == 0, done.stdout[-2000:]
+    text = costs(read_results(out / "results.json"))
+    rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
+    cells, seconds, *stages = (float(value) for value in rows["all"].split("|")[2:-1])
+    assert cells == 4 and seconds > 0 and abs(sum(stages) - seconds) <= 0.05 * len(stages), rows["all"]
+    assert rows["cpu_compile"].split("|")[6].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
+    assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
+    phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:5]), rows["main"]
+    assert phase[5:] == [""]  # no GPU: no peak of GPU memory in the warm-up

@@ -1,6 +1,7 @@
 """Running as an installed tool, in process: which matrix file a run uses, how a bare case name resolves, the
 standalone server's imports, and the summary at the end of a run (tests/slow/test_wheel.py runs the built wheel)."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -94,18 +95,39 @@ def mismatch_of(diff: float) -> str:
     return MISMATCH.format(diff=diff)
 
 
-def test_autotuned_stacks_benchmark_by_the_wall_clock_in_the_interpreter(monkeypatch):
-    """Under TRITON_INTERPRET=1 the autotuner gets ``wall_clock_bench`` (Triton's own asks a device's driver);
-    on a device, ``short_bench`` (Triton's do_bench over a shorter span); it runs the config once and times it."""
+def built_tuner(case):
+    """The one autotuner of the ``autotune`` style the runner builds around ``case``."""
+    from harness.cell import runner
+
+    runner.build(case, "autotune", {})
+    (tuner,) = runner.AUTOTUNERS[(case.id, "autotune")]
+    return tuner
+
+
+def test_autotuned_stacks_are_the_users_decorator_and_get_the_runs_benchmark_from_outside(monkeypatch):
+    """The style is ``@triton.autotune(configs=..., key=...)`` as a user writes it (no ``do_bench``): the runner
+    gives the autotuners it builds the run's benchmark, ``short_bench`` on a device (Triton's do_bench over a
+    shorter span), ``wall_clock_bench`` under TRITON_INTERPRET=1 (Triton's own asks a device's driver), and leaves
+    an autotuner that names its own; the run's environment says which (``autotune_benchmark``)."""
     from harness.case import load_cases
-    from harness.kernel.decorators import autotune, short_bench
+    from harness.cell.autotuners import short_bench
+    from harness.kernel.decorators import autotune
     from harness.kernel.interpreter import INTERPRET_ENV, wall_clock_bench
+    from harness.records.environment import environment
 
     (case,) = load_cases(builtin.case_module("rmsnorm"))
+    assert autotune(case)[0]._do_bench is None
     monkeypatch.setenv(INTERPRET_ENV, "1")
-    assert autotune(case)[0]._do_bench is wall_clock_bench
+    tuner = built_tuner(case)
+    assert tuner.do_bench is wall_clock_bench and tuner._do_bench is None
+    assert "wall clock" in environment({}, "cpu", 1, "m.toml")["autotune_benchmark"]
     monkeypatch.delenv(INTERPRET_ENV)
-    assert autotune(case)[0]._do_bench is short_bench
+    tuner = built_tuner(case)
+    assert tuner.do_bench is short_bench and tuner._do_bench is None
+    said = environment({}, "d", 1, "m.toml")["autotune_benchmark"]
+    assert said.startswith("triton.testing.do_bench(warmup=2, rep=10), set from outside the decorator")
+    own = dataclasses.replace(case, id="rmsnorm_own_bench", autotune_options={"do_bench": wall_clock_bench})
+    assert built_tuner(own).do_bench is wall_clock_bench
     calls = []
     timings = wall_clock_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
     assert calls == [1] and len(timings) == 3 and len(set(timings)) == 1 and timings[0] >= 0

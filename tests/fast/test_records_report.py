@@ -221,8 +221,8 @@ def test_cells_contradicting_the_docs_are_listed_and_marked():
     assert "- **docs**: the recipe" in top
     assert rows(top) == [
         ["claim", "documented", "source", "measured"],
-        ["launcher on `eager`", "supported", "docs", "`raw_jit`: add ❌ error"],
-        ["launcher on `export_nonstrict`", "not supported", "docs", "`raw_jit`: add ✅ pass"],
+        ["launcher (jit) on `eager`", "supported", "docs", "`raw_jit`: add ❌ error"],
+        ["launcher (jit) on `export_nonstrict`", "not supported", "docs", "`raw_jit`: add ✅ pass"],
     ]
     # a cell where some case contradicts the docs says so; which cases is said in the claim's row above
     assert table(chart, "Summary")["raw_jit"] == ["1/2 ≠docs", "❌ [3]", "1/1 ≠docs"]

@@ -81,6 +81,18 @@ def test_an_interpreted_script_sets_the_interpreter_before_it_imports_triton():
     assert "def wall_clock_bench(" in "\n".join(lines)  # what the cell's autotuner times configs with
 
 
+def test_an_autotuned_cells_script_holds_the_users_decorator_as_written():
+    """On a device the script's autotuner is ``@triton.autotune(configs=..., key=...)`` with the case's own options
+    and nothing the harness chose (its cells get their benchmark from outside: harness/cell/autotuners.py)."""
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("add_inplace", "autotune", "eager", module="cases.add_inplace", status="error", error_type="E",
+                         error="e")  # fmt: skip
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)" in source
+    assert 'autotune_options={"restore_value": ["x_ptr"]}' in source
+    assert "do_bench" not in source and "wall_clock" not in source
+
+
 def test_graph_breaks_of_different_kernels_are_different_failures():
     def broke(case: str, reason: str):
         return typed(make_record(case, "as_shipped", "train_compile", status="graph_break", reason=reason))

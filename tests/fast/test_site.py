@@ -210,3 +210,17 @@ def test_the_readme_chart_excerpt_is_rows_of_the_committed_chart() -> None:
     excerpt += [line for line in README.read_text().splitlines() if line.startswith("|") and "✅" in line]
     assert len(excerpt) >= 3
     assert [line for line in excerpt if row(line) not in chart] == []
+
+
+REWRITTEN_ELSEWHERE = {"chart", "speed", "tables", "blocks", "goals", "which", "marks", "meta"}  # harness/report/
+
+
+def test_the_docs_say_what_the_code_does_not_how_it_came_to_be() -> None:
+    """The pages, the README and the harness's docstrings and help describe the code as it is: no "(issue N)" of
+    this project's history (a results folder's name, an upstream PyTorch issue aside) and no worker count of one
+    machine ("up to 14 cells")."""
+    files = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), *sorted((REPO / "harness").rglob("*.py"))]
+    files = [file for file in files if not (file.parent.name == "report" and file.stem in REWRITTEN_ELSEWHERE)]
+    history = re.compile(r"(?<![/\w])(?<!PyTorch )issues? \d+|up to \d+ (?:cells|workers|processes)")
+    found = [f"{file.relative_to(REPO)}: {match}" for file in files for match in history.findall(file.read_text())]
+    assert not found

@@ -1,19 +1,23 @@
-"""The chart's speed section and ``which --fastest`` (issue 42 items 3 and 5): styles ranked per path, the slower
-ones flagged beyond the dispersion, each cell's speedup against its own eager and ratio to the control, GB/s
-against the GPU's copy bandwidth, the bandwidth-bound and the launch-bound regimes kept apart (the launch-bound
-with its host time), and why nothing was timed on a CPU run."""
+"""How fast each style is, as the chart says it and draws it: styles ranked per path with the slow ones flagged
+beyond the dispersion, the bandwidth-bound and the launch-bound regimes kept apart, the answer's per-case table
+(the fastest style compiled, by how much, GPU or host time), the findings (compiled slower than eager, host time
+apart, the control), ``which --fastest``, and the pictures: drawn from the same numbers as the tables (read back
+from the figures), and changed by a planted change in the results."""
 
 import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.records.results import Results
-from harness.report import speed
-from harness.report.chart import render
+from harness.report import answer, findings, pictures, speed
+from harness.report.chart import chart_of, render, write_chart
 from harness.spec import Timing, TimingState
 from tests.conftest import harness_main, make_record, typed
+from tests.fast.test_records_report import rows, section
 
-# the probe of issue 42: RMSNorm-like numbers, custom_op slow under compile, triton_op near the control
+# RMSNorm-like numbers: custom_op slow under compile, triton_op near the control
 MEDIANS = {
     ("add", "raw_jit", "eager"): 57.0,
     ("add", "triton_op", "eager"): 118.0,
@@ -24,17 +28,19 @@ MEDIANS = {
     ("add", "raw_jit", "compile"): 40.0,
     ("add", "control", "compile"): 30.0,
 }
+HOST = {"raw_jit": 40.0, "triton_op": 50.0, "custom_op": 150.0, "control": 20.0}
 
 
-def timing(median: float, dispersion: float = 0.02, bytes_moved: int | None = None) -> Timing:
+def timing(median: float, dispersion: float = 0.02, bytes_moved: int | None = None, host: float = 5.0) -> Timing:
     return Timing(
-        TimingState.TIMED, median_us=median, dispersion=dispersion, samples=30, host_us=5.0, bytes_moved=bytes_moved
-    )
+        TimingState.TIMED, median_us=median, iqr_us=median * dispersion, dispersion=dispersion, samples=30,
+        host_us=host, bytes_moved=bytes_moved,
+    )  # fmt: skip
 
 
 def records(extra: list[dict] | None = None) -> list[dict]:
     cells = [
-        make_record(*cell, status="pass", timing=timing(median, bytes_moved=3 * 4096 * 4))
+        make_record(*cell, status="pass", timing=timing(median, bytes_moved=3 * 4096 * 4, host=HOST[cell[1]]))
         for cell, median in MEDIANS.items()
     ]
     return cells + (extra or [])
@@ -42,6 +48,21 @@ def records(extra: list[dict] | None = None) -> list[dict]:
 
 def results(cells: list[dict], **env) -> Results:
     return typed({"schema": 3, "environment": {"device": "NVIDIA H200", **env}, "cells": cells})
+
+
+def with_bandwidth(at_size: dict[str, float] | None = None) -> list[dict]:
+    """``records()`` where each add cell was also timed at a bandwidth size of 16M floats, in an order of its own:
+    custom_op the fastest there, the launcher (raw_jit) the slowest."""
+    at_size = at_size or {"custom_op": 70.0, "triton_op": 72.0, "raw_jit": 90.0, "control": 71.0}
+    cells = []
+    for (case, style, path), launch in MEDIANS.items():
+        bandwidth = Timing(
+            TimingState.TIMED, median_us=at_size[style], iqr_us=at_size[style] * 0.01, dispersion=0.01, samples=30,
+            host_us=6.0, bytes_moved=3 * 4 * (1 << 24), size=1 << 24,
+        )  # fmt: skip
+        timed = dataclasses.replace(timing(launch, bytes_moved=3 * 4096 * 4, host=HOST[style]), bandwidth=bandwidth)
+        cells.append(make_record(case, style, path, status="pass", timing=timed))
+    return cells
 
 
 def test_styles_are_ranked_per_path_and_the_slow_ones_flagged():
@@ -53,10 +74,8 @@ def test_styles_are_ranked_per_path_and_the_slow_ones_flagged():
         ("raw_jit", round(40 / 30, 3), 1, round(40 / 30, 3)),
         ("custom_op", 4.3, 1, 4.3),
     ]
-    assert [r.style for r in speed.ranking(timings, "compile", styles={"triton_op", "custom_op"})] == [
-        "triton_op",
-        "custom_op",
-    ]
+    among = speed.ranking(timings, "compile", styles=["triton_op", "custom_op"], among=True)
+    assert [(r.style, round(r.relative, 3)) for r in among] == [("triton_op", 1.0), ("custom_op", round(129 / 39.5, 3))]
 
 
 def test_a_difference_inside_the_dispersion_is_not_flagged():
@@ -64,32 +83,24 @@ def test_a_difference_inside_the_dispersion_is_not_flagged():
     timings[("add", "raw_jit", "compile")] = timing(40.0, dispersion=0.2)
     timings[("add", "triton_op", "compile")] = timing(39.5, dispersion=0.2)
     timings.pop(("add", "control", "compile"))
-    row = speed.cell_row(("add", "raw_jit", "compile"), timings, None)
-    assert row[-1] == ""  # 1.3% slower than triton_op, inside 20% + 20%
+    ranks = {r.style: r for r in speed.ranking(timings, "compile")}
+    assert ranks["raw_jit"].slower == 0 and ranks["custom_op"].slower == 1  # 1.3% inside 20% + 20%; 3.3× is not
 
 
-def test_a_cells_row_has_its_speedup_against_eager_its_ratio_to_the_control_and_gbps():
-    timings = speed.timed(results(records()).cells)
-    row = speed.cell_row(("add", "triton_op", "compile"), timings, copy_gbps=3000.0)
-    gbps = 3 * 4096 * 4 / 39.5e-6 / 1e9
-    assert row == [
-        "add-triton_op-compile",
-        "39.5 µs ±2.0%",
-        "5",
-        f"{118 / 39.5:.2f}×",
-        f"{39.5 / 30:.2f}×",
-        f"{gbps:.1f} ({100 * gbps / 3000:.0f}%)",
-        speed.SLOW,
-    ]
-
-
-def test_the_chart_has_the_speed_section():
-    chart = render(results(records(), copy_gbps=3000.0))
-    text = chart[chart.index("## Speed") :]
-    assert "GPU copy bandwidth (read + write), measured in this run: 3000 GB/s." in text
-    compile_table = text[text.index("### compile") : text.index("### compile") + 600]
-    assert compile_table.index("`control`") < compile_table.index("`triton_op`") < compile_table.index("`custom_op`")
-    assert "| add-custom_op-compile" in text and "8 cells timed" in text
+def test_the_speed_section_tables_each_regime_apart():
+    chart = render(results(with_bandwidth(), copy_gbps=3000.0))
+    text = section(chart, "Speed")
+    assert "The GPU's copy bandwidth (read + write), measured in this run: 3000 GB/s." in text
+    bandwidth = text[text.index("Bandwidth-bound: each case's bandwidth size") : text.index("Launch-bound:")]
+    launch = text[text.index("Launch-bound: each case's first size") :]
+    gpu = {row[0]: row[1:] for row in rows(bandwidth.split("Host µs")[0])}
+    assert gpu["`custom_op`"] == ["1.00×", "1.00×"] and gpu["`raw_jit`"][1] == f"{90 / 70:.2f}× 🐢1"
+    gpu = {row[0]: row[1:] for row in rows(launch.split("Host µs")[0])}
+    assert gpu["`control`"] == ["1.00×", "1.00×"] and gpu["`custom_op`"][1] == f"{129 / 30:.2f}× 🐢1"
+    host = {row[0]: row[1:] for row in rows(launch.split("Host µs")[1])}
+    assert host["`custom_op`"] == ["150", "150"] and host["`raw_jit`"] == ["40", "40"]
+    assert "GPU time, launch-bound: CUDA events around one call" in text  # these records name no method
+    assert "[launch-bound](pictures/speed-add-launch.png)" in text
 
 
 def test_a_cpu_run_says_why_nothing_was_timed_and_an_older_file_has_no_section():
@@ -99,64 +110,177 @@ def test_a_cpu_run_says_why_nothing_was_timed_and_an_older_file_has_no_section()
     assert "## Speed" not in render(results([make_record("add", "control", "eager", status="pass")]))
 
 
-def test_which_fastest_ranks_the_styles_that_meet_the_goals(tmp_path: Path):
-    file = tmp_path / "results.json"
-    goals = {"compile it": ["compile"]}
-    env = {"device": "NVIDIA H200", "goals": goals, "axes": {"cases": ["add"], "paths": ["eager", "compile"]}}
-    file.write_text(json.dumps({"schema": 3, "environment": env, "cells": records()}))
-    done = harness_main("which", "--results", str(file), "--goals", "compile it", "--fastest")
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    head = "fastest on compile (launch-bound; × the fastest style of each case, geometric mean):"
-    ranked = lines[lines.index(head) + 1 :]
-    assert [line.split()[1] for line in ranked] == ["control", "triton_op", "raw_jit", "custom_op"]
-    assert ranked[3] == (
-        "  4. custom_op 4.30× (1 cases, slower than the fastest beyond the dispersion on 1; 4.30× control; host 5 µs "
-        "per call)"
+def test_the_answer_names_the_fastest_style_compiled_per_case_and_whether_gpu_or_host_time_sets_them_apart():
+    chart = render(results(with_bandwidth()))
+    table = rows(section(chart, "The answer").split("### Fastest on `compile`, per case")[1])
+    header, add = table[0], dict(zip(table[0], table[1], strict=True))
+    assert header[0] == "case" and add["case"] == "`add`"
+    assert add["fastest: GPU µs at the bandwidth size"] == "70 `custom_op`"
+    assert add["runner-up"] == "+3% `triton_op`" and add["slowest"] == "+29% `raw_jit`"
+    assert add["pure PyTorch compiled"] == f"71 ({71 / 70:.2f}×)"
+    assert add["host µs per call (own size): least - most"] == "40 `raw_jit` - 150 `custom_op`"
+    assert add["the styles differ in"] == f"**host time** (GPU {90 / 70:.2f}×, host {150 / 40:.2f}×)"
+    # the same GPU times, the host times alike: the styles differ in GPU time
+    same_host = [dataclasses.replace(p, host_us=5.0) for p in speed.points(results(with_bandwidth()).cells, "launch")]
+    bandwidth = speed.points(results(with_bandwidth()).cells, "bandwidth")
+    row = rows("\n".join(answer.case_table(same_host, bandwidth)))[1]
+    assert row[-1] == f"**GPU time** (GPU {90 / 70:.2f}×, host 1.00×)"
+
+
+def test_the_findings_name_a_compiled_path_slower_than_eager_the_host_time_apart_and_the_control():
+    chart = render(results(records()))
+    found = section(chart, "Findings")
+    # custom_op: 129 µs compiled against 120 µs eager, past 2% + 2%; the others are faster compiled
+    assert (
+        "`compile` (launch-bound): 2 of 4 cells slower (1.07-1.50× `eager`'s GPU time): `custom_op`, `control`" in found
     )
-    assert not any("bandwidth-bound" in line for line in lines)  # no case has a bandwidth size here
+    assert "`compile` (launch-bound): 1 of 4 cells faster (0.33× `eager`'s GPU time): `triton_op`" in found
+    assert "`compile`: `custom_op` 150 µs against `raw_jit`'s 40 µs (3.7×)" in found
+    assert "**Compiled PyTorch matches or beats every kernel style** on `compile`" in found
+    inside = records()
+    for cell in inside:  # the same numbers inside a wide dispersion: no longer a finding
+        cell["timing"]["dispersion"] = 0.5
+    assert "slower (" not in section(render(results(inside)), "Findings")
 
 
-def with_bandwidth() -> list[dict]:
-    """``records()`` where each add cell was also timed at a bandwidth size of 16M floats, in an order of its own:
-    custom_op the fastest there, the launcher (raw_jit) the slowest."""
-    at_size = {"custom_op": 70.0, "triton_op": 72.0, "raw_jit": 90.0, "control": 71.0}
-    cells = []
-    for (case, style, path), launch in MEDIANS.items():
-        bandwidth = Timing(
-            TimingState.TIMED, median_us=at_size[style], dispersion=0.01, samples=30, host_us=6.0,
-            bytes_moved=3 * 4 * (1 << 24), size=1 << 24,
-        )  # fmt: skip
-        timed = dataclasses.replace(timing(launch, bytes_moved=3 * 4096 * 4), bandwidth=bandwidth)
-        cells.append(make_record(case, style, path, status="pass", timing=timed))
-    return cells
+def test_a_path_that_adds_gpu_work_says_what_it_adds():
+    def kernels(path: str, names: tuple[str, ...], median: float) -> findings.Point:
+        return speed.Point(
+            "add", "raw_jit", path, "launch", median, 0.0, 0.01, 30.0, len(names), names, None, "kernels"
+        )
+
+    eager = kernels("eager", ("add_kernel",), 1.0)
+    graphs = kernels("cudagraphs", ("multi_tensor_apply_kernel", "add_kernel"), 2.3)
+    lines = findings.speed_findings([eager, graphs], [])
+    assert any("`cudagraphs` (launch-bound): 1 of 1 cells slower (2.30× `eager`'s GPU time); its call adds "
+               "`multi_tensor_apply_kernel`: `raw_jit`" in line for line in lines)  # fmt: skip
 
 
-def test_the_chart_keeps_the_bandwidth_bound_and_the_launch_bound_regimes_apart():
-    chart = render(results(with_bandwidth(), copy_gbps=3000.0))
-    text = chart[chart.index("## Speed") :]
-    bandwidth = text[text.index("### Bandwidth-bound: each case's bandwidth size") : text.index("### Launch-bound")]
-    launch = text[text.index("### Launch-bound: each case's first size") :]
-    ranked = bandwidth[bandwidth.index("#### compile (bandwidth-bound)") :]
-    assert ranked.index("`custom_op`") < ranked.index("`control`") < ranked.index("`raw_jit`")
-    assert "| add-custom_op-compile | 16777216 | 70.0 µs ±1.0% |" in bandwidth
-    gbps = 3 * 4 * (1 << 24) / 70e-6 / 1e9
-    assert f"{gbps:.1f} ({100 * gbps / 3000:.0f}%)" in bandwidth  # GB/s where the call is bandwidth-bound
-    assert "the launch covered" in launch and "host µs" in launch.splitlines()[4 + 2]  # beside each
-    ranked = launch[launch.index("#### compile (launch-bound)") :]
-    assert ranked.index("`control`") < ranked.index("`triton_op`") < ranked.index("`custom_op`")
-    assert "GB/s" not in launch and "8 cells timed (launch-bound)" in launch
-
-
-def test_which_fastest_ranks_each_regime_apart(tmp_path: Path):
+def test_which_fastest_ranks_each_regime_apart_and_says_gpu_or_host(tmp_path: Path):
     file = tmp_path / "results.json"
     env = {"device": "NVIDIA H200", "goals": {"compile it": ["compile"]}, "axes": {"cases": ["add"]}}
     file.write_text(json.dumps({"schema": 3, "environment": env, "cells": with_bandwidth()}))
     done = harness_main("which", "--results", str(file), "--goals", "compile it", "--fastest")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    at = lines.index("fastest on compile (bandwidth-bound; × the fastest style of each case, geometric mean):")
+    head = "fastest on compile ({}-bound; GPU time × the fastest of these styles on each case, geometric mean; host µs"
+    at = next(n for n, line in enumerate(lines) if line.startswith(head.format("bandwidth")))
     assert [line.split()[1] for line in lines[at + 1 : at + 5]] == ["custom_op", "control", "triton_op", "raw_jit"]
-    assert "host" not in lines[at + 1]  # the host time is shown with the launch-bound regime
-    at = lines.index("fastest on compile (launch-bound; × the fastest style of each case, geometric mean):")
+    at = next(n for n, line in enumerate(lines) if line.startswith(head.format("launch")))
     assert [line.split()[1] for line in lines[at + 1 : at + 5]] == ["control", "triton_op", "raw_jit", "custom_op"]
+    assert lines[at + 4] == (
+        f"  4. custom_op {129 / 30:.2f}× (1 cases, slower than the fastest beyond the dispersion on 1; "
+        f"{129 / 30:.2f}× control; host 150 µs per call)"
+    )
+    assert (
+        lines[at + 5]
+        == f"  they differ most in host time: GPU time {129 / 30:.2f}× apart, host time per call 7.50× apart"
+    )
+
+
+def _plotted(fig) -> dict[str, dict[str, float]]:
+    """What a speed figure plots, read back from its artists: panel title -> "gpu:STYLE" / "host:STYLE" /
+    "control" / "copy-limit" -> µs."""
+    out = {}
+    fig.canvas.draw()  # tick labels are set when drawn; the panels share the first column's
+    labels = [tick.get_text() for tick in fig.axes[0].get_yticklabels()]
+    for ax in fig.axes:
+        if not ax.get_title():
+            continue
+        found = {}
+        for line in ax.get_lines():
+            gid = line.get_gid() or ""
+            kind = gid.split(":")[0]
+            if kind in ("gpu", "host"):
+                for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True):
+                    found[f"{kind}:{labels[int(y)]}"] = float(x)
+            elif gid in ("control", "copy-limit"):
+                found[gid] = float(line.get_xdata()[0])
+        out[ax.get_title()] = found
+    return out
+
+
+@pytest.fixture
+def drawn():
+    pytest.importorskip("matplotlib")
+    made = []
+
+    def draw(cells: list[dict], **env):
+        chart = chart_of(results(cells, **env))
+        figures = pictures.figures(chart, chart.points, chart.compiled_path)
+        made.extend(figure() for figure in figures.values())
+        return figures, made[-len(figures) :]
+
+    yield draw
+    import matplotlib.pyplot as plt
+
+    for fig in made:
+        plt.close(fig)
+
+
+def test_the_speed_pictures_plot_the_numbers_the_tables_show(drawn):
+    figures, figs = drawn(with_bandwidth(), copy_gbps=3000.0)
+    names = list(figures)
+    assert names == ["pictures/status.png", "pictures/speed-add-bandwidth.png", "pictures/speed-add-launch.png",
+                     "pictures/compile.png"]  # fmt: skip
+    launch = _plotted(figs[2])
+    assert launch["compile"] == {
+        "gpu:raw_jit": 40.0, "gpu:triton_op": 39.5, "gpu:custom_op": 129.0, "gpu:control": 30.0,
+        "host:raw_jit": 40.0, "host:triton_op": 50.0, "host:custom_op": 150.0, "host:control": 20.0, "control": 30.0,
+    }  # fmt: skip
+    bandwidth = _plotted(figs[1])["eager"]
+    assert bandwidth["gpu:custom_op"] == 70.0 and bandwidth["control"] == 71.0
+    assert bandwidth["copy-limit"] == pytest.approx(3 * 4 * (1 << 24) / 3000e3)  # bytes / copy bandwidth, in µs
+    compiled = _plotted(figs[3])
+    assert compiled["add (bandwidth)"]["gpu:custom_op"] == 70.0 and compiled["add (launch)"]["gpu:custom_op"] == 129.0
+    # the chart's per-case table shows the very numbers plotted
+    chart = render(results(with_bandwidth(), copy_gbps=3000.0))
+    row = rows(section(chart, "The answer").split("### Fastest on `compile`, per case")[1])[1]
+    assert row[1] == f"{compiled['add (bandwidth)']['gpu:custom_op']:.3g} `custom_op`"
+
+
+def test_a_planted_change_in_the_results_changes_the_pictures(drawn, tmp_path: Path):
+    before, after = tmp_path / "before" / "matrix.md", tmp_path / "after" / "matrix.md"
+    write_chart(results(with_bandwidth()), before)
+    planted = with_bandwidth({"custom_op": 77.0, "triton_op": 72.0, "raw_jit": 90.0, "control": 71.0})
+    write_chart(results(planted), after)
+    same = {p.name for p in (before.parent / "pictures").iterdir()
+            if (after.parent / "pictures" / p.name).read_bytes() == p.read_bytes()}  # fmt: skip
+    assert same == {"status.png", "speed-add-launch.png"}  # only the bandwidth-bound pictures changed
+    write_chart(results(with_bandwidth()), after)
+    assert (after.parent / "pictures" / "compile.png").read_bytes() == (
+        before.parent / "pictures" / "compile.png"
+    ).read_bytes()
+    _, figs = drawn(planted)
+    assert _plotted(figs[1])["eager"]["gpu:custom_op"] == 77.0
+
+
+def test_the_status_grid_colours_each_style_and_path_as_the_summary_marks_it(drawn):
+    from matplotlib.colors import to_rgb
+
+    cells = [
+        make_record("add", "raw_jit", "eager", status="pass"),
+        make_record("sin", "raw_jit", "eager", status="pass"),
+        make_record("add", "raw_jit", "compile", status="wrong", error_type="Mismatch", error="out", stage="compare"),
+        make_record("sin", "raw_jit", "compile", status="pass"),
+        make_record("add", "triton_op", "eager", status="error", error_type="E", error="boom", stage="run"),
+        make_record("sin", "triton_op", "eager", status="error", error_type="E", error="boom", stage="run"),
+        make_record("add", "triton_op", "compile", status="graph_break", reason="x"),
+        make_record("sin", "triton_op", "compile", status="pass"),
+    ]
+    chart = chart_of(results(cells))
+    grid = pictures.grid(chart)
+    assert {key: (cell.kind, cell.text) for key, cell in grid.items()} == {
+        ("raw_jit", "eager"): ("pass", ""),
+        ("raw_jit", "compile"): ("wrong", "1/2"),
+        ("triton_op", "eager"): ("fail", "0/2"),
+        ("triton_op", "compile"): ("graph_break", "1/2"),
+    }
+    _, figs = drawn(cells)
+    image = next(artist for artist in figs[0].axes[0].get_images() if artist.get_gid() == "status")
+    colours = image.get_array()
+    styles = [t.get_text() for t in figs[0].axes[0].get_yticklabels()]
+    paths = [t.get_text() for t in figs[0].axes[0].get_xticklabels()]
+    for (style, path), cell in grid.items():
+        shown = tuple(float(c) for c in colours[styles.index(style)][paths.index(path)][:3])
+        assert shown == pytest.approx(to_rgb(pictures.KINDS[cell.kind][0]))

@@ -13,8 +13,8 @@ import pytest
 from harness.cli import rerun
 from harness.execution.machine import versions
 from harness.records.record import Record
-from harness.report.speedgate import EXCUSED
-from harness.spec import Measurements, Timing, TimingState
+from harness.report.speedgate import EXCUSED, LAUNCH_TIME, Limits, Slowdown
+from harness.spec import Measurements, Timing, TimingMethod, TimingState
 from tests.conftest import make_record
 from tests.fast.test_gate import results_file, run_gate
 
@@ -24,10 +24,12 @@ CELLS = [("add", "triton_op", "eager"), ("add", "custom_op", "compile"), ("sin",
 LAUNCH_US = 4.1  # every cell's launch-bound time, unless a test gives its own
 
 
-def timed(median: float, dispersion: float, bandwidth: Timing | None = None) -> Timing:
+def timed(
+    median: float, dispersion: float, bandwidth: Timing | None = None, method: TimingMethod = TimingMethod.EVENTS
+) -> Timing:
     return Timing(
         TimingState.TIMED, median_us=median, iqr_us=median * dispersion, dispersion=dispersion, samples=30,
-        bandwidth=bandwidth,
+        bandwidth=bandwidth, method=method,
     )  # fmt: skip
 
 
@@ -37,15 +39,17 @@ def run(
     dispersion: float = 0.01,
     env: dict | None = None,
     launch: dict[str, float] | None = None,
+    method: TimingMethod = TimingMethod.EVENTS,
     **measured,
 ) -> Path:
     """A results file of ``CELLS``, all passing, each with its bandwidth-bound median (µs; None: not timed at a
-    bandwidth size), its launch-bound one (``launch``, default ``LAUNCH_US``) and ``measured`` measurements."""
+    bandwidth size), its launch-bound one (``launch``, default ``LAUNCH_US``, measured by ``method``) and
+    ``measured`` measurements."""
     cells = []
     for cell in CELLS:
         name = "-".join(cell)
         bandwidth = timed(medians[name], dispersion) if medians.get(name) is not None else None
-        timing = timed((launch or {}).get(name, LAUNCH_US), 0.01, bandwidth)
+        timing = timed((launch or {}).get(name, LAUNCH_US), 0.01, bandwidth, method)
         cells.append(make_record(*cell, status="pass", timing=timing, measurements=Measurements(**measured)))
     return results_file(path, cells, **(env or {}))
 
@@ -96,6 +100,32 @@ def test_cells_without_a_bandwidth_timing_are_compared_launch_bound_only(tmp_pat
     code, text = gate(tmp_path, baseline, current)
     assert code == 0 and "0 cells timed there in both runs" in text and "3 measurements slower, not gated" in text
     assert gate(tmp_path, baseline, current, "--max-launch-slowdown", "0.05")[0] == 1
+
+
+def test_launch_bound_times_measured_by_different_methods_are_not_compared(tmp_path: Path):
+    """A baseline timed by CUDA events (3.5 µs: their floor included), a run timed by the kernels' durations: neither
+    a slowdown nor a speed-up, whatever the limits; the gate says how many cells it left out."""
+    baseline = run(tmp_path / "old.json", BASE, launch=dict.fromkeys(BASE, 3.5))
+    kernels = {name: 10.0 for name in BASE}
+    current = run(tmp_path / "new.json", BASE, launch=kernels, method=TimingMethod.KERNELS)
+    code, text = gate(tmp_path, baseline, current, "--max-launch-slowdown", "0.05", "--rerun", "0")
+    assert code == 0 and "# Upgrade gate: PASS" in text and "Slower" not in text
+    assert "- Time measured by different methods in the two runs (3 cells: CUDA events around a call, or " in text
+    same = run(tmp_path / "same.json", BASE, launch=dict.fromkeys(BASE, 3.5), method=TimingMethod.KERNELS)
+    code, text = gate(tmp_path, same, current, "--max-launch-slowdown", "0.05", "--rerun", "0")  # one method: gated
+    assert code == 1 and "3 slower" in text and "different methods" not in text
+
+
+def test_a_launch_bound_time_timed_again_by_another_method_is_not_excused():
+    before = Record.from_dict(make_record("add", "triton_op", "eager", status="pass", timing=timed(
+        3.5, 0.01, method=TimingMethod.KERNELS)))  # fmt: skip
+    again = Record.from_dict(make_record("add", "triton_op", "eager", status="pass", timing=timed(3.5, 0.01)))
+    slow = Slowdown("add-triton_op-eager", LAUNCH_TIME, "3.5 µs", "10.0 µs", 1.86)
+    limits = Limits(launch=0.05)
+    assert rerun._measured_again(slow, before, before, again, limits) == slow
+    kernels_again = Record.from_dict(make_record("add", "triton_op", "eager", status="pass", timing=timed(
+        3.5, 0.01, method=TimingMethod.KERNELS)))  # fmt: skip
+    assert rerun._measured_again(slow, before, before, kernels_again, limits).excused
 
 
 def test_same_commit_noise_within_the_dispersion_passes(tmp_path: Path):

@@ -25,7 +25,7 @@ from harness.plugin import timing as phase
 from harness.plugin.processes import CellProcesses
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
-from harness.spec import CellSpec, Outcome, Timing, TimingState
+from harness.spec import CellSpec, Outcome, Timing, TimingMethod, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import REPO, cell_spec, harness_main
 from tests.fakes import FakeCells, FakeTimer, fake_config, without_cost
@@ -112,10 +112,10 @@ def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fak
     timings, gbps = cell_timing.time_kept([*kept, "sin-control-dynamic"], "cuda")
     samples = cell_timing.SAMPLES
     assert without_cost(timings["sin-control-eager"]) == Timing(
-        TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=samples, host_us=2.0,
-        bytes_moved=24008, cover_us=54.0,
+        TimingState.TIMED, median_us=1.25, iqr_us=1.0, dispersion=0.8, samples=samples, host_us=2.0,
+        bytes_moved=24008, method=TimingMethod.KERNELS, kernels=1, kernel_names=("add_k",),
     )  # fmt: skip
-    assert fake_timer.covers == pytest.approx([54e-6] * len(fake_timer.covers))  # 2 x host + 50 µs
+    assert fake_timer.covers == [] and fake_timer.profiled == len(paths) * samples  # by its kernels, not by events
     assert timings["sin-control-dynamic"].reason == "its artifact was not in the cell process at the timing phase"
     assert gbps == 3000.0 and fake_timer.calls == len(paths) * samples and cell_timing.KEPT == {}
 
@@ -258,6 +258,25 @@ def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Pa
     assert timings["a-b-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
     assert timings["c-d-eager"].timed and gbps == 2900.0 and process.asked == ["warm", "time"]
     assert (tmp_path / "arrived" / "w0").exists()
+
+
+def test_the_warm_up_s_peak_of_gpu_memory_is_kept_in_the_workers_phase_clock(tmp_path: Path):
+    """Each worker holds its kept artifacts and the inputs at the bandwidth size its warm-up makes while other workers
+    still run cells: the largest peak its cell processes report is the clock's ``warm_gpu_peak_mb``."""
+
+    class Peaked(TimedFake):
+        def __init__(self, pid: int, peak: float) -> None:
+            super().__init__(Phase(), pid)
+            self.peak = peak
+
+        def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+            answer = super().ask(request, timeout)
+            return {"gpu_peak_mb": self.peak} if request[0] == "warm" else answer
+
+    clock: dict[str, float] = {}
+    timing_phase({"a-b-eager": 7, "c-d-eager": 8}, Peaked(8, 512.5), FileCoordination(tmp_path, 1), "w0",
+                 (Peaked(7, 900.0),), clock)  # fmt: skip
+    assert clock["warm_gpu_peak_mb"] == 900.0 and clock["warm"] <= clock["arrived"] <= clock["done"]
 
 
 def test_a_process_set_aside_for_a_re_run_times_what_it_kept(tmp_path: Path):

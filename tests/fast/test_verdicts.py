@@ -174,37 +174,62 @@ def test_no_autotune_result_is_carried_from_one_cell_to_the_next(
     assert triton.knobs.autotuning.cache is False
 
 
-def test_cells_share_compiled_graphs_under_the_runs_one_tag(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, untagged: None
-):
-    """``compile`` and ``fullgraph`` of one style trace one graph: the second cell loads the first's code from the
-    FX graph cache (under the run's one tag, never a user's untagged code), and its backend still sees the graph."""
+def test_no_cell_is_served_another_cells_graph(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, untagged: None):
+    """``compile`` and ``fullgraph`` of one style trace one graph: each cell, run by the runner, compiles it through
+    its own backend (a miss in the FX graph cache), so no verdict rests on code another cell's program generated;
+    the same cell again hits its own. A user's untagged process is not served the harness's code."""
     from torch._dynamo.utils import counters
 
-    from harness.cell.runner import FRESH_AUTOTUNE_TAG, fresh_autotune
+    from harness.case import load_case
+    from harness.cell.runner import FRESH_AUTOTUNE_TAG, run_cell
+    from tests.conftest import cell_spec
 
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
-    hits, seen = [], []
-
-    def backend(gm, example_inputs):
-        from torch._inductor.compile_fx import compile_fx
-
-        seen.append(len(gm.graph.nodes))
-        return compile_fx(gm, example_inputs)
-
-    for _ in ("add-raw_jit-compile", "add-raw_jit-fullgraph"):
-        fresh_autotune()
-        torch._dynamo.reset()
-        counters.clear()
-        torch.compile(lambda x: torch.relu(x * 2) + 1, backend=backend)(torch.ones(10))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    case = load_case("cases.sin", "sin")
+    hits, tags = [], []
+    for path in ("compile", "fullgraph", "compile"):
+        outcome = run_cell(case, cell_spec("sin", "control", path), tmp_path, {}, "cpu")
+        assert outcome.status == "pass" and outcome.capture.compiled, outcome.error
         hits.append(counters["inductor"]["fxgraph_cache_hit"])
-    assert hits == [0, 1] and len(seen) == 2
-    assert torch.compiler.config.cache_key_tag == FRESH_AUTOTUNE_TAG
+        tags.append(torch.compiler.config.cache_key_tag)
+    assert hits == [0, 0, 1]
+    assert tags[0] == tags[2] != tags[1] and tags[0].startswith(f"{FRESH_AUTOTUNE_TAG}:sin-control-compile:")
     torch._dynamo.reset()
     counters.clear()
-    with torch.compiler.config.patch(cache_key_tag=""):  # a user's process: not served the harness's code
-        torch.compile(lambda x: torch.relu(x * 2) + 1)(torch.ones(10))
+    with torch.compiler.config.patch(cache_key_tag=""):
+        torch.compile(lambda x: torch.sin(x))(torch.ones(3001))
     assert counters["inductor"]["fxgraph_cache_hit"] == 0
+
+
+INPLACE = """
+import triton
+from harness.case import Case
+from cases.add_inplace import CASE as ADD, add_inplace_kernel
+
+CASE = Case(**{**{name: getattr(ADD, name) for name in ADD.__dataclass_fields__}, "autotune_options": OPTIONS})
+"""
+
+
+def test_cells_whose_kernels_differ_only_in_the_autotuners_hooks_compile_under_different_tags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Inductor writes an autotuner's ``restore_value`` / ``reset_to_zero`` into the code it generates, and the FX
+    graph cache does not key on them: two cells of one id whose kernels differ only there (two case modules, or one
+    edited between runs that keep the cache folder) must not share a tag, or the second would load the first's
+    code. (On CPU Dynamo cannot trace a user's Triton kernel: has_triton() is false, so the tag is what is checked
+    here; bench/gpu/shared_tag.py shows the shared artifact on a GPU.)"""
+    from harness.cell.runner import cache_tag
+    from tests.conftest import cell_spec
+
+    modules = {"inplace_restore": {"restore_value": ["x_ptr"]}, "inplace_reset": {"reset_to_zero": ["x_ptr"]}}
+    for name, options in modules.items():
+        (tmp_path / f"{name}.py").write_text(f"OPTIONS = {options!r}\n{INPLACE}")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    specs = [cell_spec("add_inplace", "autotune", "compile", module=name) for name in modules]
+    assert cache_tag(specs[0]) != cache_tag(specs[1])
+    assert cache_tag(specs[0]) == cache_tag(specs[0])  # the cell's own later compiles hit
+    other_path = cell_spec("add_inplace", "autotune", "fullgraph", module="inplace_restore")
+    assert cache_tag(other_path) != cache_tag(specs[0])
 
 
 def test_goals_show_a_graph_break_as_a_near_miss_and_warn_of_wrong_numbers_elsewhere():

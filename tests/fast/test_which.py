@@ -137,3 +137,28 @@ def test_a_goal_name_with_a_comma_is_bad_input(tmp_path: Path):
     done = harness_main("list", "--matrix", str(matrix))
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert f"{matrix}: goals.'eager, then compile': bad goal name: holds a comma" in done.stderr
+
+
+def test_which_marks_a_style_wrong_elsewhere_orders_by_speed_and_gives_each_near_miss_its_note(tmp_path: Path):
+    from harness.records.schema import to_json
+    from tests.conftest import make_record
+    from tests.fast.test_speed_chart import timing
+
+    data = matrix_results()
+    wrong = {"status": "wrong", "error_type": "Mismatch", "error": "output: not close", "stage": "compare"}
+    data["cells"].append(make_record("add", "raw_jit", "eager", **wrong))
+    for cell in data["cells"]:  # raw_jit twice autotune's GPU time on fullgraph
+        if cell["path"] == "fullgraph":
+            cell["timing"] = to_json(timing(20.0 if cell["style"] == "raw_jit" else 10.0))
+    file = write(tmp_path, data)
+    done = harness_main("which", "--results", str(file), "--goals", "fullgraph")
+    lines = done.stdout.splitlines()
+    use = next(line for line in lines if line.startswith("use: "))
+    assert use.startswith("use: autotune 1.00×, triton_op 1.00×, raw_jit 2.00× ⚠️ (passed")
+    assert "  order: fastest first: GPU time on fullgraph, launch-bound" in "\n".join(lines)
+    assert "  ⚠️ raw_jit gives silently wrong numbers elsewhere: add on eager" in lines
+    done = harness_main("which", "--results", str(file), "--goals", "deploy")
+    near = done.stdout.splitlines()
+    at = near.index("  autotune misses deploy: sin ❌")
+    assert near[at + 1].startswith("    note: error at run: RuntimeError: boom")
+

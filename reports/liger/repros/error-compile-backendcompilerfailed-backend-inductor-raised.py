@@ -1,13 +1,13 @@
-"""liger_rope-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
+"""liger_swiglu-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: BackendCompilerFailed: backend='inductor' raised:
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 8 more cell(s): liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_swiglu-as_shipped-subclass_compile, liger_geglu-as_shipped-train_compile, liger_geglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 8 more cell(s): liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_geglu-as_shipped-train_compile, liger_geglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): c901f9787a31456748740010f458e6bf49d6c185c8261948114c72fe0b6cff18
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 2e07325748c5463bfec7c8e423e20b056b7fc63e7de210874d3d79c7cfb3a3e8
 """
 
 from __future__ import annotations
@@ -289,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -931,17 +947,16 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.liger_rope (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.liger_swiglu (its kernel, launch and PyTorch reference) ----
 
-"""Liger's RoPE on q and k: ``LigerRopeFunction.apply(q, k, cos, sin)`` (what ``liger_rotary_pos_emb`` calls), two
-outputs, against Hugging Face's ``apply_rotary_pos_emb`` (Llama's ``rotate_half``, ``unsqueeze_dim=1``), in float32.
-The cos/sin caches take no gradient (``no_grad``); q has more heads than k (grouped-query attention)."""
+"""Liger's SwiGLU: ``LigerSiLUMulFunction.apply(gate, up)`` (what ``LigerSwiGLUMLP`` calls on the two projections),
+against Hugging Face's ``LlamaMLP`` activation ``silu(gate) * up``, in bfloat16."""
 
 import torch
-from liger_kernel.ops import LigerRopeFunction
+from liger_kernel.ops import LigerSiLUMulFunction
 
 
-Q_HEADS, KV_HEADS, SEQ, HEAD_DIM = 4, 2, 16, 64
+HIDDEN = 256  # the normalized and activated width
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -949,37 +964,23 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin):
-    """transformers' apply_rotary_pos_emb with unsqueeze_dim=1."""
-    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+def silu_mul(gate, up):
+    return torch.nn.functional.silu(gate) * up
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    q = randn(batch, Q_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    k = randn(batch, KV_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM))
-    freqs = torch.outer(torch.arange(SEQ, dtype=torch.float32), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)[None]  # (1, seq, head_dim), as LlamaRotaryEmbedding gives it
-    return q, k, emb.cos().to(device), emb.sin().to(device)
+    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
 
 
 CASE = Case(
-    id="liger_rope",
-    shipped=LigerRopeFunction.apply,
-    reference=apply_rotary_pos_emb,
+    id="liger_swiglu",
+    shipped=LigerSiLUMulFunction.apply,
+    reference=silu_mul,
     make_inputs=make_inputs,
-    arg_names=("q", "k", "cos", "sin"),
-    no_grad=("cos", "sin"),
-    outputs=2,
-    sizes=(2, 1, 5),
-    dynamic_dims=((0,), (0,), (), ()),
+    arg_names=("gate", "up"),
+    sizes=(3, 1, 8),
+    dtype=torch.bfloat16,
 )
 
 
@@ -1119,8 +1120,8 @@ def subclass_compile(cell: Cell) -> None:
 
 
 STYLE, DEVICE = 'as_shipped', 'cuda'
-EXAMPLE = (2, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+EXAMPLE = (3, 0)  # (size, seed) the cell failed on; None: the case's first size, seed 0
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 ATTEMPTS = 1
 PATH = subclass_compile
 
@@ -1141,4 +1142,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: liger_rope-as_shipped-subclass_compile passes here")
+    print("no failure: liger_swiglu-as_shipped-subclass_compile passes here")

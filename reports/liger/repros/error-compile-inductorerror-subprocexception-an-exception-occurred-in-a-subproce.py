@@ -1,13 +1,13 @@
 """liger_rope-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at compile: InductorError: SubprocException: An exception occurred in a subprocess:
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
 The same failure in 7 more cell(s): liger_rms_norm-as_shipped-cpu_compile, liger_rms_norm_gemma-as_shipped-cpu_compile, liger_swiglu-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 0d52ede2f0d7843ca6126542abed6ad00a949ce9377d412ca8a3b8be57f5c41b
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 13102e07af0db64c273fff1a425e95674b09409d4f6ea4f2c03b827961c118ed
 """
 
 from __future__ import annotations
@@ -289,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:

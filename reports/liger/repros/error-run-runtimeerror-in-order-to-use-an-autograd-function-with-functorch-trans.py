@@ -1,13 +1,13 @@
-"""liger_rms_norm_gemma-as_shipped-vmap: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-vmap: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at run: RuntimeError: In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod. For more details, please see https://pytorch.org/docs/main/notes/extending.func.html
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
-The same failure in 7 more cell(s): liger_rms_norm-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_rope-as_shipped-vmap, liger_cross_entropy-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+The same failure in 7 more cell(s): liger_rms_norm_gemma-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_rope-as_shipped-vmap, liger_cross_entropy-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 3a3d42d88db6fb8e79b15c9144949341a6e8ad66775aa6e06fee1baf70eb5782
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 972a82a4a578d0f88e3088748f6bbc873d4c8f6d58253309c3e6f729135aee01
 """
 
 from __future__ import annotations
@@ -289,6 +289,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -579,6 +581,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
@@ -931,11 +947,11 @@ def as_tuple(output: Any) -> tuple[Any, ...]:
     return tuple(output) if isinstance(output, tuple | list) else (output,)
 
 
-# ---- the case: cases.liger_rms_norm_gemma (its kernel, launch and PyTorch reference) ----
+# ---- the case: cases.liger_rms_norm (its kernel, launch and PyTorch reference) ----
 
-"""Liger's RMSNorm as Gemma uses it: ``casting_mode="gemma"`` (everything in float32, cast back at the end),
-``offset=1.0`` (the weight is ``1 + w``) and ``in_place=False`` (Liger's choice where the residual still needs dY),
-against Hugging Face's ``GemmaRMSNorm``, in bfloat16."""
+"""Liger's RMSNorm as Llama uses it: ``LigerRMSNormFunction.apply(x, weight, eps, offset=0.0, casting_mode="llama",
+in_place=True)`` (the backward writes dX into dY), against Hugging Face's ``LlamaRMSNorm`` (the inverse RMS in float32,
+the weight applied in the input's dtype), in bfloat16."""
 
 import torch
 from liger_kernel.ops import LigerRMSNormFunction
@@ -950,25 +966,26 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def gemma_rms_norm(x, weight):
-    """transformers' GemmaRMSNorm.forward."""
-    hidden = x.float()
-    output = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
-    return (output * (1.0 + weight.float())).type_as(x)
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
     x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
-    weight = randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
     return x, weight
 
 
 CASE = Case(
-    id="liger_rms_norm_gemma",
+    id="liger_rms_norm",
     shipped=LigerRMSNormFunction.apply,
-    shipped_args=(EPS, 1.0, "gemma", False),
-    reference=gemma_rms_norm,
+    shipped_args=(EPS, 0.0, "llama", True),
+    reference=llama_rms_norm,
     make_inputs=make_inputs,
     arg_names=("x", "weight"),
     sizes=(3, 1, 8),
@@ -1115,4 +1132,4 @@ if __name__ == "__main__":
     finally:  # a GPU fault left behind surfaces here, as at the end of a cell
         if torch.cuda.is_initialized():
             torch.cuda.synchronize()
-    print("no failure: liger_rms_norm_gemma-as_shipped-vmap passes here")
+    print("no failure: liger_rms_norm-as_shipped-vmap passes here")

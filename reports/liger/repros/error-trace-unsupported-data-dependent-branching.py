@@ -1,13 +1,13 @@
 """liger_cross_entropy-as_shipped-aoti_standalone: a reproducer written by triton-torch-matrix.
 
 The harness recorded: error at trace: Unsupported: Data-dependent branching
-Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
 The same failure in 6 more cell(s): liger_cross_entropy-as_shipped-fullgraph, liger_cross_entropy-as_shipped-export_strict, liger_cross_entropy-as_shipped-aoti_strict, liger_cross_entropy-as_shipped-export_dynamic_strict, liger_cross_entropy-as_shipped-aoti_dynamic, liger_cross_entropy-as_shipped-export_saveload.
 
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): 423790cda4685ef1383ea8757cca06193070acbf7316bfb0ff338012365c4ff3
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): c1b1bdaa2c225c7c58e6d19886627209e3b27f30d5a081f1ffd25907ca06b7d2
 """
 
 from __future__ import annotations
@@ -296,6 +296,8 @@ class Measurements:
     process_start: float | None = field(default=None, metadata=OMIT)  # seconds a fresh cell process took
     replaced_above_rss_mb: float | None = field(default=None, metadata=OMIT)
     program: str | None = field(default=None, metadata=OMIT)  # sha256 of the program text run (its repro holds it)
+    # seconds the cell spent in each of its stages (setup, build, trace, compile, run, compare, end): the cost model
+    stage_seconds: dict[str, float] | None = field(default=None, metadata=OMIT)
 
 
 @dataclass(frozen=True)
@@ -586,6 +588,20 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
+    since: float = field(default_factory=time.perf_counter)  # when the current stage began
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "stage" and "since" in vars(self):  # the stage so far is charged its seconds
+            self.lap()
+        object.__setattr__(self, name, value)
+
+    def lap(self, stage: str | None = None) -> None:
+        """Charge the seconds since the last lap to ``stage`` (the current stage by default)."""
+        now = time.perf_counter()
+        key = stage or self.stage
+        self.clock[key] = self.clock.get(key, 0.0) + now - self.since
+        object.__setattr__(self, "since", now)
 
     @property
     def case_style(self) -> str:
