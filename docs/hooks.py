@@ -12,6 +12,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 ROOT = Path(__file__).resolve().parent.parent
 LINKED = (
     "reports/*.md",
+    "reports/**/pictures/*.png",
     "reports/repros/*.py",
     "reports/liger/*.md",
     "reports/liger/repros/*.py",
