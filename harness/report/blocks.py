@@ -69,7 +69,7 @@ def contradiction_section(
 ) -> list[str]:
     """The contradicted claims, one row per claim (wrapper, path, what the docs say, source), with the styles
     and cases that contradict it."""
-    out = [f"## Contradicts the docs ({len(found)} cells)", ""]
+    out = ["## Contradicts the docs", "", f"{len(found)} cells contradict what the docs claim.", ""]
     if docs.sources:
         out += ["Claims, as declared under `[docs]` in the matrix file, from:", ""]
         out += [

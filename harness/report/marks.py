@@ -58,7 +58,7 @@ LEGEND = [
         CONTRADICTS,
         "contradicts the docs",
         "the measurement contradicts what the docs claim for this style and "
-        "path (see [Contradicts the docs](#contradicts-the-docs))",
+        "path (the section Contradicts the docs lists the claims, where the run has any)",
     ),
     ("[n]", "note", "the error's first sentence, in [Notes](#notes); the full text is in results.json"),
     (MISSING, "not recorded", "the run ended before this cell, or it was not selected"),

@@ -208,7 +208,7 @@ def test_docs_table_names_the_source_of_each_claim():
             docs=docs,
         )
     )
-    top = section(chart, "Contradicts the docs (2 cells)")
+    top = section(chart, "Contradicts the docs")
     assert "- **recipe**: the PyTorch recipe" in top and "- **blog**: the export blog" in top
     assert "<details><summary>2 claims contradicted by 2 cells</summary>" in top
     assert rows(top)[1:] == [  # one row per claim: the wrapper (or style) it is made for, the path

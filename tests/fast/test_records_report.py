@@ -217,7 +217,7 @@ def test_cells_contradicting_the_docs_are_listed_and_marked():
         )
     )
     # the old shape (one unnamed source, expect: style -> path -> bool) is read as one source named "docs"
-    top = section(chart, "Contradicts the docs (2 cells)")
+    top = section(chart, "Contradicts the docs")
     assert "- **docs**: the recipe" in top
     assert rows(top) == [
         ["claim", "documented", "source", "measured"],
