@@ -1,5 +1,6 @@
 """The upgrade gate: a baseline run and a current run compared cell by cell, known failures applied. A cell that
-passed in the baseline and gave wrong numbers on any attempt now fails it, whatever a re-run says; a cell that
+gave no wrong numbers in the baseline (it passed, failed another way, or was not there) and gives wrong numbers on
+any attempt now fails it, whatever a re-run says; a cell that
 only fails sometimes (errors, crashes, timeouts) fails it unless ``--allow-flaky``."""
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from harness.spec import FAILURES, Status
 # Each class, the heading it gets, and whether it fails the gate: always, unless --allow-flaky ("flaky"), only
 # with --strict, or never.
 CLASSES = {
-    "wrong": ("Wrong numbers (was pass, now wrong on some attempt: never excused by a re-run)", "always"),
+    "wrong": ("Wrong numbers (none before, now wrong on some attempt: never excused by a re-run)", "always"),
     "regression": ("Regressions (was pass, now failing)", "always"),
     "missing": ("Missing cells (in the baseline, absent now)", "always"),
     "flaky": ("Flaky (was pass, now errs, crashes or times out on some attempts only)", "flaky"),
@@ -92,15 +93,16 @@ def outcome(record: Record | None) -> str:
 def classify(before: Record | None, after: Record | None) -> str | None:
     """The change class of one cell, by its measured pass rate (a cell re-run within its run has one), or
     None when nothing a user cares about changed. A cell that passed every time and now passes only
-    sometimes is flaky; one that passed at least half the time and now never passes has regressed. One that
-    passed (on some attempt) without wrong numbers and now gives wrong numbers on any attempt is ``wrong``."""
+    sometimes is flaky; one that passed at least half the time and now never passes has regressed. One that gave
+    no wrong numbers before (passed, failed another way, or was not in the baseline) and now gives wrong numbers on
+    any attempt is ``wrong``: new wrong numbers never pass the gate."""
     if after is None:
         return "missing"
+    if wrong_numbers(after) and (before is None or not wrong_numbers(before)):
+        return "wrong"
     if before is None:
         return "new"
     was, now = before.pass_rate, after.pass_rate
-    if was and wrong_numbers(after) and not wrong_numbers(before):
-        return "wrong"
     if now is None:
         return "skipped_now" if was is not None else None
     if was is None:

@@ -13,6 +13,7 @@ from harness.errors import InputError
 from harness.records.results import SCHEMA
 from harness.report import gate as reading
 from harness.report import history
+from harness.report.marks import wrong_numbers
 from harness.spec import STATUSES, Status
 from tests.conftest import harness_main, make_record, typed
 
@@ -100,7 +101,8 @@ def test_a_dropped_cell_is_missing_and_an_added_one_new(run: dict, data: st.Data
     dropped = data.draw(st.sampled_from(run["cells"]))
     smaller = {**run, "cells": [cell for cell in run["cells"] if cell is not dropped]}
     assert [(c.id, c.kind) for c in gate.diff(run, smaller)] == [(dropped["id"], "missing")]
-    assert [(c.id, c.kind) for c in gate.diff(smaller, run)] == [(dropped["id"], "new")]
+    added = "wrong" if wrong_numbers(typed(dropped)) else "new"  # a new cell with wrong numbers fails the gate
+    assert [(c.id, c.kind) for c in gate.diff(smaller, run)] == [(dropped["id"], added)]
 
 
 @given(runs(), runs())
@@ -118,6 +120,9 @@ def test_only_regressions_wrong_flaky_and_missing_cells_fail_unless_strict(befor
     ("was", "now", "kind"),
     [
         ({"status": "pass"}, {"status": "wrong"}, "wrong"),
+        ({"status": "error", "error_type": "A", "stage": "trace"}, {"status": "wrong"}, "wrong"),  # new wrong numbers
+        ({"status": "skip"}, {"status": "wrong"}, "wrong"),
+        ({"status": "wrong"}, {"status": "wrong"}, None),
         ({"status": "pass"}, {"status": "error"}, "regression"),
         ({"status": "error"}, {"status": "pass"}, "fix"),
         ({"status": "pass"}, {"status": "skip"}, "skipped_now"),
@@ -277,7 +282,7 @@ def test_a_cell_wrong_on_one_attempt_fails_the_gate_even_with_allow_flaky(tmp_pa
         assert done.returncode == 1, done.stdout
         text = out.read_text()
         assert "# Upgrade gate: FAIL" in text and "- 1 wrong cell" in text
-        assert "## Wrong numbers (was pass, now wrong on some attempt: never excused by a re-run) — fails" in text
+        assert "## Wrong numbers (none before, now wrong on some attempt: never excused by a re-run) — fails" in text
 
 
 def test_flaky_errors_fail_unless_allowed(tmp_path: Path):
