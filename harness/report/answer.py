@@ -96,14 +96,9 @@ def per_case(points: list[Point], path: str) -> list[CaseSpeed]:
     return out
 
 
-def _beyond(a: Point, b: Point) -> bool:
-    """``a`` slower than ``b`` beyond both dispersions."""
-    return a.gpu_us > b.gpu_us * (1 + a.dispersion + b.dispersion)
-
-
 def _gap(a: Point, b: Point) -> str:
     change = 100 * (a.gpu_us / b.gpu_us - 1)
-    return f"+{change:.0f}%" + ("" if _beyond(a, b) else " (noise)")
+    return f"+{change:.0f}%" + ("" if a.slower(b) is not None else " (noise)")
 
 
 def differs_in(gpu: list[Point], hosts: list[Point]) -> str:
@@ -112,7 +107,7 @@ def differs_in(gpu: list[Point], hosts: list[Point]) -> str:
     if len(gpu) == 1:
         return "one style timed"
     fast, slow = gpu[0], gpu[-1]
-    gpu_apart = slow.gpu_us / fast.gpu_us if _beyond(slow, fast) else 1.0
+    gpu_apart = slow.gpu_us / fast.gpu_us if slow.slower(fast) is not None else 1.0
     timed_hosts = [p for p in hosts if p.host_us]
     host_apart = 1.0
     if len(timed_hosts) > 1:

@@ -171,7 +171,7 @@ def _status_picture(chart: Chart) -> list[str]:
 
 
 def _answer(chart: Chart) -> list[str]:
-    picture = None if chart.undrawn else pictures.compiled_picture(chart.points, chart.compiled_path)
+    picture = None if chart.undrawn else pictures.compiled_picture(chart.compiled_path)
     return answer.section(chart, chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH], picture)
 
 

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from harness.records.record import Record
 from harness.report.marks import GRAPH_BREAK, SYMBOLS, wrap, wrong_numbers
 from harness.report.speed import BANDWIDTH, CONTROL, EAGER, LAUNCH, Point, geomean, us
-from harness.spec import Status, Timing, TimingState
-from harness.timing import slower
+from harness.spec import Status
 
 HOST_APART = 2.0  # a style's host time per call this many times another's (same path, geometric mean) is a finding
 MUCH_FASTER = 1.5  # a compiled call this many times faster than its eager one is a finding
@@ -38,10 +37,6 @@ class Change:
     def added(self) -> list[str]:
         """The GPU work this path's call runs that the eager call does not (by name)."""
         return [name for name in self.point.kernel_names if name not in self.eager.kernel_names]
-
-
-def _timing(p: Point) -> Timing:
-    return Timing(TimingState.TIMED, median_us=p.gpu_us, dispersion=p.dispersion)
 
 
 def eager_of(path: str, paths: set[str]) -> str | None:
@@ -71,12 +66,12 @@ def against_eager(points: Iterable[Point]) -> list[Change]:
 
 def slower_than_eager(changes: list[Change]) -> list[Change]:
     """The changes slower than eager by ``SLOWER_BY`` at least and beyond both timings' dispersions."""
-    return [c for c in changes if slower(_timing(c.point), _timing(c.eager), SLOWER_BY) is not None]
+    return [c for c in changes if c.point.slower(c.eager, SLOWER_BY) is not None]
 
 
 def faster_than_eager(changes: list[Change]) -> list[Change]:
     """The changes at least ``MUCH_FASTER`` times faster than eager, beyond both dispersions."""
-    return [c for c in changes if c.ratio * MUCH_FASTER <= 1 and slower(_timing(c.eager), _timing(c.point))]
+    return [c for c in changes if c.ratio * MUCH_FASTER <= 1 and c.eager.slower(c.point)]
 
 
 def _names(values: Iterable[str]) -> str:
@@ -163,7 +158,7 @@ def control_findings(listed: list[Point]) -> list[str]:
             best = min(kernels, key=lambda p: p.gpu_us)
             if path == EAGER and control.gpu_us >= CONTROL_APART * best.gpu_us:
                 into.append(f"`{case}` {us(control.gpu_us)} µs against `{best.style}`'s {us(best.gpu_us)} µs")
-            if path != EAGER and slower(_timing(control), _timing(best)) is None:
+            if path != EAGER and control.slower(best) is None:
                 into.append(f"`{case}` {us(control.gpu_us)} µs against `{best.style}`'s {us(best.gpu_us)} µs")
     out = []
     if pay:

@@ -233,7 +233,7 @@ def speed_pictures(points: dict[str, list[Point]]) -> dict[str, dict[str, str]]:
     return out
 
 
-def compiled_picture(points: dict[str, list[Point]], path: str | None) -> str | None:
+def compiled_picture(path: str | None) -> str | None:
     return f"{FOLDER}/{safe(path)}.png" if path else None
 
 
@@ -251,7 +251,7 @@ def figures(chart: Chart, points: dict[str, list[Point]], path: str | None) -> d
             panels = {path: [p for p in on if p.path == path] for path in dict.fromkeys(p.path for p in on)}
             title = f"{case}, {regime}-bound ({device}): GPU and host time per call, per path"
             drawn[name] = _drawer(title, panels, styles, wrapper, copy_gbps)
-    name = compiled_picture(points, path)
+    name = compiled_picture(path)
     if name:
         panels = {
             f"{case} ({regime})": [p for p in points[regime] if p.case == case and p.path == path]

@@ -17,7 +17,7 @@ from tabulate import tabulate
 from harness.records.record import Record
 from harness.report.blocks import details
 from harness.report.marks import escape, wrap
-from harness.spec import Status, Timing, TimingMethod
+from harness.spec import Status, Timing, TimingMethod, TimingState
 from harness.timing import slower
 
 CONTROL, EAGER = "control", "eager"
@@ -66,7 +66,7 @@ def geomean(values: list[float]) -> float:
 class Point:
     """One timed cell in one regime, as every table, finding and picture shows it: the GPU's time per call (median,
     and the interquartile range around it), the host's time per call, the GPU work one call launched (how many
-    kernels and copies, and their names, where the profiler measured it) and the bytes the case says it moves."""
+    kernels and copies, by name, where the profiler measured it) and the bytes the case says it moves."""
 
     case: str
     style: str
@@ -76,10 +76,14 @@ class Point:
     iqr_us: float
     dispersion: float
     host_us: float | None
-    kernels: int | None
     kernel_names: tuple[str, ...]
     bytes_moved: int | None
-    method: str
+
+    def slower(self, other: Point, threshold: float = 0.0) -> float | None:
+        """How much slower than ``other`` this GPU time is, past ``threshold`` and both dispersions
+        (harness/timing.py ``slower``); else None."""
+        as_timing = [Timing(TimingState.TIMED, median_us=p.gpu_us, dispersion=p.dispersion) for p in (self, other)]
+        return slower(*as_timing, threshold)
 
     @property
     def low(self) -> float:
@@ -96,8 +100,8 @@ def points(cells: Iterable[Record], regime: str) -> list[Point]:
     for (case, style, path), t in timed(cells, regime).items():
         out.append(
             Point(
-                case, style, path, regime, median(t), t.iqr_us or 0.0, t.dispersion or 0.0, t.host_us, t.kernels,
-                tuple(t.kernel_names or ()), t.bytes_moved, method(t),
+                case, style, path, regime, median(t), t.iqr_us or 0.0, t.dispersion or 0.0, t.host_us,
+                tuple(t.kernel_names or ()), t.bytes_moved,
             )
         )  # fmt: skip
     return out
@@ -256,7 +260,7 @@ def _picture_table(pictures: dict[str, dict[str, str]]) -> list[str]:
 
 
 def _regime_table(regime: str, heading: str, timings: dict[tuple[str, str, str], Timing]) -> list[str]:
-    """Styles as rows, paths as columns: × fastest (and the slower count); launch-bound, the host µs per call too."""
+    """Styles as rows, paths as columns: × fastest (and the slower count), then the host µs per call."""
     paths = list(dict.fromkeys(path for _, _, path in timings))
     ranks = {path: {r.style: r for r in ranking(timings, path)} for path in paths}
     styles = list(dict.fromkeys(style for _, style, _ in timings))

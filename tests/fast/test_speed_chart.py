@@ -145,9 +145,7 @@ def test_the_findings_name_a_compiled_path_slower_than_eager_the_host_time_apart
 
 def test_a_path_that_adds_gpu_work_says_what_it_adds():
     def kernels(path: str, names: tuple[str, ...], median: float) -> findings.Point:
-        return speed.Point(
-            "add", "raw_jit", path, "launch", median, 0.0, 0.01, 30.0, len(names), names, None, "kernels"
-        )
+        return speed.Point("add", "raw_jit", path, "launch", median, 0.0, 0.01, 30.0, names, None)
 
     eager = kernels("eager", ("add_kernel",), 1.0)
     graphs = kernels("cudagraphs", ("multi_tensor_apply_kernel", "add_kernel"), 2.3)
