@@ -31,7 +31,7 @@ REGIMES = {
 }
 METHODS = {  # how a device time was measured (Timing.method)
     TimingMethod.KERNELS: "the sum of the durations of the GPU work of one call (kernels, copies), from the profiler "
-    "(CUPTI), L2 flushed",
+    "(CUPTI), L2 not flushed",
     TimingMethod.EVENTS: "CUDA events around one call, the GPU kept busy before it so that the host's launch is "
     "covered, L2 flushed",
 }

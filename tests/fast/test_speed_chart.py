@@ -282,3 +282,17 @@ def test_the_status_grid_colours_each_style_and_path_as_the_summary_marks_it(dra
     for (style, path), cell in grid.items():
         shown = tuple(float(c) for c in colours[styles.index(style)][paths.index(path)][:3])
         assert shown == pytest.approx(to_rgb(pictures.KINDS[cell.kind][0]))
+
+
+def test_the_speed_section_says_how_each_method_measured():
+    from harness.spec import TimingMethod
+
+    profiled = records()
+    for cell in profiled:
+        cell["timing"]["method"] = str(TimingMethod.KERNELS)
+    text = section(render(results(profiled)), "Speed")
+    said = (
+        "GPU time, launch-bound: the sum of the durations of the GPU work of one call (kernels, copies), from the "
+        "profiler (CUPTI), L2 not flushed."
+    )
+    assert said in " ".join(text.split())
