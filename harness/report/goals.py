@@ -117,10 +117,10 @@ def section(
         out += [line for entry in _near(a, cells, note) for line in wrap(f"  - {entry}", "    ")]
     if not answers:
         out.append("No goal's paths ran in this run.")
-    wrong = {style: where for a in answers for style, where in a.wrong_elsewhere.items()}
+    wrong = {style: found for a in answers for style, found in a.wrong_elsewhere.items()}
     if wrong:
         out += ["", "⚠️ gives silently wrong numbers elsewhere in the matrix (other paths than the goal's):", ""]
-        out += [line for style, where in wrong.items() for line in wrap(f"- **{style}**: {_where(where)}")]
+        out += [line for style, cells in wrong.items() for line in wrap(f"- **{style}**: {where(cells)}")]
     out += [
         "",
         *wrap(
@@ -166,7 +166,7 @@ def _styles(styles: list[str], group_of: dict[str, str], wrong: dict[str, list[t
     return " · ".join(", ".join(names) for names in groups.values())
 
 
-def _where(cells: list[tuple[str, str]]) -> str:
+def where(cells: list[tuple[str, str]]) -> str:
     """``add_inplace on `compile`, `fullgraph`; sin on `eager```: the cells, by case."""
     by_case: dict[str, list[str]] = {}
     for case, path in cells:

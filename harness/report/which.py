@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.records.record import Record
-from harness.report.goals import failing_cells, measured
+from harness.report.goals import failing_cells, measured, where
 from harness.report.marks import escape, mark, note_text, wrap, wrong_numbers
 from harness.report.speed import goal_speed
 from harness.spec import CellId
@@ -99,21 +99,14 @@ def ordered(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Rec
 
 
 def warnings(styles: list[str], cells: dict[str, Record]) -> list[str]:
-    """The chart's ⚠️: each style that gives wrong numbers on some other cell of the matrix, with where."""
+    """The chart's ⚠️: each style that gives wrong numbers on some other cell of the matrix, with where (the
+    terminal's lines lose the chart's backticks in ``report``)."""
     out = []
     for style in styles:
         wrong = [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)]
         if wrong:
             out.append(f"  ⚠️ {style} gives silently wrong numbers elsewhere: {where(wrong)}")
     return out
-
-
-def where(found: list[tuple[str, str]]) -> str:
-    """``add_inplace on compile, fullgraph; sin on eager``: cells, by case."""
-    by_case: dict[str, list[str]] = {}
-    for case, path in found:
-        by_case.setdefault(case, []).append(path)
-    return "; ".join(f"{case} on {', '.join(paths)}" for case, paths in by_case.items())
 
 
 def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
