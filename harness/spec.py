@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 OMIT = {"omit": True}  # field metadata: a record's JSON leaves the field out while it holds its default
+SIGNED = {"signed": True}  # field metadata: a number that may be negative (read from a file, others may not)
 
 
 class Status(enum.StrEnum):
@@ -326,6 +327,18 @@ class Timing:
     @property
     def timed(self) -> bool:
         return self.state is TimingState.TIMED and self.median_us is not None
+
+    def invalid(self) -> tuple[str, str] | None:
+        """What a timing read from a file cannot be (its field, why), beyond each field's type: timed with no
+        median, a median of 0 µs but from the profiler for a call that ran no GPU work, a host time of 0 µs."""
+        if self.state is TimingState.TIMED and self.median_us is None:
+            return "median_us", "missing: a timing in state timed has its median"
+        if self.median_us == 0 and not (self.method is TimingMethod.KERNELS and self.kernels == 0):
+            why = "0 is the profiler's only, for a call that ran no GPU work: method kernels, kernels 0"
+            return "median_us", f"expected a time above 0 µs, got 0 ({why})"
+        if self.host_us == 0:
+            return "host_us", "expected a time above 0 µs, got 0 (no call takes no host time)"
+        return None
 
     @property
     def text(self) -> str:

@@ -472,6 +472,8 @@ def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, ke
     except Exception as error:  # a passing artifact failing now: recorded, not raised
         return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
     timing = summarize(device, host, moved)
+    if timing.median_us == 0:  # events with nothing between them: no time a reader could compare
+        return Timing.not_timed("no GPU time between its CUDA events: the call ran no GPU work")
     cost = round(time.perf_counter() - began, 3)
     return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback)
 

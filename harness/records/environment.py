@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.errors import InputError
 from harness.records.schema import from_json_keeping_extra, to_json
-from harness.spec import OMIT, CellId, autotune_benchmark, triton_interpreted
+from harness.spec import OMIT, SIGNED, CellId, autotune_benchmark, triton_interpreted
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTING_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_", "CUDA_VISIBLE_DEVICES")
@@ -49,7 +49,7 @@ class MemoryEntry:
     rss_last_mb: float | None = None
     peak_rss_mb: float | None = None
     gpu_peak_mb: float | None = None
-    rss_mb_per_cell: float | None = None
+    rss_mb_per_cell: float | None = field(default=None, metadata=SIGNED)  # a slope: memory may shrink
 
 
 @dataclass(frozen=True)

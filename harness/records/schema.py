@@ -1,6 +1,8 @@
 """A typed dataclass (a record, its capture and measurements) as its JSON object and back, each field read by its
 type hint: a badly typed one is an ``InputError`` naming the file and the key, never a traceback downstream. A
-field marked ``OMIT`` (harness/spec.py) is left out of the JSON while it holds its default."""
+field marked ``OMIT`` (harness/spec.py) is left out of the JSON while it holds its default. Every number read is
+finite, at most ``LARGEST`` and (unless its field is marked ``SIGNED``) not negative: no time, size or count a run
+records is otherwise; a dataclass with an ``invalid`` method is refused where it names a field."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from typing import Any, TypeVar
 from harness.errors import InputError
 
 T = TypeVar("T")
+LARGEST = 1e18  # no time (µs, s since the epoch), size or count a run records comes near it
 
 
 def to_json(value: Any) -> Any:
@@ -43,10 +46,15 @@ def from_json(cls: type[T], data: Any, file: Path | str, key: str) -> T:
     values = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
         if field.name in data:
-            values[field.name] = read(_hints(cls)[field.name], data[field.name], file, f"{key}.{field.name}")
+            signed = bool(field.metadata.get("signed"))
+            values[field.name] = read(_hints(cls)[field.name], data[field.name], file, f"{key}.{field.name}", signed)
         elif field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING:
             raise InputError(file, f"{key}.{field.name}", "missing")
-    return cls(**values)
+    value = cls(**values)
+    wrong = value.invalid() if hasattr(value, "invalid") else None
+    if wrong is not None:
+        raise InputError(file, f"{key}.{wrong[0]}", wrong[1])
+    return value
 
 
 def from_json_keeping_extra(cls: type[T], data: dict[str, Any], file: Path | str, key: str, ignored: set[str]) -> T:
@@ -58,10 +66,10 @@ def from_json_keeping_extra(cls: type[T], data: dict[str, Any], file: Path | str
     return dataclasses.replace(value, extra=extra) if extra else value  # type: ignore[type-var]
 
 
-def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
+def read(hint: Any, value: Any, file: Path | str, key: str, signed: bool = False) -> Any:
     """``value`` as type ``hint`` (``X | None``, ``str``, ``int``, ``float``, ``bool``, a string enum,
     ``tuple[X, ...]``, ``list[X]``, ``dict[str, X]``, a dataclass, ``Any``, a union of these); ``InputError`` when
-    it is not one."""
+    it is not one, or when a number in it is negative (unless ``signed``), not finite or past ``LARGEST``."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
@@ -70,7 +78,7 @@ def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
         if len(inner) > 1:  # ``bool | Claim``: a table is read as the dataclass, any other value as the rest
             tables = [arg for arg in inner if dataclasses.is_dataclass(arg) or typing.get_origin(arg) is dict]
             inner = (tables if isinstance(value, dict) else [arg for arg in inner if arg not in tables]) or inner
-        return read(inner[0], value, file, key)
+        return read(inner[0], value, file, key, signed)
     if hint is Any:
         return value
     if dataclasses.is_dataclass(hint):
@@ -82,17 +90,29 @@ def read(hint: Any, value: Any, file: Path | str, key: str) -> Any:
     if origin in (tuple, list):
         if not isinstance(value, list):
             raise InputError(file, key, f"expected a list, got {value!r:.80}")
-        items = [read(args[0], item, file, f"{key}[{index}]") for index, item in enumerate(value)]
+        items = [read(args[0], item, file, f"{key}[{index}]", signed) for index, item in enumerate(value)]
         return origin(items)
     if origin is dict:
         if not isinstance(value, dict):
             raise InputError(file, key, f"expected a table, got {value!r:.80}")
-        return {name: read(args[1], item, file, f"{key}.{name}") for name, item in value.items()}
+        return {name: read(args[1], item, file, f"{key}.{name}", signed) for name, item in value.items()}
     if not _is(hint, value):
         raise InputError(file, key, f"expected {hint.__name__} (or null), got {value!r:.80}")
-    if hint is float and not math.isfinite(value):  # JSON's NaN and Infinity: no time or size is one
-        raise InputError(file, key, f"expected a finite number, got {value!r}")
+    if hint in (int, float):
+        _check_number(value, file, key, signed)
     return value
+
+
+def _check_number(value: float, file: Path | str, key: str, signed: bool) -> None:
+    """A number of a results file: finite (JSON's NaN and Infinity are no time or size), at most ``LARGEST``
+    either way (a 400-digit integer overflows every float it meets) and, unless ``signed``, not negative."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError(file, key, f"expected a finite number, got {value!r}")
+    if abs(value) > LARGEST:
+        shown = f"a {len(str(abs(value)))}-digit integer" if isinstance(value, int) else repr(value)
+        raise InputError(file, key, f"expected a number of at most {LARGEST:g}, got {shown}")
+    if value < 0 and not signed:
+        raise InputError(file, key, f"expected a number >= 0 (no time, size or count is negative), got {value!r}")
 
 
 def _is(hint: type, value: Any) -> bool:
