@@ -76,6 +76,14 @@ class Record:
             data = {**data, "capture": to_json(capture), "measurements": to_json(measurements)}
         return from_json_keeping_extra(cls, data, file, key, ignored={"id", "diagnostics"})
 
+    def invalid(self) -> tuple[str, str] | None:
+        """What a record read from a file cannot be (its field, why), beyond each field's type: ``outcomes`` that
+        do not begin with its ``status``."""
+        if self.outcomes is not None and self.outcomes[:1] != (self.status,):
+            shown = ", ".join(map(str, self.outcomes))
+            return "outcomes", f"[{shown}] contradicts its status {self.status}: the first attempt's is the record's"
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object: its id, every field (those marked ``OMIT`` only when set), then ``extra``."""
         data = to_json(self)

@@ -54,7 +54,7 @@ def load(data: Any, file: Path | str, catalogue: Catalogue) -> Results:
     styles and paths described from ``catalogue``)."""
     if not isinstance(data, dict):
         raise InputError(file, "(top)", "expected an object with 'environment' and 'cells'")
-    if data.get("schema") not in (1, 2, SCHEMA):
+    if type(data.get("schema")) is not int or data["schema"] not in (1, 2, SCHEMA):  # true is no schema
         raise InputError(file, "schema", f"expected 1, 2 or {SCHEMA}, got {data.get('schema')!r}")
     if not isinstance(data.get("environment"), dict):
         raise InputError(file, "environment", "expected an object")

@@ -1,5 +1,5 @@
 """Issue 61: values in a results file that are no measurement (a 0 or negative time, a 400-digit integer, NaN, a
-timed state without its median) are refused where the file
+timed state without its median, outcomes that contradict the status, ``schema: true``) are refused where the file
 is read: one line naming the file and the key, exit 2, in every command that reads results. They crashed the
 readers (ZeroDivisionError, math domain error, OverflowError) or were used as they were (a 0 µs baseline let
 ``gate --speed`` miss a 10% slowdown)."""
@@ -77,6 +77,8 @@ DAMAGES = {
     "negative_dispersion": ("cells.0.timing.dispersion", -5.0, "got -5.0"),
     "timed_without_median": ("cells.0.timing.median_us", ..., "missing: a timing in state timed has its median"),
     "negative_phase": ("environment.timing_seconds", -3.0, "expected a number >= 0"),
+    "schema_true": ("schema", True, "expected 1, 2 or 3, got True"),
+    "outcomes": ("cells.0.outcomes", ["wrong", "pass"], "[wrong, pass] contradicts its status pass"),
 }
 
 
