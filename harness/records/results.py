@@ -20,6 +20,7 @@ from harness.spec import CellId, Measurements
 # 3: a record's typed capture and measurements in place of its diagnostics (a 2's are read into them, from_diagnostics);
 # 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
 SCHEMA = 3
+MATRIX_KEYS = ("matrix", "goals", "goal_sets")  # what a share's matrix file stamps on it, whatever its cells
 
 
 @dataclass
@@ -118,10 +119,11 @@ def memory_by_process(cells: list[Record]) -> dict[str, Any]:
 
 
 def merge(runs: list[tuple[str, Results]]) -> Results:
-    """One results file from shards of one matrix run on machines alike (same torch, triton, device) and of one
-    selection (same axes, same N of ``--shard I/N``). It is ``complete`` only when every share of the N is there,
-    complete, and every selected cell has a record; a missing share's cells (dealt from the axes) are expected
-    cells without a record, so the chart lists them and no goal is answered from the shares that are there."""
+    """One results file from shards of one matrix run (one commit, one matrix file) on machines alike (same torch,
+    triton, device) and of one selection (same axes, same N of ``--shard I/N``). It is ``complete`` only when every
+    share of the N is there, complete, and every selected cell has a record; a missing share's cells (dealt from
+    the axes) are expected cells without a record, so the chart lists them and no goal is answered from the shares
+    that are there."""
     first_file, first = runs[0]
     env = dict(first.environment)
     cells: dict[str, Record] = {}
@@ -148,6 +150,7 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
             if cell.id in cells:
                 raise InputError(file, f"cells[{index}].id", f"{cell.id!r} is in another shard too")
             cells[cell.id] = cell
+        _same_run(file, other, first_file, env)
         _same_selection(file, other, first_file, env, shares)
     split = _share(first_file, env)
     missing = [n for n in range(1, split[1] + 1) if n not in shares] if split else []
@@ -186,6 +189,26 @@ def _share(file: str, env: dict[str, Any]) -> tuple[int, int] | None:
     if not (index.isdecimal() and count.isdecimal() and 1 <= int(index) <= int(count)):
         raise InputError(file, "environment.shard", f"expected I/N with 1 <= I <= N, got {text!r}")
     return int(index), int(count)
+
+
+def _same_run(file: str, other: dict[str, Any], first_file: str, env: dict[str, Any]) -> None:
+    """Shares merge only as shares of one run: of one commit, and of one matrix file (its name, its goals and goal
+    sets)."""
+    for key in ("commit", *MATRIX_KEYS):
+        mine, theirs = _compared(key, other.get(key)), _compared(key, env.get(key))
+        if mine != theirs:
+            what = "commits" if key == "commit" else "matrix files"
+            raise InputError(
+                file,
+                f"environment.{key}",
+                f"{mine!r:.80}, but {first_file} has {theirs!r:.80}: shares of different {what} do not merge",
+            )
+
+
+def _compared(key: str, value: Any) -> Any:
+    """What of an environment's ``key`` shares must agree on: the matrix file by its name (each runner has its own
+    checkout), anything else as it is."""
+    return Path(value).name if key == "matrix" and isinstance(value, str) else value
 
 
 def _same_selection(

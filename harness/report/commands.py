@@ -138,8 +138,12 @@ def merge_shards(args: argparse.Namespace, catalogue: Catalogue) -> int:
     from harness.records.results import merge, write_results
     from harness.report.chart import write_chart
 
-    merged = merge([(file, read_results(file, catalogue)) for file in args.results])
     out = Path(args.out)
+    for index, file in enumerate(args.results):
+        if Path(file).resolve() == out.resolve():
+            problem = f"is share {index + 1} of those given: the merge would write over it (give another --out)"
+            raise InputError(out, "--out", problem)
+    merged = merge([(file, read_results(file, catalogue)) for file in args.results])
     try:
         write_results(out, merged)
     except OSError as error:

@@ -5,6 +5,8 @@ cells, in the chart or through ``which``; shares of different selections or spli
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import harness_main, make_record
 
 AXES = {"cases": ["sin"], "styles": ["control", "triton_op"], "paths": ["cpu_fallback", "eager"]}
@@ -12,14 +14,16 @@ CELLS = [f"sin-{style}-{path}" for style in AXES["styles"] for path in AXES["pat
 GOALS = {"on_cpu": ["cpu_fallback"], "in_eager": ["eager"]}
 
 
-def share(folder: Path, index: int, count: int = 3, axes: dict | None = None) -> Path:
-    """Share ``index``/``count`` of the 4 cells of AXES, dealt as --shard deals them (cell k to share k mod N)."""
+def share(folder: Path, index: int, count: int = 3, axes: dict | None = None, **stamped) -> Path:
+    """Share ``index``/``count`` of the 4 cells of AXES, dealt as --shard deals them (cell k to share k mod N);
+    ``stamped``: environment keys set or replaced."""
     mine = [cell for k, cell in enumerate(CELLS) if k % count == index - 1]
     records = [make_record(*cell.split("-"), status="pass") for cell in mine]
     env = {
         "torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, "shard": f"{index}/{count}",
         "axes": axes or AXES, "goals": GOALS, "expected_cells": mine, "workers": 2,
-        "wall_seconds": 10.0 * index, "timing_seconds": float(index),
+        "wall_seconds": 10.0 * index, "timing_seconds": float(index), "commit": "abc1234",
+        "matrix": f"/runner{index}/checkout/matrix.toml", **stamped,
     }  # fmt: skip
     file = folder / f"share{index}of{count}.json"
     file.write_text(json.dumps({"schema": 1, "environment": env, "cells": records}))
@@ -98,3 +102,35 @@ def test_a_merge_missing_a_share_of_an_older_run_without_axes_answers_no_goal(tm
     code, _, data, chart = merged(tmp_path, *shares)
     assert code == 1 and data["environment"]["complete"] is False and "**Incomplete run**" in chart
     assert "use **" not in chart and "Not answered, the run is incomplete" in chart
+
+
+def test_out_naming_one_of_the_shares_is_refused_and_the_share_kept(tmp_path: Path):
+    """Issue 61: ``merge A.json B.json --out A.json`` wrote over its own input share (its shard stamp gone)."""
+    first, second = share(tmp_path, 1, count=2), share(tmp_path, 2, count=2)
+    before = first.read_text()
+    for out in (first, tmp_path / "." / first.name):
+        done = harness_main("merge", str(first), str(second), "--out", str(out))
+        assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+        assert done.stderr.startswith(f"error: {out}: --out: is share 1 of those given: the merge would write over")
+    assert first.read_text() == before and not (tmp_path / "matrix.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("stamped", "key", "words"),
+    [
+        ({"commit": "def5678"}, "environment.commit", "'def5678', but {first} has 'abc1234': shares of different "
+         "commits do not merge"),
+        ({"matrix": "/runner2/checkout/matrix-liger.toml"}, "environment.matrix", "'matrix-liger.toml', but {first} "
+         "has 'matrix.toml': shares of different matrix files do not merge"),
+        ({"goals": {"on_cpu": ["cpu_fallback"]}}, "environment.goals", "shares of different matrix files"),
+        ({"timing_seconds": -2.0}, "environment.timing_seconds", "expected a number >= 0"),
+    ],
+)
+def test_shares_of_two_commits_or_matrix_files_or_a_negative_phase_do_not_merge(stamped, key, words, tmp_path):
+    """Issue 61: these merged silently (the error text named the matrix among what must match); a negative
+    ``timing_seconds`` was kept in ``shard_timing_seconds``."""
+    first, other = share(tmp_path, 1, count=2), share(tmp_path, 2, count=2, **stamped)
+    code, err, data, _ = merged(tmp_path, first, other)
+    assert (code, data) == (2, {})
+    assert err.startswith(f"error: {other}: {key}: ") and err.count("\n") == 1, err
+    assert words.format(first=first) in err
