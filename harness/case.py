@@ -242,8 +242,11 @@ def load_cases(module_name: str) -> list[Case]:
 
 
 def load_case(module_name: str, case_id: str) -> Case:
-    """The case ``case_id`` of a case module."""
-    return next(case for case in load_cases(module_name) if case.id == case_id)
+    """The case ``case_id`` of a case module; ``LookupError`` when it defines none of that id."""
+    for case in load_cases(module_name):
+        if case.id == case_id:
+            return case
+    raise LookupError(f"{module_name} defines no case {case_id!r}")
 
 
 class CaseExited(BaseException):

@@ -7,8 +7,6 @@ times with the host clock and says so)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from harness.bundle import bundle
 from harness.cell.timing import CudaTimer, sample
 
@@ -77,12 +75,3 @@ def timed_source(cell: str, script: str) -> str:
     timing = bundle([CudaTimer, sample], extra_imports=("import time", "import torch"))
     return TIMED.format(cell=cell, script=script, imports=timing.import_lines(), timing=timing.text())
 
-
-def write_timed(scripts: dict[Path, list[str]]) -> list[Path]:
-    """Beside each script written for a named cell, its timed script; the files written."""
-    written = []
-    for script, cells in scripts.items():
-        timed = script.with_name(f"{script.stem}.timed.py")
-        timed.write_text(timed_source(cells[0], script.name))
-        written.append(timed)
-    return written

@@ -1,17 +1,19 @@
 """Reproducers: a script per distinct failure of a run (``repros/<failure>.py``): the cell's program as a file
 (harness/repro/script.py). It imports torch and triton (and the case's own imports), never the harness, and
-raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell on demand.
+raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell on demand
+(``named_scripts``).
 Cells fail "the same way" when their stage, error type and message match once case-specific names and numbers are
 set aside.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.case import CaseExited, exit_words, exits_raise
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
@@ -41,46 +43,68 @@ def failure_signature(record: Record) -> str:
 
 
 def write_repros(
-    results: Results,
-    tolerances: dict[str, Any],
-    out_dir: Path,
-    cells: list[str] | None = None,
-    leaders: dict[str, str] | None = None,
+    results: Results, tolerances: dict[str, Any], out_dir: Path, leaders: dict[str, str] | None = None
 ) -> dict[Path, list[str]]:
-    """Into ``out_dir``: for the ``cells`` named, one script each, beside the scripts already there; else (the
-    older scripts the harness wrote removed first, never a file of the user's: ``written_by_harness``) one script
-    per distinct failure of ``results`` (every status but pass and skip), named after the failure and listing
-    every cell it stands for, written for its first cell, or for the cell ``leaders`` names for its signature (the
-    one whose script already ran). Returns each script with the cells it stands for, the one written for first."""
-    records = results.by_id()
-    unknown = [cell for cell in cells or [] if cell not in records or not records[cell].module]
-    if unknown:
-        raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
-    if cells:
-        groups = {cell: [records[cell]] for cell in cells}
-    else:
-        groups = {}
-        for record in results.cells:
-            if record.status not in (Status.PASS, Status.SKIP) and record.module:
-                groups.setdefault(failure_signature(record), []).append(record)
-        for key, group in groups.items():
-            lead = (leaders or {}).get(key)
-            group.sort(key=lambda record: record.id != lead)  # stable: the leader first, the rest in order
+    """Into ``out_dir`` (the older scripts the harness wrote removed first, never a file of the user's:
+    ``written_by_harness``): one script per distinct failure of ``results`` (every status but pass and skip),
+    named after the failure and listing every cell it stands for, written for its first cell, or for the cell
+    ``leaders`` names for its signature (the one whose script already ran). Returns each script with the cells it
+    stands for, the one written for first."""
+    groups: dict[str, list[Record]] = {}
+    for record in results.cells:
+        if record.status not in (Status.PASS, Status.SKIP) and record.module:
+            groups.setdefault(failure_signature(record), []).append(record)
+    for key, group in groups.items():
+        lead = (leaders or {}).get(key)
+        group.sort(key=lambda record: record.id != lead)  # stable: the leader first, the rest in order
     out_dir.mkdir(parents=True, exist_ok=True)
-    for old in [] if cells else out_dir.glob("*.py"):
+    for old in out_dir.glob("*.py"):
         if written_by_harness(old):  # never a file of the user's (``--out .``): only the scripts it wrote
             old.unlink()
     written: dict[Path, list[str]] = {}
     for key, group in groups.items():
-        name = group[0].id if cells else _file_name(key)
-        target = out_dir / f"{name}.py"
-        for n in itertools.count(2):  # a name taken by this call's scripts or by a file of the user's: the next
-            if target not in written and not (target.exists() and not written_by_harness(target)):
-                break
-            target = out_dir / f"{name}-{n}.py"
+        target = free_name(out_dir, _file_name(key), written)
         target.write_text(safe_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
         written[target] = [record.id for record in group]
     return written
+
+
+def named_scripts(
+    results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str]
+) -> dict[Path, tuple[str, str]]:
+    """The script of each cell named (any status), to go into ``out_dir`` beside the scripts already there: its
+    file -> (the cell, the script). Nothing is written: a cell without a record, or whose script cannot be written
+    (its case module deleted or broken since the run), is an ``InputError``."""
+    records = results.by_id()
+    unknown = [cell for cell in cells if cell not in records or not records[cell].module]
+    if unknown:
+        raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
+    scripts: dict[Path, tuple[str, str]] = {}
+    for cell in dict.fromkeys(cells):
+        source = named_source(records[cell], results.environment, tolerances)
+        scripts[free_name(out_dir, cell, scripts)] = (cell, source)
+    return scripts
+
+
+def named_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]) -> str:
+    """The script of a cell named on the command line; ``InputError`` where it cannot be written (the case module
+    no longer imports, exits, or no longer defines the case), never the stand-in ``safe_source`` writes for a run."""
+    try:
+        with exits_raise():
+            return script_source(record, env, tolerances)
+    except (Exception, SystemExit, CaseExited) as error:
+        cause = exit_words(error) if isinstance(error, SystemExit | CaseExited) else f"{type(error).__name__}: {error}"
+        problem = f"{record.id}: no script written: its case module {record.module} does not give it ({cause})"
+        raise InputError("command line", "CELL", problem) from None
+
+
+def free_name(out_dir: Path, name: str, taken: Mapping[Path, object]) -> Path:
+    """``out_dir/name.py``, or ``name-2.py`` and on where that is ``taken`` (by this call's scripts) or a file of
+    the user's."""
+    target, n = out_dir / f"{name}.py", 2
+    while target in taken or (target.exists() and not written_by_harness(target)):
+        target, n = out_dir / f"{name}-{n}.py", n + 1
+    return target
 
 
 def safe_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None) -> str:

@@ -3,6 +3,7 @@ every script of any style and path is complete: each name it uses is defined or 
 
 import builtins
 import itertools
+import json
 import subprocess
 import symtable
 import sys
@@ -148,3 +149,95 @@ def test_a_whole_runs_scripts_replace_only_the_scripts_the_harness_wrote(tmp_pat
     assert not stale.exists()
     renamed = scripts[0].removesuffix(".py") + "-2.py"  # written beside the user's file, not over it
     assert sorted(p.name for p in tmp_path.glob("*.py") if p.name not in mine) == sorted([renamed, *scripts[1:]])
+
+
+def named_results(folder: Path, *records: dict) -> Path:
+    """A results file of ``records``, for ``repro CELL``."""
+    file = folder / "results.json"
+    env = {"torch": "2.13", "triton": "3.7.1", "device": "cpu"}
+    file.write_text(json.dumps({"schema": 3, "environment": env, "cells": list(records)}))
+    return file
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "words"),
+    [
+        ("issue61_gone", None, "ModuleNotFoundError: No module named 'issue61_gone'"),
+        ("issue61_raises", "raise RuntimeError('half-edited')\n", "RuntimeError: half-edited"),
+        ("issue61_exits", "import sys\nsys.exit(3)\n", "the case called sys.exit(3)"),
+        ("issue61_empty", "CASES = []\n", "CASES is empty"),
+    ],
+)
+def test_a_cell_whose_case_module_no_longer_loads_gets_one_line_and_no_script(
+    module, source, words, matrix, tmp_path, monkeypatch
+):
+    """Issue 61: ``repro CELL`` whose case module was deleted, or no longer imports, exited 0 with a script that
+    only raised ``ReproNotWritten``."""
+    if source is not None:
+        (tmp_path / f"{module}.py").write_text(source)
+        monkeypatch.syspath_prepend(str(tmp_path))
+    record = make_record("mine", "control", "eager", module=module, status="wrong", error_type="Mismatch")
+    out = tmp_path / "repros"
+    results = named_results(tmp_path, record)
+    given = ["--results", str(results), "--out", str(out), "--matrix", str(matrix)]
+    done = harness_main("repro", "mine-control-eager", *given)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("error: command line: CELL: mine-control-eager: no script written: its case module")
+    assert words in done.stderr and not out.exists()
+
+
+def test_a_timed_script_that_cannot_be_written_is_one_line_and_nothing_is_left(matrix, tmp_path, monkeypatch):
+    """Issue 61: ``repro --timed CELL`` wrote CELL.py, then raised OSError on CELL.timed.py (a folder of that
+    name, a name too long, a full disk). One line naming the file, exit 2; neither script is left, nor a temp
+    file, and a folder in the way is kept as it was."""
+    import errno
+    import os
+
+    from harness.cli import repro
+
+    results = named_results(tmp_path, make_record("sin", "control", "eager", module="cases.sin", status="pass"))
+    out = tmp_path / "repros"
+    (out / "sin-control-eager.timed.py" / "mine").mkdir(parents=True)
+    command = ["repro", "--timed", "sin-control-eager", "--results", str(results), "--out", str(out), "--matrix"]
+    command.append(str(matrix))
+    done = harness_main(*command)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"error: {out / 'sin-control-eager.timed.py'}: --out: cannot write it: Is a dir")
+    assert [path.name for path in out.rglob("*")] == ["sin-control-eager.timed.py", "mine"]
+
+    (out / "sin-control-eager.timed.py" / "mine").rmdir()
+    (out / "sin-control-eager.timed.py").rmdir()
+    fdopen = os.fdopen
+
+    def full(handle: int, mode: str):  # the second file written meets a full disk
+        stream = fdopen(handle, mode)
+        if len(list(out.iterdir())) > 1:
+            stream.write = lambda text: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device"))
+        return stream
+
+    monkeypatch.setattr(repro.os, "fdopen", full)
+    done = harness_main(*command)
+    assert done.returncode == 2 and "--out: cannot write it: No space left on device: no script written" in done.stderr
+    assert list(out.iterdir()) == []
+    monkeypatch.undo()
+    done = harness_main(*command)
+    assert done.returncode == 0, done.stderr
+    assert sorted(path.name for path in out.iterdir()) == ["sin-control-eager.py", "sin-control-eager.timed.py"]
+
+
+def test_a_timed_script_name_too_long_for_the_file_system_is_one_line(matrix, tmp_path, monkeypatch):
+    """CELL.py fits the file system's 255 bytes, CELL.timed.py does not."""
+    case = "a" * 235  # its cell id is 249 characters
+    (tmp_path / "issue61_long.py").write_text(
+        "import dataclasses\nfrom harness.case import load_case\n"
+        f"CASE = dataclasses.replace(load_case('cases.sin', 'sin'), id={case!r})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    record = make_record(case, "control", "eager", module="issue61_long", status="pass")
+    out = tmp_path / "repros"
+    cell = f"{case}-control-eager"
+    results = named_results(tmp_path, record)
+    done = harness_main("repro", "--timed", cell, "--results", str(results), "--out", str(out), "--matrix", str(matrix))
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"error: {out / cell}.timed.py: --out: cannot write it: File name too long")
+    assert list(out.iterdir()) == []
