@@ -16,6 +16,8 @@ Tensor = torch.Tensor
 Inputs = tuple[Any, ...]  # what make_inputs gives: tensors, and scalars or None where arg_types says so
 OPTIONAL_TENSOR = Tensor | None
 ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
+CALLABLE_FIELDS = ("reference", "make_inputs", "launch", "backward", "flops", "bytes_moved", "cpu_kernel", "module",
+                   "launch_backward", "shipped", "shipped_module")  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -156,9 +158,13 @@ class Case:
                 raise ValueError(
                     f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
                 )
-        if self.bandwidth_size is not None and (isinstance(self.bandwidth_size, bool) or self.bandwidth_size < 1):
-            size = self.bandwidth_size
-            raise ValueError(f"case {self.id!r}: bandwidth_size must be a size of 1 or more, got {size!r}")
+        size = self.bandwidth_size
+        if size is not None and (type(size) is not int or size < 1):  # a bool, 1.5, NaN, "16M" are no size
+            raise ValueError(f"case {self.id!r}: bandwidth_size must be a whole number of 1 or more, got {size!r}")
+        for name in CALLABLE_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise ValueError(f"case {self.id!r}: {name} must be a function (or None), got {value!r:.80}")
         if self.outputs < 1:
             raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
         if (self.backward_kernel is None) != (self.launch_backward is None):

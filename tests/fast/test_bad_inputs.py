@@ -23,6 +23,15 @@ CASE_MODULES = {
     "backward_float_item": ("{broken}backward=lambda i, o, g: (1.0,))\n", "cases[0]", "gradient of x is float"),
     "reference_shape": ("{broken}reference=lambda x: x.sin()[:-1])\n", "cases[0]", "the reference returns shape"),
     "hang": ("{broken}make_inputs=hang)\n", "cases[0]", "make_inputs: still running after 1 s"),
+    # issue 61: 1.5 and NaN loaded, "16M" was a TypeError naming neither the field nor the value
+    "bandwidth_fraction": ("{broken}bandwidth_size=1.5)\n", "cases[0]", "bandwidth_size must be a whole number of 1 or"
+                           " more, got 1.5"),
+    "bandwidth_nan": ("{broken}bandwidth_size=float('nan'))\n", "cases[0]", "bandwidth_size must be a whole number "
+                      "of 1 or more, got nan"),
+    "bandwidth_text": ("{broken}bandwidth_size='16M')\n", "cases[0]", "ValueError: case 'badcase': bandwidth_size "
+                       "must be a whole number of 1 or more, got '16M'"),
+    "bytes_moved_number": ("{broken}bytes_moved=12)\n", "cases[0]", "bytes_moved must be a function (or None), got 12"),
+    "flops_text": ("{broken}flops='2n')\n", "cases[0]", "flops must be a function (or None), got '2n'"),
 }
 BROKEN = "from tests.fixtures.broken import broken\nfrom tests.fixtures.cases import hang\nCASE = broken('badcase', "
 

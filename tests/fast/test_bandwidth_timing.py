@@ -135,7 +135,7 @@ def test_the_inputs_at_the_bandwidth_size_stay_as_made_whatever_an_artifact_writ
 
 
 def test_a_bad_bandwidth_size_is_refused():
-    with pytest.raises(ValueError, match="bandwidth_size must be a size of 1 or more, got 0"):
+    with pytest.raises(ValueError, match="bandwidth_size must be a whole number of 1 or more, got 0"):
         sin_case("bad", bandwidth_size=0)
 
 
