@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, InputError, leave
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Arguments, InputError, leave
 from harness.matrix.builtin import matrix_file
 from harness.matrix.catalogue import Registries
 from harness.plugin.options import AXES, DEFAULT_REPORT_DIR
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """Every command's arguments but ``run``'s (``run --help`` lists those: the plugin's options)."""
-    top = argparse.ArgumentParser(prog="python -m harness", description=__doc__)
+    top = Arguments(prog="python -m harness", description=__doc__)
     subcommands = top.add_subparsers(dest="command", required=True)
     subcommands.add_parser("run", help="run the matrix under pytest; every argument goes to pytest (run --help)")
     listing = subcommands.add_parser("list", help="print every cell id, one per line")
@@ -106,6 +106,13 @@ def last_run_results(key: str) -> str:
     )
 
 
+def count(text: str) -> int:
+    """A number of re-runs: a whole number >= 0."""
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 0, got {text!r}")
+    return int(text)
+
+
 def fraction(text: str) -> float:
     """A gate limit: a non-negative finite fraction (0.05: 5%)."""
     try:
@@ -129,7 +136,7 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
     )
     gate.add_argument(
         "--rerun",
-        type=int,
+        type=count,
         default=2,
         help="re-run each regression N times, and time each slower cell again (0: neither), before it counts",
     )
@@ -174,9 +181,10 @@ def select_cells(command: argparse.ArgumentParser) -> None:
 
 def list_cells(args: argparse.Namespace) -> int:
     from harness.matrix.config import load_matrix, select
-    from harness.plugin.values import parse_ids
+    from harness.plugin.values import joined_ids
 
-    axes = {axis: parse_ids(",".join(getattr(args, axis))) if getattr(args, axis) else None for axis in AXES}
+    joined = {axis: joined_ids(f"--{axis}", getattr(args, axis)) for axis in AXES}  # "": one line, not every cell
+    axes = {axis: text.split(",") if text else None for axis, text in joined.items()}
     matches = commands.keyword(args.keyword)
     ids = [cell for cell in select(load_matrix(args.matrix), **axes).cell_ids() if matches(cell)]
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)

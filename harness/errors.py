@@ -3,6 +3,7 @@ status of a run that broke."""
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import os
 import sys
@@ -22,6 +23,17 @@ class InputError(Exception):
 
     def __init__(self, file: Path | str, key: str, problem: str) -> None:
         super().__init__(f"{file}: {key}: {problem}")
+
+
+class Arguments(argparse.ArgumentParser):
+    """An argument parser whose usage errors are an ``InputError`` (one line naming the option, exit 2), not
+    argparse's usage text and message."""
+
+    def error(self, message: str) -> NoReturn:
+        option, _, problem = message.removeprefix("argument ").partition(": ")
+        if not message.startswith("argument ") or not problem:
+            option, problem = "(arguments)", message
+        raise InputError("command line", option, f"{problem} ({self.prog} --help)")
 
 
 def unreadable(file: Path | str, error: OSError) -> InputError:

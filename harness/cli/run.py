@@ -21,6 +21,7 @@ def run(args: list[str]) -> int:
         print(help_text())
         return 0
     check_workers(args)
+    check_switches(args)
     args = negative_values(args)
     import pytest
 
@@ -61,6 +62,17 @@ def negative_values(args: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def check_switches(args: list[str]) -> None:
+    """A harness option that takes no value (``--no-timing``) given one (``--no-timing=yes``): one line, where
+    pytest's parser would stop with its usage text and exit 4."""
+    switches: list[str] = []
+    declare(lambda flag, **kwargs: switches.append(flag) if kwargs.get("action") == "store_true" else None)
+    for arg in args:
+        flag, given, value = arg.partition("=")
+        if given and flag in switches:
+            raise InputError("command line", flag, f"takes no value (give {flag} alone), got {value!r}")
 
 
 def check_workers(args: list[str]) -> None:

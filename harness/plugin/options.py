@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from harness.matrix.builtin import matrix_file
-from harness.plugin.values import joined_ids, parse_amount, parse_mib, parse_shard
+from harness.plugin.values import joined_ids, named_file, parse_amount, parse_mib, parse_shard
 
 DEFAULT_REPORT_DIR = "reports/latest"
 DEFAULT_CACHE_DIR = ".cache"
@@ -126,8 +126,9 @@ def options(config: pytest.Config) -> Options:
     depend on a working directory). ``InputError`` for a bad value."""
     if options_key not in config.stash:
         option = config.getoption
-        named = None if option("matrix") else _named_toml(config)
-        file, source = matrix_file(option("matrix") or named)
+        given = named_file("--matrix", option("matrix"))
+        named = None if given else _named_toml(config)
+        file, source = matrix_file(given or named)
         source = "the file pytest was given" if named else source
         config.stash[options_key] = Options(
             matrix_file=file.absolute(),
@@ -139,8 +140,8 @@ def options(config: pytest.Config) -> Options:
             cache_dir=Path(option("cache_dir")).absolute(),
             cold_cache=cold(Path(option("cache_dir"))),
             max_rss_mb=parse_mib(option("max_rss_mb")),
-            baseline=Path(option("baseline")) if option("baseline") else None,  # read once, by the controller
-            reuse=Path(option("reuse")) if option("reuse") else None,
+            baseline=named_file("--baseline", option("baseline")),  # read once, by the controller
+            reuse=named_file("--reuse", option("reuse")),
             interpret=option("interpret"),
             confirm=not option("no_confirm"),
             timing=not option("no_timing"),

@@ -1,5 +1,5 @@
 """The values of the harness's command-line options, parsed: id lists, ``--shard``, ``--max-rss-mb``,
-``--cache-dir``."""
+``--cache-dir``, the files ``--matrix``, ``--baseline`` and ``--reuse`` name."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ def joined_ids(option: str, given: list[str] | None) -> str | None:
     if not ids:
         raise InputError("command line", option, f"expected comma-separated ids, got {' '.join(given)!r}")
     return ",".join(dict.fromkeys(ids))
+
+
+def named_file(option: str, given: str | None) -> Path | None:
+    """The file an option names (None: not given); an empty name is no file, not the option left out."""
+    if given is None:
+        return None
+    if not given.strip():
+        raise InputError("command line", option, f"expected a file, got {given!r}")
+    return Path(given)
 
 
 def parse_mib(text: str) -> float:

@@ -182,6 +182,12 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--shard="], "command line: --shard: ", "got ''"),
         (["--progress="], "command line: --progress: ", "got ''"),
         (["--progress", "-1/2"], "command line: --progress: ", "got '-1/2'"),
+        # issue 61: an empty file name was the option left out, a switch given a value pytest's usage text, exit 4
+        (["--reuse", ""], "command line: --reuse: ", "expected a file, got ''"),
+        (["--baseline="], "command line: --baseline: ", "expected a file, got ''"),
+        (["--matrix", " "], "command line: --matrix: ", "expected a file, got ' '"),
+        (["--no-timing=yes"], "command line: --no-timing: ", "takes no value (give --no-timing alone), got 'yes'"),
+        (["--resume="], "command line: --resume: ", "takes no value (give --resume alone), got ''"),
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):
@@ -191,6 +197,29 @@ def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, m
     args = [arg.replace("{tmp}", str(tmp_path)) for arg in extra]
     code = main(["run", "--matrix", "m.toml", "--report-dir", "out", *args])
     one_line(capsys, code, key, words.replace("{tmp}", str(tmp_path)))
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("command", "key", "words"),
+    [
+        (["list", "--cases", ""], "command line: --cases: ", "expected comma-separated ids, got ''"),
+        (["list", "--styles", " , "], "command line: --styles: ", "expected comma-separated ids, got ' , '"),
+        (["gate", "--rerun", "-1"], "command line: --rerun: ", "expected a whole number >= 0, got '-1' (python -m"),
+        (["gate", "--rerun=²"], "command line: --rerun: ", "expected a whole number >= 0, got '²'"),
+        (["report", "--bogus"], "command line: (arguments): ", "unrecognized arguments: --bogus (python -m harness"),
+        (["gate"], "command line: (arguments): ", "the following arguments are required: --baseline"),
+    ],
+)
+def test_a_selection_of_everything_or_an_option_out_of_range_is_one_line(command, key, words, tmp_path, capsys):
+    """Issue 61: ``list --cases ''`` listed every cell and ``gate --rerun -1`` was taken; argparse's own errors
+    were its usage text and a message, two lines."""
+    good, matrix = results_file(tmp_path), tmp_path / "m.toml"
+    matrix.write_text(HEAD + TOLERANCES)
+    given = {"list": ["--matrix", str(matrix)], "gate": ["--baseline", str(good), "--current", str(good)]}
+    out = ["--out", str(tmp_path / "out" / "x.md")] if command[0] != "list" else []
+    args = [*command, *given.get(command[0], ["--results", str(good)]), *out] if command != ["gate"] else command
+    one_line(capsys, main(args), key, words)
     assert not (tmp_path / "out").exists()
 
 

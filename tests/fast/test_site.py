@@ -18,6 +18,7 @@ import pytest
 
 from harness.__main__ import parser
 from harness.cell.paths import PATHS
+from harness.errors import InputError
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.builtin import MATRIX_FILE
 from harness.matrix.config import load_matrix
@@ -94,8 +95,10 @@ def check_harness(args: list[str]) -> None:
     with contextlib.redirect_stderr(io.StringIO()) as errors:
         try:
             parsed = parser().parse_args(args)
-        except SystemExit:
+        except SystemExit:  # --help
             raise AssertionError(f"python -m harness {shlex.join(args)}: {errors.getvalue().strip()}") from None
+        except InputError as error:
+            raise AssertionError(f"python -m harness {shlex.join(args)}: {error}") from None
     goals = tomllib.loads((REPO / MATRIX_FILE).read_text())["goals"]
     for goal in ",".join(getattr(parsed, "goals", None) or []).split(","):
         assert not goal or goal in goals, f"which: {goal!r} is no goal of the packaged matrix"
