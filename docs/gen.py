@@ -1,7 +1,8 @@
 """The docs' generated reference pages, written from the code so they cannot drift: the Case API (harness/case.py),
 the styles, paths and goals (the registries and the packaged matrix.toml), the command line (its argparse parsers)
 and the chart's marks. ``python docs/gen.py`` writes them; ``--check`` exits 1 naming each committed page that
-differs (tests/fast/test_site.py runs it)."""
+differs (tests/fast/test_site.py runs it); a usage error, a case module that does not parse or a page that cannot
+be written is one line, exit 2."""
 
 from __future__ import annotations
 
@@ -66,7 +67,7 @@ def field_examples(names: set[str]) -> dict[str, tuple[str, str]]:
     for folder in EXAMPLE_SOURCES:
         for file in sorted((ROOT / folder).glob("*.py")):
             source = file.read_text()
-            for node in ast.walk(ast.parse(source)):
+            for node in ast.walk(parsed(file, source)):
                 callee = getattr(node, "func", None)
                 name = getattr(callee, "id", "")
                 if not (isinstance(node, ast.Call) and (name == "Case" or name.endswith("_case"))):
@@ -76,6 +77,16 @@ def field_examples(names: set[str]) -> dict[str, tuple[str, str]]:
                     if keyword.arg in names and keyword.arg not in found and 0 < len(text) <= 110:
                         found[keyword.arg] = (text, f"{folder}/{file.name}")
     return found
+
+
+def parsed(file: Path, source: str) -> ast.Module:
+    """The syntax tree of a case module; one that does not parse is an ``InputError`` naming it and the line."""
+    from harness.errors import InputError
+
+    try:
+        return ast.parse(source, filename=str(file))
+    except SyntaxError as error:
+        raise InputError(file, f"line {error.lineno}", f"does not parse: {error.msg}") from None
 
 
 def case_page() -> str:
@@ -327,21 +338,44 @@ PAGES: dict[str, Callable[[], str]] = {
 
 
 def main(argv: list[str]) -> int:
-    """Write every page (or, with ``--check``, name each that differs and exit 1)."""
+    """Write every page (or, with ``--check``, name each that differs and exit 1); a usage error, a case module
+    that does not parse or a page that cannot be written is one line, exit 2, every page made before any is
+    written."""
     sys.path.insert(0, str(ROOT))
-    check = "--check" in argv
-    stale = []
-    for name, page in PAGES.items():
-        file, text = REFERENCE / name, page()
-        if check:
-            if not file.is_file() or file.read_text() != text:
-                stale.append(f"docs/reference/{name}")
-        else:
+    from harness.errors import EXIT_BAD_INPUT, Arguments, InputError
+
+    parser = Arguments(prog="python docs/gen.py", description=__doc__)
+    parser.add_argument("--check", action="store_true", help="write nothing: name each page that differs, exit 1")
+    try:
+        check = parser.parse_args(argv).check
+        texts = {REFERENCE / name: page() for name, page in PAGES.items()}
+        if not check:
+            write_pages(texts)
+            return 0
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    stale = [file for file, text in texts.items() if not file.is_file() or file.read_text() != text]
+    for file in stale:
+        differs = f"docs/reference/{file.name} differs from what docs/gen.py writes: run python docs/gen.py"
+        print(differs, file=sys.stderr)
+    return 1 if stale else 0
+
+
+def write_pages(texts: dict[Path, str]) -> None:
+    """Write each page; a folder where one goes (before any is written), or a page that cannot be written, is an
+    ``InputError``."""
+    from harness.errors import InputError
+
+    for file in texts:
+        if file.is_dir():
+            raise InputError(file, "(write)", "a folder, not a file: no page written")
+    for file, text in texts.items():
+        try:
             file.parent.mkdir(exist_ok=True)
             file.write_text(text)
-    for name in stale:
-        print(f"{name} differs from what docs/gen.py writes: run python docs/gen.py", file=sys.stderr)
-    return 1 if stale else 0
+        except OSError as error:
+            raise InputError(file, "(write)", f"cannot write it: {error.strerror or error}") from None
 
 
 if __name__ == "__main__":

@@ -227,3 +227,34 @@ def test_the_docs_say_what_the_code_does_not_how_it_came_to_be() -> None:
     history = re.compile(r"(?<![/\w])(?<!PyTorch )issues? \d+|up to \d+ (?:cells|workers|processes)")
     found = [f"{file.relative_to(REPO)}: {match}" for file in files for match in history.findall(file.read_text())]
     assert not found
+
+
+@pytest.mark.parametrize(
+    ("argv", "damage", "key", "words"),
+    [
+        (["--chek"], None, "command line: (arguments): ", "unrecognized arguments: --chek (python docs/gen.py --help)"),
+        ([], "folder", "{reference}/cli.md: (write): ", "a folder, not a file: no page written"),
+        ([], "syntax", "{cases}/broken.py: line 2: ", "does not parse: "),
+        (["--check"], "syntax", "{cases}/broken.py: line 2: ", "does not parse: "),
+    ],
+)
+def test_the_generator_refuses_bad_input_in_one_line_and_writes_nothing(
+    argv, damage, key, words, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    """Issue 61: ``--chek`` (a typo of --check) rewrote the pages and exited 0; a case module that does not parse,
+    or a page that is a folder, was a traceback."""
+    gen = load_generator()
+    reference, cases = tmp_path / "reference", tmp_path / "cases"
+    reference.mkdir()
+    cases.mkdir()
+    monkeypatch.setattr(gen, "REFERENCE", reference)
+    if damage == "folder":
+        (reference / "cli.md" / "mine").mkdir(parents=True)
+    if damage == "syntax":
+        (cases / "broken.py").write_text("from harness.case import Case\nCASE = Case(id='x',\n")
+        monkeypatch.setattr(gen, "EXAMPLE_SOURCES", (str(cases), *gen.EXAMPLE_SOURCES))
+    code = gen.main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert err.startswith("error: " + key.format(reference=reference, cases=cases)) and words in err, err
+    assert [path.name for path in reference.rglob("*")] == (["cli.md", "mine"] if damage == "folder" else [])
