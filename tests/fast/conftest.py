@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from harness.cell import timing as cell_timing
+from harness.kernel import casecheck
 from tests.fakes import FakeTimer
 
 
@@ -31,6 +32,14 @@ def no_harness_processes(monkeypatch: pytest.MonkeyPatch) -> None:
         start(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse_the_harness)
+
+
+@pytest.fixture(autouse=True)
+def no_slow_check_notice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case check slowed by a loaded machine prints its notice (NOTICE_SECONDS) beside a command's one-line
+    error: here the notice waits until the check's limit, so a test reads the command's own output (the notice's
+    own test sets it back)."""
+    monkeypatch.setattr(casecheck, "NOTICE_SECONDS", casecheck.CHECK_SECONDS)
 
 
 @pytest.fixture
