@@ -154,6 +154,7 @@ class RunInputs:
         workerinput = getattr(self.config, "workerinput", {})
         if PLAN_INPUT in workerinput:
             return pickle.loads(workerinput[PLAN_INPUT])
+        gpus = visible_gpus()
         return Plan(
             cells=tuple(self.matrix.cells),
             keys=self.keys,
@@ -161,7 +162,7 @@ class RunInputs:
             baseline=self.baseline,
             reruns=self.matrix.reruns,
             environment=dict(self.matrix.environment),
-            gpus=_visible_gpus(),
+            gpus=gpus if len(gpus) > 1 else (),
         )
 
 
@@ -198,12 +199,10 @@ def resumable(file: Path, selection: set[str]) -> Results:
     return previous
 
 
-def _visible_gpus() -> tuple[str, ...]:
-    """The GPU ids CUDA sees (CUDA_VISIBLE_DEVICES' or 0..n-1), or () with fewer than two."""
+def visible_gpus() -> tuple[str, ...]:
+    """The GPU ids CUDA sees (CUDA_VISIBLE_DEVICES' or 0..n-1); () without CUDA."""
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if count < 2:
-        return ()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     return tuple(item.strip() for item in visible.split(","))[:count] if visible else tuple(map(str, range(count)))

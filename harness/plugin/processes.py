@@ -30,6 +30,7 @@ ZYGOTE_FAILED = "harness_zygote_failed"  # xdist workerinput: why the run's zygo
 CANNOT_START = "the cell processes cannot start"
 RETRIES_AFTER_START = 1  # a cell process that fails to start, after others did in this run, is tried this once more
 MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each holds a CUDA context)
+WORKERS_PER_GPU = 14  # -n auto's bound: as many workers as one GPU has had (16 cores less two, on one H200)
 
 processes_key = pytest.StashKey["CellProcesses"]()
 
@@ -252,22 +253,38 @@ def suspect(status: str, expected: str | None) -> bool:
     return rerun is Rerun.ALWAYS or (rerun is Rerun.UNEXPECTED and expected is not None and status != expected)
 
 
-def cores_per_worker(workers: int) -> int:
-    """The cores each worker has: its cell processes' CPU threads."""
-    return max(1, (os.cpu_count() or 1) // max(1, workers))
+def default_workers(cores: int, gpus: int) -> int:
+    """``-n auto``: one worker per core less two (the controller, the compilers), and on a host with GPUs at most
+    ``WORKERS_PER_GPU`` per GPU."""
+    by_cores = max(1, cores - 2)
+    return min(by_cores, WORKERS_PER_GPU * gpus) if gpus else by_cores
+
+
+def cores_per_worker(workers: int, cores: int) -> int:
+    """The cores each of ``workers`` has of ``cores``: its cell processes' CPU threads and compile threads."""
+    return max(1, cores // max(1, workers))
+
+
+def host_cores() -> int:
+    """This host's cores, as the workers and their threads are counted from."""
+    return os.cpu_count() or 1
 
 
 def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int = 1) -> dict[str, str]:
     """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
-    (bytecode, Inductor, Triton) and torch's CPU threads per process (the cores shared among ``workers``)
-    unless the caller's environment or [environment] already names them. Without the thread bound every cell
-    process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice as long."""
+    (bytecode, Inductor, Triton), torch's CPU threads and Inductor's compile threads per process (the cores shared
+    among ``workers``), unless the caller's environment or [environment] already names them. Without the thread
+    bound every cell process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice
+    as long; without the compile bound each starts Inductor's pool of one compile process per core (up to 32) at its
+    first compile."""
     cache_dir = cache_dir.resolve()
+    threads = str(cores_per_worker(workers, host_cores()))
     chosen = {
         "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
         "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
         "TRITON_CACHE_DIR": str(cache_dir / "triton"),
-        "OMP_NUM_THREADS": str(cores_per_worker(workers)),
+        "OMP_NUM_THREADS": threads,
+        "TORCHINDUCTOR_COMPILE_THREADS": threads,
     }
     given = {**os.environ, **environment}
     return {**environment, **{name: value for name, value in chosen.items() if name not in given}}
