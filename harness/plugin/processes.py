@@ -62,7 +62,7 @@ class CellProcesses:
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
         self.process: CellRunner | None = None
-        self.timing_folder: Path | None = None  # the controller's: its barrier and GPU lock (harness/plugin/timing.py)
+        self.timing_folder: Path | None = None  # the controller's: its barrier and GPU locks (harness/plugin/timing.py)
         self.pending: dict[str, int | None] = {}  # cell id -> pid of the cell process keeping its artifact
         self.retired: list[CellRunner] = []  # cell processes set aside, alive, for the artifacts they keep
         self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
@@ -113,7 +113,7 @@ class CellProcesses:
         # xdist's controller runs no cell: its workers do, and each times its own
         controller = not self.workerinput and getattr(self.config.option, "dist", "no") != "no"
         if folder is not None and not controller and not session.shouldfail and not session.shouldstop:
-            coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
+            coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)), self.gpu)
             process = cast(TimedProcess | None, self.process)
             retired = cast(tuple[TimedProcess, ...], tuple(self.retired))
             self.timings, self.copy_gbps = timing_phase(
@@ -217,6 +217,11 @@ class CellProcesses:
     def device(self) -> str | None:
         return self.process.device if self.process is not None else None
 
+    @property
+    def gpu(self) -> str | None:
+        """The GPU this worker's cell processes see, and whose lock its timing phase holds (None: every GPU)."""
+        return assigned_gpu(self.worker, inputs(self.config).plan.gpus)
+
     def _cell_process(self) -> CellRunner:
         if self.process is None:
             self.process = self._new_process(self.worker)
@@ -227,7 +232,7 @@ class CellProcesses:
         return self.make_process(
             self.options.report_dir / "logs" / f"{log_name}.log",
             self._environment(),
-            assigned_gpu(self.worker, inputs(self.config).plan.gpus),
+            self.gpu,
             self.options.max_rss_mb,
             address,
             pid,
