@@ -24,7 +24,7 @@ from harness.records.files import read_results
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellSpec
+from harness.spec import CellId, CellSpec
 
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
@@ -126,21 +126,21 @@ class RunInputs:
         return {cell.id: str(cell.status) for cell in read_results(file).cells} if file else {}
 
     @cached_property
-    def shard_seconds(self) -> dict[str, float] | None:
+    def shard_seconds(self) -> dict[CellId, float] | None:
         """The cell seconds of the --shard-by run, which balance the shares (None without one)."""
         file = self.options.shard_by
         if file is None:
             return None
-        return shares.seconds_by_cell(read_results(file), file, self.matrix.cell_ids())
+        return shares.seconds_by_cell(read_results(file), file, [spec.cell_id for spec in self.matrix.cells])
 
     @cached_property
     def shard_cells(self) -> set[str]:
         """The ids of this shard's cells (``--shard I/N``: the k-th cell of the selected matrix goes to share k mod
         N, or, with ``--shard-by``, the shares are balanced by its cell seconds; every cell without ``--shard``)."""
         shard, count = self.options.shard or (1, 1)
-        cells = self.matrix.cell_ids()
+        cells = [spec.cell_id for spec in self.matrix.cells]
         dealt = shares.share_of_each(cells, count, self.shard_seconds)
-        return {cell for cell, share in zip(cells, dealt, strict=True) if share == shard - 1}
+        return {str(cell) for cell, share in zip(cells, dealt, strict=True) if share == shard - 1}
 
     @property
     def kept(self) -> dict[str, Record]:

@@ -17,9 +17,9 @@ from harness.records.results import Results
 from harness.spec import CellId
 
 
-def share_of_each(cells: Sequence[str], shares: int, seconds: dict[str, float] | None) -> list[int]:
-    """The share (0 to ``shares - 1``) of each of ``cells`` (ids, in matrix order): dealt in turn without
-    ``seconds``, else balanced by their ``estimates``."""
+def share_of_each(cells: Sequence[CellId], shares: int, seconds: dict[CellId, float] | None) -> list[int]:
+    """The share (0 to ``shares - 1``) of each of ``cells`` (in matrix order): dealt in turn without ``seconds``,
+    else balanced by their ``estimates``."""
     if seconds is None:
         return [index % shares for index in range(len(cells))]
     return balanced(estimates(cells, seconds), shares)
@@ -37,15 +37,15 @@ def balanced(costs: Sequence[float], shares: int) -> list[int]:
     return owner
 
 
-def estimates(cells: Sequence[str], seconds: dict[str, float]) -> list[float]:
+def estimates(cells: Sequence[CellId], seconds: dict[CellId, float]) -> list[float]:
     """Each cell's seconds: its own in ``seconds``, else the median of its path's cells there, else the median of
     all of them."""
     paths: dict[str, list[float]] = {}
     for cell, value in seconds.items():
-        paths.setdefault(CellId.parse(cell).path, []).append(value)
+        paths.setdefault(cell.path, []).append(value)
     medians = {path: statistics.median(values) for path, values in paths.items()}
     fallback = statistics.median(seconds.values())
-    return [seconds.get(cell, medians.get(CellId.parse(cell).path, fallback)) for cell in cells]
+    return [seconds.get(cell, medians.get(cell.path, fallback)) for cell in cells]
 
 
 def cell_seconds(record: Record) -> float:
@@ -57,15 +57,16 @@ def cell_seconds(record: Record) -> float:
     return max(0.0, measured.ended - measured.started - (measured.process_start or 0.0))
 
 
-def seconds_by_cell(results: Results, file: Path, selection: Sequence[str]) -> dict[str, float]:
+def seconds_by_cell(results: Results, file: Path, selection: Sequence[CellId]) -> dict[CellId, float]:
     """The seconds of each cell ``results`` (read from ``file``) has a record of; ``InputError`` when it has none
     of ``selection``'s cells: the shares would be dealt by guesses alone."""
-    seconds = {record.id: cell_seconds(record) for record in results.cells}
+    seconds = {record.cell_id: cell_seconds(record) for record in results.cells}
     if not seconds.keys() & set(selection):
         raise InputError(file, "cells", "no record of a cell of this selection: balance its shares by a run of it")
     return seconds
 
 
-def digest(seconds: dict[str, float]) -> str:
+def digest(seconds: dict[CellId, float]) -> str:
     """Of the seconds the shares were dealt by: shares of one split have the same."""
-    return hashlib.sha256(json.dumps(seconds, sort_keys=True).encode()).hexdigest()[:16]
+    text = json.dumps(sorted((str(cell), value) for cell, value in seconds.items()))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

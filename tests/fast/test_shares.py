@@ -15,14 +15,14 @@ from harness.plugin.processes import CellProcesses
 from harness.records.files import read_results
 from harness.records.record import Record
 from harness.records.shares import balanced, cell_seconds, estimates, seconds_by_cell, share_of_each
-from harness.spec import Measurements, Outcome
+from harness.spec import CellId, Measurements, Outcome
 from tests.conftest import REPO, TOLERANCES, cell_spec, harness_main, make_record
 from tests.fakes import FakeCells
 from tests.fast.test_bad_inputs import HEAD, one_line
 from tests.fast.test_scheduling import run_fake_matrix
 
 COMMITTED = REPO / "reports" / "results.json"  # the committed chart's run: the full default matrix on one H200
-DEFAULT = load_matrix(REPO / "matrix.toml").cell_ids()
+DEFAULT = [spec.cell_id for spec in load_matrix(REPO / "matrix.toml").cells]
 # run_fake_matrix's cells, in matrix order, and seconds that deal them [0, 0, 1, 1] in two shares
 FAKE_CELLS = [f"{case}-{style}-cpu_fallback" for case in ("good", "wrong") for style in ("triton_op", "control")]
 FAKE_SECONDS = [10.0, 1.0, 1.0, 10.0]
@@ -50,9 +50,10 @@ def test_the_longest_cell_goes_first_to_the_share_with_the_fewest_seconds():
 
 
 def test_a_cell_the_earlier_run_lacks_costs_its_paths_median_else_the_median_of_all():
-    seconds = {"a-s-eager": 1.0, "b-s-eager": 2.0, "c-s-eager": 6.0, "a-s-aoti": 20.0}
-    cells = ["a-s-eager", "d-s-eager", "d-s-aoti", "d-s-vmap"]
-    assert estimates(cells, seconds) == [1.0, 2.0, 20.0, 4.0]
+    known = [("a", "eager"), ("b", "eager"), ("a", "aoti"), ("x-y", "eager")]  # a damaged file's case "x-y" too
+    seconds = {CellId(case, "s", path): value for (case, path), value in zip(known, [1.0, 2.0, 20.0, 3.0], strict=True)}
+    cells = [CellId(case, "s", path) for case, path in [("a", "eager"), ("d", "eager"), ("d", "aoti"), ("d", "vmap")]]
+    assert estimates(cells, seconds) == [1.0, 2.0, 20.0, 2.5]
 
 
 def test_a_cell_costs_its_span_less_its_process_start_else_its_seconds():
