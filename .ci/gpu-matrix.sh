@@ -11,7 +11,6 @@ if ! python3 -c "import nox" 2>/dev/null; then
 fi
 # This image's C++ runtime makes AOTInductor packages segfault at load; the system one does not.
 export LD_PRELOAD=${LD_PRELOAD:-/usr/lib/x86_64-linux-gnu/libstdc++.so.6}
-export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-1}
 nvidia-smi -L
 timeout "${MATRIX_TIMEOUT:-540}" python3 -m nox --no-venv -s matrix -- "$@" 2>&1 | grep -v Warning | tail -40
 exit "${PIPESTATUS[0]}"

@@ -9,7 +9,6 @@ no asserts to rewrite."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -17,7 +16,8 @@ import pytest
 
 from harness.errors import foreign_threads, leave
 from harness.plugin import collect, options
-from harness.plugin.processes import CellProcesses, processes_key
+from harness.plugin.inputs import visible_gpus
+from harness.plugin.processes import CellProcesses, default_workers, host_cores, processes_key
 from harness.plugin.session import MatrixSession, exit_key, pytest_cmdline_main, pytest_configure_node
 from harness.plugin.summary import RunSummary
 
@@ -73,5 +73,5 @@ def runs_as_pytest() -> bool:
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (one per core)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker per core less two, for the controller and the C++/Triton compilers."""
-    return max(1, (os.cpu_count() or 1) - 2)
+    """``-n auto``: the workers that fit this host's cores and GPUs (``default_workers``)."""
+    return default_workers(host_cores(), len(visible_gpus()))

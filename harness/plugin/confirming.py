@@ -96,18 +96,18 @@ class Confirmer:
         self.early[signature] = (record.id, future)
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
-        """An early script runs holding the run's GPU lock shared: no timing (harness/plugin/timing.py) meanwhile."""
+        """An early script runs holding every GPU's lock shared: no timing (harness/plugin/timing.py) meanwhile."""
         folder = self.config.stash[processes_key].timing_folder
         with self.width.slot():
             if folder is None:
                 return self.scripts.run(script, limit)
-            with FileCoordination(folder, 1).shared():
+            with FileCoordination(folder, 1).shared(inputs(self.config).plan.gpus):
                 return self.scripts.run(script, limit)
 
     def cells_ended(self) -> None:
         """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
         beside the workers' warm-ups of their kept artifacts; the timing phase, which waits for them (they hold the
-        GPU lock shared), then starts once the queue is drained instead of waiting for it three at a time."""
+        GPUs' locks shared), then starts once the queue is drained instead of waiting for it three at a time."""
         self.width.widen(max(1, workers(self.config)))
 
     def limit(self, path: str) -> float:

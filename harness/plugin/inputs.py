@@ -19,11 +19,12 @@ from harness.errors import InputError
 from harness.execution.machine import versions
 from harness.matrix.builtin import matrix_file
 from harness.plugin.options import Options, options
+from harness.records import shares
 from harness.records.files import read_results
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellSpec
+from harness.spec import CellId, CellSpec
 
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
@@ -54,13 +55,13 @@ class RunInputs:
 
     def check(self) -> None:
         """Read every input that can be bad (``InputError``): the matrix and its cases, the cells named as node ids,
-        the --resume, --reuse and --baseline files."""
+        the --shard-by, --resume, --reuse and --baseline files."""
         selected = set(self.matrix.cell_ids())
         unknown = [cell for cell in self.named_cells() if cell not in selected]
         if unknown:
             where = f"{matrix_file(self.config.getoption('matrix'))[0]}::"  # as given
             raise InputError("command line", where, f"not a cell of the selection: {', '.join(unknown)}")
-        _ = (self.resumed, self.reuse_file, self.baseline)  # each read now: a bad one stops the run before it starts
+        _ = (self.shard_cells, self.resumed, self.reuse_file, self.baseline)  # each read now: a bad one stops the run
 
     def named_cells(self) -> list[str]:
         """The cell ids the session's arguments name as node ids of the matrix file (any spelling of its path);
@@ -125,11 +126,21 @@ class RunInputs:
         return {cell.id: str(cell.status) for cell in read_results(file).cells} if file else {}
 
     @cached_property
+    def shard_seconds(self) -> dict[CellId, float] | None:
+        """The cell seconds of the --shard-by run, which balance the shares (None without one)."""
+        file = self.options.shard_by
+        if file is None:
+            return None
+        return shares.seconds_by_cell(read_results(file), file, [spec.cell_id for spec in self.matrix.cells])
+
+    @cached_property
     def shard_cells(self) -> set[str]:
         """The ids of this shard's cells (``--shard I/N``: the k-th cell of the selected matrix goes to share k mod
-        N; every cell without ``--shard``)."""
-        shard, shards = self.options.shard or (1, 1)
-        return {spec.id for index, spec in enumerate(self.matrix.cells) if index % shards == shard - 1}
+        N, or, with ``--shard-by``, the shares are balanced by its cell seconds; every cell without ``--shard``)."""
+        shard, count = self.options.shard or (1, 1)
+        cells = [spec.cell_id for spec in self.matrix.cells]
+        dealt = shares.share_of_each(cells, count, self.shard_seconds)
+        return {str(cell) for cell, share in zip(cells, dealt, strict=True) if share == shard - 1}
 
     @property
     def kept(self) -> dict[str, Record]:
@@ -143,6 +154,7 @@ class RunInputs:
         workerinput = getattr(self.config, "workerinput", {})
         if PLAN_INPUT in workerinput:
             return pickle.loads(workerinput[PLAN_INPUT])
+        gpus = visible_gpus()
         return Plan(
             cells=tuple(self.matrix.cells),
             keys=self.keys,
@@ -150,7 +162,7 @@ class RunInputs:
             baseline=self.baseline,
             reruns=self.matrix.reruns,
             environment=dict(self.matrix.environment),
-            gpus=_visible_gpus(),
+            gpus=gpus if len(gpus) > 1 else (),
         )
 
 
@@ -187,12 +199,10 @@ def resumable(file: Path, selection: set[str]) -> Results:
     return previous
 
 
-def _visible_gpus() -> tuple[str, ...]:
-    """The GPU ids CUDA sees (CUDA_VISIBLE_DEVICES' or 0..n-1), or () with fewer than two."""
+def visible_gpus() -> tuple[str, ...]:
+    """The GPU ids CUDA sees (CUDA_VISIBLE_DEVICES' or 0..n-1); () without CUDA."""
     import torch
 
     count = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    if count < 2:
-        return ()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     return tuple(item.strip() for item in visible.split(","))[:count] if visible else tuple(map(str, range(count)))

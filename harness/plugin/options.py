@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from harness.errors import InputError
 from harness.matrix.builtin import matrix_file
 from harness.plugin.values import joined_ids, named_file, parse_amount, parse_mib, parse_shard
 
@@ -38,6 +39,13 @@ def declare(add: Callable[..., Any]) -> None:
     for axis in AXES:
         add(f"--{axis}", action="append", default=None, help=f"only these {axis} (comma-separated ids; repeatable)")
     add("--shard", default=None, help="I/N: run only the I-th of N interleaved shares (merge them after)")
+    add(
+        "--shard-by",
+        default=None,
+        metavar="RESULTS",
+        help="an earlier run's results file: --shard deals the cells so that each share has as many of its cell "
+        "seconds (every share must be given the same file)",
+    )
     add("--resume", action="store_true", help="keep the records already in --report-dir, run only the missing cells")
     add(
         "--baseline",
@@ -102,6 +110,7 @@ class Options:
     max_rss_mb: float
     baseline: Path | None
     reuse: Path | None
+    shard_by: Path | None = None  # --shard-by: the results file whose cell seconds balance the shares
     interpret: bool = False
     confirm: bool = True
     timing: bool = True  # the run's timing phase (harness/plugin/timing.py)
@@ -136,6 +145,7 @@ def options(config: pytest.Config) -> Options:
             report_dir=Path(option("report_dir")).absolute(),
             **{axis: _ids(f"--{axis}", option(axis)) for axis in AXES},
             shard=parse_shard(option("shard")) if option("shard") is not None else None,  # --shard= too
+            shard_by=_shard_by(option("shard_by"), option("shard")),
             resume=option("resume"),
             cache_dir=Path(option("cache_dir")).absolute(),
             cold_cache=cold(Path(option("cache_dir"))),
@@ -148,6 +158,15 @@ def options(config: pytest.Config) -> Options:
             progress=None if option("progress") is None else parse_amount(option("progress"), "--progress", "seconds"),
         )
     return config.stash[options_key]
+
+
+def _shard_by(given: str | None, shard: str | None) -> Path | None:
+    """``--shard-by``: a results file, given with ``--shard`` (it deals nothing alone)."""
+    if given is None:
+        return None
+    if shard is None:
+        raise InputError("command line", "--shard-by", "balances the shares of --shard I/N: give --shard too")
+    return Path(given)  # read once, by the controller
 
 
 def _named_toml(config: pytest.Config) -> Path | None:

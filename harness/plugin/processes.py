@@ -30,6 +30,8 @@ ZYGOTE_FAILED = "harness_zygote_failed"  # xdist workerinput: why the run's zygo
 CANNOT_START = "the cell processes cannot start"
 RETRIES_AFTER_START = 1  # a cell process that fails to start, after others did in this run, is tried this once more
 MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each holds a CUDA context)
+WORKERS_PER_GPU = 14  # -n auto's bound: as many workers as one GPU has had (16 cores less two, on one H200)
+MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool of processes, as by default
 
 processes_key = pytest.StashKey["CellProcesses"]()
 
@@ -61,7 +63,7 @@ class CellProcesses:
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
         self.process: CellRunner | None = None
-        self.timing_folder: Path | None = None  # the controller's: its barrier and GPU lock (harness/plugin/timing.py)
+        self.timing_folder: Path | None = None  # the controller's: its barrier and GPU locks (harness/plugin/timing.py)
         self.pending: dict[str, int | None] = {}  # cell id -> pid of the cell process keeping its artifact
         self.retired: list[CellRunner] = []  # cell processes set aside, alive, for the artifacts they keep
         self.timings: dict[str, Timing] = {}  # after the timing phase: this process's cells
@@ -112,7 +114,7 @@ class CellProcesses:
         # xdist's controller runs no cell: its workers do, and each times its own
         controller = not self.workerinput and getattr(self.config.option, "dist", "no") != "no"
         if folder is not None and not controller and not session.shouldfail and not session.shouldstop:
-            coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)))
+            coordination = FileCoordination(Path(folder), int(self.workerinput.get("workercount", 1)), self.gpu)
             process = cast(TimedProcess | None, self.process)
             retired = cast(tuple[TimedProcess, ...], tuple(self.retired))
             self.timings, self.copy_gbps = timing_phase(
@@ -216,6 +218,11 @@ class CellProcesses:
     def device(self) -> str | None:
         return self.process.device if self.process is not None else None
 
+    @property
+    def gpu(self) -> str | None:
+        """The GPU this worker's cell processes see, and whose lock its timing phase holds (None: every GPU)."""
+        return assigned_gpu(self.worker, inputs(self.config).plan.gpus)
+
     def _cell_process(self) -> CellRunner:
         if self.process is None:
             self.process = self._new_process(self.worker)
@@ -226,7 +233,7 @@ class CellProcesses:
         return self.make_process(
             self.options.report_dir / "logs" / f"{log_name}.log",
             self._environment(),
-            assigned_gpu(self.worker, inputs(self.config).plan.gpus),
+            self.gpu,
             self.options.max_rss_mb,
             address,
             pid,
@@ -252,22 +259,45 @@ def suspect(status: str, expected: str | None) -> bool:
     return rerun is Rerun.ALWAYS or (rerun is Rerun.UNEXPECTED and expected is not None and status != expected)
 
 
-def cores_per_worker(workers: int) -> int:
-    """The cores each worker has: its cell processes' CPU threads."""
-    return max(1, (os.cpu_count() or 1) // max(1, workers))
+def default_workers(cores: int, gpus: int) -> int:
+    """``-n auto``: one worker per core less two (the controller, the compilers), and on a host with GPUs at most
+    ``WORKERS_PER_GPU`` per GPU."""
+    by_cores = max(1, cores - 2)
+    return min(by_cores, WORKERS_PER_GPU * gpus) if gpus else by_cores
+
+
+def cores_per_worker(workers: int, cores: int) -> int:
+    """The cores each of ``workers`` has of ``cores``: its cell processes' CPU threads."""
+    return max(1, cores // max(1, workers))
+
+
+def compile_threads(workers: int, cores: int) -> int:
+    """Inductor's compile threads in each of ``workers``' cell processes: their cores, and at least
+    ``MIN_COMPILE_THREADS``, so that a cell compiles in Inductor's pool of compile processes as a user's program
+    does (at one thread Inductor compiles in the calling process instead, a code path users do not run)."""
+    return max(MIN_COMPILE_THREADS, cores_per_worker(workers, cores))
+
+
+def host_cores() -> int:
+    """This host's cores, as the workers and their threads are counted from."""
+    return os.cpu_count() or 1
 
 
 def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int = 1) -> dict[str, str]:
     """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
-    (bytecode, Inductor, Triton) and torch's CPU threads per process (the cores shared among ``workers``)
-    unless the caller's environment or [environment] already names them. Without the thread bound every cell
-    process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice as long."""
+    (bytecode, Inductor, Triton), torch's CPU threads and Inductor's compile threads per process (the cores shared
+    among ``workers``), unless the caller's environment or [environment] already names them. Without the thread
+    bound every cell process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice
+    as long; without the compile bound each starts Inductor's pool of one compile process per core (up to 32) at its
+    first compile (``compile_threads``)."""
     cache_dir = cache_dir.resolve()
+    cores = host_cores()
     chosen = {
         "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
         "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
         "TRITON_CACHE_DIR": str(cache_dir / "triton"),
-        "OMP_NUM_THREADS": str(cores_per_worker(workers)),
+        "OMP_NUM_THREADS": str(cores_per_worker(workers, cores)),
+        "TORCHINDUCTOR_COMPILE_THREADS": str(compile_threads(workers, cores)),
     }
     given = {**os.environ, **environment}
     return {**environment, **{name: value for name, value in chosen.items() if name not in given}}

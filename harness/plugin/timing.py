@@ -6,8 +6,9 @@ would time another program than the one checked. Why not at each cell's end: a t
 and the other workers' cells would have to stop for it. So each cell process keeps the artifacts of its passing
 cells; when a worker has run its last cell, it has its cell process call each kept artifact once (the warm-up that
 fills Dynamo's caches again, beside the other workers' last cells), then ``arrive``s at a barrier every worker
-reaches after its last cell, waits for all of them (``wait_all``), and times while it holds the run's GPU lock
-(``exclusive``); the controller's early repro scripts hold the same lock shared while they run. A cell whose
+reaches after its last cell, waits for all of them (``wait_all``), and times while it holds its GPU's lock
+(``exclusive``: one lock per GPU where each worker sees one of several, so the GPUs time at once, each one worker
+at a time); the controller's early repro scripts hold every GPU's lock shared while they run. A cell whose
 artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
 with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
 ``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a
@@ -16,9 +17,10 @@ cell)."""
 from __future__ import annotations
 
 import fcntl
+import re
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -33,22 +35,28 @@ ARRIVED = "arrived"
 
 
 class Coordination(Protocol):
-    """How the workers agree on the timing phase: a barrier after every worker's last cell, and the GPU lock."""
+    """How the workers agree on the timing phase: a barrier after every worker's last cell, and its GPU's lock."""
 
     def arrive(self, worker: str) -> None: ...  # this worker runs no more cells
 
     def wait_all(self, timeout: float) -> str | None: ...  # None once every worker arrived, else why not
 
-    def exclusive(self) -> AbstractContextManager[None]: ...  # the GPU to this process alone
+    def exclusive(self) -> AbstractContextManager[None]: ...  # its GPU to this process alone
+
+
+def lock_name(gpu: str | None) -> str:
+    """The lock file of ``gpu`` (a CUDA_VISIBLE_DEVICES id; None where the cell processes see every GPU)."""
+    return LOCK_NAME if gpu is None else f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', gpu)}.lock"
 
 
 class FileCoordination:
-    """Arrivals as files in ``folder/arrived``, the GPU lock as ``flock`` on ``folder/gpu.lock`` (released by the
-    kernel when its holder dies)."""
+    """Arrivals as files in ``folder/arrived``, the lock of the worker's ``gpu`` as ``flock`` on its file in
+    ``folder`` (``lock_name``; released by the kernel when its holder dies)."""
 
-    def __init__(self, folder: Path, workers: int) -> None:
+    def __init__(self, folder: Path, workers: int, gpu: str | None = None) -> None:
         self.folder = folder
         self.workers = workers
+        self.gpu = gpu
 
     def arrive(self, worker: str) -> None:
         (self.folder / ARRIVED).mkdir(parents=True, exist_ok=True)
@@ -69,17 +77,22 @@ class FileCoordination:
 
     @contextmanager
     def exclusive(self) -> Iterator[None]:
-        with self._lock(fcntl.LOCK_EX):
+        with self._lock(lock_name(self.gpu), fcntl.LOCK_EX):
             yield
 
-    def shared(self) -> AbstractContextManager[None]:
-        """Held while something else uses the GPU (an early repro script): no timing runs meanwhile."""
-        return self._lock(fcntl.LOCK_SH)
+    @contextmanager
+    def shared(self, gpus: tuple[str, ...] = ()) -> Iterator[None]:
+        """Held while something else uses the GPUs (an early repro script): no timing runs meanwhile on any of
+        ``gpus`` (the GPUs dealt among the workers; () where they see every GPU)."""
+        with ExitStack() as stack:
+            for gpu in gpus or (None,):
+                stack.enter_context(self._lock(lock_name(gpu), fcntl.LOCK_SH))
+            yield
 
     @contextmanager
-    def _lock(self, kind: int) -> Iterator[None]:
+    def _lock(self, name: str, kind: int) -> Iterator[None]:
         self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / LOCK_NAME, "a") as lock:
+        with open(self.folder / name, "a") as lock:
             fcntl.flock(lock, kind)
             yield
 

@@ -22,6 +22,7 @@ from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.processes import TIMING_OUTPUT, cell_environment, processes_key
 from harness.plugin.reportdir import ReportDir, report_dir
+from harness.records import shares
 from harness.records.environment import environment
 from harness.records.log import LOG_NAME, RecordLog, assemble
 from harness.records.record import Record
@@ -57,6 +58,8 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
     env.update({name: n for name, n in counts.items() if n})
     if given.shard:
         env["shard"] = "{}/{}".format(*given.shard)
+    if run.shard_seconds is not None:
+        env.update(shard_by=str(given.shard_by), shard_digest=shares.digest(run.shard_seconds))
     return env
 
 

@@ -108,6 +108,8 @@ class RunEnvironment:
     resumed_cells: int | None = None
     reused_cells: int | None = None
     shard: str | None = None
+    shard_by: str | None = None  # --shard-by: the results file whose cell seconds dealt the shares
+    shard_digest: str | None = None  # ... and a digest of those seconds: the shares of one split have the same
     shards: int | None = None
     missing_shares: tuple[str, ...] | None = None  # a merge's: the shares (I/N) it was not given
     hosts: tuple[str, ...] | None = None

@@ -120,17 +120,19 @@ def memory_by_process(cells: list[Record]) -> dict[str, Any]:
 
 def merge(runs: list[tuple[str, Results]]) -> Results:
     """One results file from shards of one matrix run (one commit, one matrix file) on machines alike (same torch,
-    triton, device) and of one selection (same axes, same N of ``--shard I/N``). It is ``complete`` only when every
-    share of the N is there, complete, and every selected cell has a record; a missing share's cells (dealt from
-    the axes) are expected cells without a record, so the chart lists them and no goal is answered from the shares
-    that are there."""
+    triton, device) and of one selection (same axes, same N of ``--shard I/N``, dealt by the same seconds), its cells
+    in the matrix's order. It is ``complete`` only when every share of the N is there, complete, and every selected
+    cell has a record; a missing share's cells (dealt again from the axes; of shares balanced by seconds, those no
+    share given holds) are expected cells without a record, so the chart lists them and no goal is answered from the
+    shares there."""
     first_file, first = runs[0]
     env = dict(first.environment)
     cells: dict[str, Record] = {}
-    # --shard I/N deals cell k to share k mod N: dealing the shares' lists back restores the matrix order
     runs = sorted(runs, key=lambda run: _share(run[0], run[1].environment) or (0, 0))
     lists = [results.environment.get("expected_cells", []) for _, results in runs]
-    expected = [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+    interleaved = [lst[i] for i in range(max(map(len, lists), default=0)) for lst in lists if i < len(lst)]
+    position = {cell: index for index, cell in enumerate(_selection(env))}  # the matrix order
+    expected = sorted(interleaved, key=lambda cell: position.get(cell, len(position)))
     shares: dict[int, str] = {}
     for file, results in runs:
         other = results.environment
@@ -156,12 +158,16 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
     missing = [n for n in range(1, split[1] + 1) if n not in shares] if split else []
     if missing:
         dealt = _selection(env)
-        gone = {cell for k, cell in enumerate(dealt) if k % split[1] + 1 in missing}
+        if env.get("shard_digest"):  # balanced by --shard-by: the missing shares hold what no share given holds
+            gone = set(dealt) - set(expected)
+        else:  # cell k went to share k mod N
+            gone = {cell for k, cell in enumerate(dealt) if k % split[1] + 1 in missing}
         expected = [cell for cell in dealt if cell in gone or cell in set(expected)] + [
             cell for cell in expected if cell not in set(dealt)
         ]
     environments = [results.environment for _, results in runs]
-    env.pop("shard", None)
+    for key in ("shard", "shard_by", "shard_digest"):
+        env.pop(key, None)
     env.pop("timing_seconds", None)  # each share had its own phase: shard_timing_seconds
     env.update(
         expected_cells=expected,
@@ -229,6 +235,13 @@ def _same_selection(
             "environment.shard",
             f"{other.get('shard')!r}, but {first_file} has {env.get('shard')!r}: "
             "only the shares of one --shard I/N split merge",
+        )
+    if other.get("shard_digest") != env.get("shard_digest"):
+        raise InputError(
+            file,
+            "environment.shard_digest",
+            f"{other.get('shard_digest')!r}, but {first_file} has {env.get('shard_digest')!r}: shares dealt by "
+            "different cell seconds (--shard-by) do not merge",
         )
     if mine is not None:
         if mine[0] in shares:

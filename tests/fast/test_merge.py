@@ -14,16 +14,26 @@ CELLS = [f"sin-{style}-{path}" for style in AXES["styles"] for path in AXES["pat
 GOALS = {"on_cpu": ["cpu_fallback"], "in_eager": ["eager"]}
 
 
-def share(folder: Path, index: int, count: int = 3, axes: dict | None = None, **stamped) -> Path:
-    """Share ``index``/``count`` of the 4 cells of AXES, dealt as --shard deals them (cell k to share k mod N);
-    ``stamped``: environment keys set or replaced."""
-    mine = [cell for k, cell in enumerate(CELLS) if k % count == index - 1]
+def share(
+    folder: Path,
+    index: int,
+    count: int = 3,
+    axes: dict | None = None,
+    dealt: list[int] | None = None,
+    digest: str = "",
+    **stamped,
+) -> Path:
+    """Share ``index``/``count`` of the 4 cells of AXES, dealt as --shard deals them (cell k to share k mod N), or,
+    balanced by cell seconds of ``digest`` (--shard-by), cell k to share ``dealt[k]``; ``stamped``: environment keys
+    set or replaced."""
+    mine = [cell for k, cell in enumerate(CELLS) if (dealt[k] if dealt else k % count) == index - 1]
     records = [make_record(*cell.split("-"), status="pass") for cell in mine]
     env = {
         "torch": "2.13", "triton": "3.7.1", "device": "cpu", "complete": True, "shard": f"{index}/{count}",
         "axes": axes or AXES, "goals": GOALS, "expected_cells": mine, "workers": 2,
         "wall_seconds": 10.0 * index, "timing_seconds": float(index), "commit": "abc1234",
-        "matrix": f"/runner{index}/checkout/matrix.toml", **stamped,
+        "matrix": f"/runner{index}/checkout/matrix.toml",
+        **({"shard_by": "earlier.json", "shard_digest": digest} if digest else {}), **stamped,
     }  # fmt: skip
     file = folder / f"share{index}of{count}.json"
     file.write_text(json.dumps({"schema": 1, "environment": env, "cells": records}))
@@ -134,3 +144,23 @@ def test_shares_of_two_commits_or_matrix_files_or_a_negative_phase_do_not_merge(
     assert (code, data) == (2, {})
     assert err.startswith(f"error: {other}: {key}: ") and err.count("\n") == 1, err
     assert words.format(first=first) in err
+
+
+def test_shares_balanced_by_cell_seconds_merge_in_matrix_order_and_a_missing_ones_cells_are_named(tmp_path: Path):
+    """--shard-by deals by cell seconds, not cell k to share k mod N: the shares' lists interleaved are not the
+    matrix order, and a missing share's cells are those no share given holds."""
+    balanced = [share(tmp_path, n, count=2, dealt=[0, 0, 1, 1], digest="d1") for n in (1, 2)]
+    code, err, data, _ = merged(tmp_path, *balanced)
+    assert (code, err) == (0, "")
+    assert data["environment"]["expected_cells"] == CELLS == [cell["id"] for cell in data["cells"]]
+    code, _, data, chart = merged(tmp_path, balanced[0])
+    assert code == 1 and data["environment"]["expected_cells"] == CELLS
+    assert "Missing: sin-triton_op-cpu_fallback, sin-triton_op-eager" in chart
+    other = tmp_path / "other"
+    other.mkdir()
+    code, err, data, _ = merged(other, balanced[0], share(other, 2, count=2, dealt=[0, 0, 1, 1], digest="d2"))
+    assert (code, data) == (2, {})
+    assert err.startswith(f"error: {other / 'share2of2.json'}: environment.shard_digest: 'd2', but ")
+    thirds = share(other, 1, count=3, dealt=[0, 0, 1, 2], digest="d3"), share(other, 3, count=3)  # the latter in turn
+    code, err, data, _ = merged(other, *thirds)
+    assert (code, data) == (2, {}) and "environment.shard_digest: None, but " in err

@@ -11,20 +11,52 @@ GOOD = cell_spec("tests.fixtures.good", "triton_op")
 
 
 def test_cell_processes_share_the_cores_among_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """torch's intra-op threads per cell process: the cores divided among the workers (at least 1), unless the
-    caller's environment or matrix.toml's [environment] sets OMP_NUM_THREADS."""
+    """torch's intra-op threads and Inductor's compile threads per cell process: the cores divided among the workers
+    (at least 1), unless the caller's environment or matrix.toml's [environment] sets them."""
 
     from harness.matrix.config import load_matrix
     from harness.plugin.processes import cell_environment
     from tests.conftest import REPO
 
     matrix = load_matrix(REPO / "matrix.toml")
-    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    for name in THREADS:
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 32)
-    assert cell_environment(matrix.environment, tmp_path, 14)["OMP_NUM_THREADS"] == "2"
-    assert cell_environment(matrix.environment, tmp_path, 30)["OMP_NUM_THREADS"] == "1"
-    assert cell_environment(matrix.environment, tmp_path)["OMP_NUM_THREADS"] == "32"
-    monkeypatch.setenv("OMP_NUM_THREADS", "4")
-    assert "OMP_NUM_THREADS" not in cell_environment(matrix.environment, tmp_path, 30)  # the caller's own setting stays
+    for workers, threads, compiles in ((14, "2", "2"), (30, "1", "2"), (1, "32", "32")):
+        environment = cell_environment(matrix.environment, tmp_path, workers)
+        assert [environment[name] for name in THREADS] == [threads, compiles]
+    for name in THREADS:
+        monkeypatch.setenv(name, "4")
+        assert name not in cell_environment(matrix.environment, tmp_path, 30)  # the caller's own setting stays
 
 
+THREADS = ("OMP_NUM_THREADS", "TORCHINDUCTOR_COMPILE_THREADS")  # torch's intra-op threads, Inductor's compile pool
+
+
+@pytest.mark.parametrize(
+    ("cores", "gpus", "workers", "threads", "compiles"),
+    [
+        (16, 1, 14, 1, 2),  # one H200's host: 14 workers, as before; Inductor's compile pool kept (2, not 1)
+        (16, 0, 14, 1, 2),  # no GPU: a worker per core less two, as before
+        (32, 2, 28, 1, 2),
+        (64, 4, 56, 1, 2),  # 62 before, each with a pool of 32 compile processes: every cell cost 2.4 times as much
+        (128, 8, 112, 1, 2),
+        (64, 1, 14, 4, 4),  # a GPU shared by no more workers than one H200's host has; their compiles use the cores
+        (2, 1, 1, 2, 2),
+        (1, 0, 1, 1, 2),
+    ],
+)
+def test_auto_workers_and_their_threads_fit_the_cores_and_the_gpus(
+    cores, gpus, workers, threads, compiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import harness.plugin
+    from harness.plugin.processes import cell_environment, default_workers
+
+    assert default_workers(cores, gpus) == workers
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(harness.plugin, "visible_gpus", lambda: tuple(map(str, range(gpus))))
+    assert harness.plugin.pytest_xdist_auto_num_workers(None) == workers  # -n auto, which run adds
+    for name in THREADS:
+        monkeypatch.delenv(name, raising=False)
+    environment = cell_environment({}, tmp_path, workers)
+    assert [environment[name] for name in THREADS] == [str(threads), str(compiles)]

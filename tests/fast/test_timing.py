@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import random
 import threading
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ from harness.cell import timing as cell_timing
 from harness.cell.runner import run_cell
 from harness.plugin import options
 from harness.plugin import timing as phase
-from harness.plugin.processes import CellProcesses
+from harness.plugin.processes import TIMING_INPUT, TIMING_OUTPUT, CellProcesses, processes_key
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Timing, TimingMethod, TimingState
@@ -201,10 +203,12 @@ def test_the_exclusivity_test_fails_without_the_barrier_and_the_lock(tmp_path: P
     assert overlapping or min(start for start, _ in phase.timings) < max(end for _, end in phase.cells)
 
 
-def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(tmp_path: Path):
-    coordination, phase = FileCoordination(tmp_path, 1), Phase()
+@pytest.mark.parametrize(("gpus", "gpu"), [((), None), (("0", "1"), "1")])
+def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(gpus, gpu, tmp_path: Path):
+    """On several GPUs, a script holds every GPU's lock: a worker timing on GPU 1 waits for it too."""
+    coordination, phase = FileCoordination(tmp_path, 1, gpu), Phase()
     results: dict = {}
-    with coordination.shared():
+    with coordination.shared(gpus):
         pending = {"a-b-eager": 7}
         thread = threading.Thread(
             target=lambda: results.update(done=timing_phase(pending, TimedFake(phase), coordination, "w0"))
@@ -214,6 +218,81 @@ def test_an_early_repro_script_holding_the_lock_shared_holds_the_timing_back(tmp
         assert phase.timings == [] and thread.is_alive()
     thread.join(10)
     assert results["done"][0]["a-b-eager"].timed
+
+
+def test_each_gpu_times_one_worker_at_a_time_and_the_gpus_at_once(tmp_path: Path):
+    """Where each worker sees one of several GPUs, its timing holds that GPU's lock: while a worker times on GPU 0,
+    one on GPU 1 times too, and another on GPU 0 waits. Where the workers see every GPU, one lock for all."""
+    assert (phase.lock_name(None), phase.lock_name("0"), phase.lock_name("GPU-1a/2")) == (
+        "gpu.lock", "gpu-0.lock", "gpu-GPU-1a_2.lock"
+    )  # fmt: skip
+    timings: dict = {}
+
+    def times(worker: str, gpu: str) -> threading.Thread:
+        def run() -> None:
+            pending = {f"c{worker}-s-eager": 7}
+            timings[worker] = timing_phase(pending, TimedFake(Phase()), FileCoordination(tmp_path, 1, gpu), worker)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    with FileCoordination(tmp_path, 1, "0").exclusive():  # a worker timing on GPU 0
+        other = times("w1", "1")
+        other.join(10)
+        assert not other.is_alive() and timings["w1"][0]["cw1-s-eager"].timed
+        same = times("w2", "0")
+        time.sleep(0.2)
+        assert same.is_alive() and "w2" not in timings
+    same.join(10)
+    assert timings["w2"][0]["cw2-s-eager"].timed
+
+
+def locked(folder: Path) -> list[str]:
+    """The lock files in ``folder`` that someone holds (an exclusive ``flock`` on them cannot be had now)."""
+    held = []
+    for file in sorted(folder.glob("*.lock")):
+        with open(file) as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                held.append(file.name)
+    return held
+
+
+def test_a_workers_timing_phase_holds_the_lock_of_the_gpu_it_sees(tmp_path: Path):
+    config = fake_config(tmp_path, (), gpus=("4", "6"), workerid="gw3")  # gw3 sees GPU 6
+    folder = tmp_path / "timing"
+    (folder / "arrived").mkdir(parents=True)
+    (folder / "arrived" / "gw0").touch()  # the other worker has run its last cell
+    config.workerinput[TIMING_INPUT], config.workeroutput = str(folder), {}
+    processes = CellProcesses(config)
+    holding: list[list[str]] = []
+
+    class Holds(TimedFake):
+        def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+            if request[0] == "time":
+                holding.append(locked(folder))
+            return super().ask(request, timeout)
+
+    processes.process, processes.pending = Holds(Phase()), {"a-b-eager": 7}
+    loop = processes.pytest_runtestloop(SimpleNamespace(shouldfail=False, shouldstop=False))
+    next(loop)
+    with pytest.raises(StopIteration):
+        loop.send(True)
+    assert holding == [["gpu-6.lock"]]
+    assert config.workeroutput[TIMING_OUTPUT]["timings"]["a-b-eager"]["state"] == "timed"
+
+
+def test_an_early_script_of_a_run_on_several_gpus_holds_every_gpus_lock(tmp_path: Path, monkeypatch):
+    from harness.plugin.confirming import Confirmer
+
+    config = fake_config(tmp_path, (), gpus=("0", "1"))
+    config.stash[processes_key] = SimpleNamespace(timing_folder=tmp_path / "timing")
+    confirmer, holding = Confirmer(config), []
+    monkeypatch.setattr(confirmer.scripts, "run", lambda script, limit: holding.append(locked(tmp_path / "timing")))
+    confirmer._run_early(tmp_path / "0.py", 1.0)
+    assert holding == [["gpu-0.lock", "gpu-1.lock"]]
 
 
 def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells_have_ended():
