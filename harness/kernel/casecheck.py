@@ -97,8 +97,7 @@ def _check(case: Case, tolerance: Tolerance) -> None:
     if not case.mutates:
         _check_outputs(case, output)
     _check_heuristics(case)
-    if not case.mutates:  # autograd cannot differentiate the in-place reference on its leaf inputs
-        _check_backward(case, inputs, parameters, tolerance)
+    _check_backward(case, inputs, parameters, tolerance)
 
 
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -198,7 +197,8 @@ def _check_heuristics(case: Case) -> None:
 def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...], tolerance: Tolerance) -> None:
     """``backward`` against autograd of the reference (given ``shipped``: the module's parameters), in float64, with
     a random grad per floating output (the arguments named in ``no_grad`` and the outputs that are not floating
-    point are not differentiated)."""
+    point are not differentiated). An op that writes into its inputs is checked as the styles train it: the
+    reference writes into copies, its output is the first it wrote, and ``backward`` gets what they hand it."""
     if case.backward is None:  # the default is autograd of the reference itself
         return
     wide = tuple(
@@ -209,7 +209,12 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
     if not differentiable:
         return
     parameters = tuple(parameter.double() for parameter in shipped)
-    outputs = as_tuple(_call("reference", case.reference, *wide, *parameters))
+    written = tuple(
+        value.clone() if i in case.mutates_index and isinstance(value, torch.Tensor) else value
+        for i, value in enumerate(wide)
+    )
+    returned = _call("reference", case.reference, *written, *parameters)
+    outputs = (written[case.mutates_index[0]],) if case.mutates else as_tuple(returned)
     generator = torch.Generator().manual_seed(1)
     grads = tuple(
         torch.randn(out.shape, generator=generator, dtype=out.dtype) if _floating(out) else torch.zeros_like(out)
@@ -220,15 +225,13 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
         return
     used_outputs, used_grads = zip(*used, strict=True)
     expected = torch.autograd.grad(used_outputs, differentiable, used_grads, allow_unused=True)
-    detached = tuple(value.detach() if isinstance(value, torch.Tensor) else value for value in wide)
+    detached = _as_handed(case, wide)
     outputs = tuple(out.detach() for out in outputs)
     try:
         computed = _call("backward", case.backward, detached, case_value(case, outputs), case_value(case, grads))
-    except CaseProblem as problem:  # often the reference's shape, not the backward: name both
+    except CaseProblem as problem:
         raise CaseProblem(
-            "backward",
-            f"{str(problem).removeprefix('backward: ')} (the reference returns shape(s) {_shapes(outputs)} "
-            f"for inputs of shape(s) {_shapes(detached)}: is that shape right?)",
+            "backward", f"{str(problem).removeprefix('backward: ')} ({_hint(case, outputs, wide)})"
         ) from None
     if not isinstance(computed, tuple | list):
         raise CaseProblem("backward", f"returns {type(computed).__name__}, expected a tuple of gradients (or None)")
@@ -255,6 +258,34 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
                 f"gradient of {name} differs from autograd of the reference: "
                 + _one_line(error).removeprefix("AssertionError: "),
             ) from None
+
+
+def _as_handed(case: Case, inputs: Inputs) -> Inputs:
+    """The inputs as the styles hand them to ``backward``: detached, and an input the op writes into ``None``
+    unless ``save_mutated`` keeps it as it was before the call."""
+    return tuple(
+        None
+        if i in case.mutates_index and not case.save_mutated
+        else value.detach()
+        if isinstance(value, torch.Tensor)
+        else value
+        for i, value in enumerate(inputs)
+    )
+
+
+def _hint(case: Case, outputs: tuple[Any, ...], inputs: Inputs) -> str:
+    """What a backward that raised may have met: an overwritten input given as ``None``, else the reference's
+    shape (often the reference is wrong, not the backward)."""
+    if case.mutates and not case.save_mutated:
+        names = ", ".join(case.mutates)
+        return (
+            f"it gets {names} as None, overwritten by the op; output is {case.mutates[0]} as the call left it; "
+            f"save_mutated=True gives {names} as it was before the call"
+        )
+    return (
+        f"the reference returns shape(s) {_shapes(outputs)} for inputs of shape(s) {_shapes(inputs)}: is that shape "
+        "right?"
+    )
 
 
 def _shapes(values: tuple[Any, ...]) -> str:
