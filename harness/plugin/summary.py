@@ -45,7 +45,8 @@ class RunSummary:
 def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named, each with
     its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; last,
-    each kernel wrong in every style on ``eager`` while its control passes (the kernel's bug, not a style's)."""
+    each kernel wrong on ``eager`` in every style that ran to a comparison while its control passes (the kernel's
+    bug, not a style's: ``wrong_kernels``)."""
     counts = Counter(str(cell.status) for cell in cells)
     lines = [
         f"[harness] chart: {chart}",
@@ -75,10 +76,4 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     if counts[Status.GRAPH_BREAK]:
         outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
-    for case, diff in wrong_kernels(cells).items():
-        size = f" (max abs diff {diff:.4g})" if diff is not None else ""
-        lines.append(
-            f"[harness] the kernel {case} disagrees with its reference in every style{size}, while its control "
-            "passes: fix the kernel first"
-        )
-    return lines
+    return lines + [f"[harness] {kernel.line()}" for kernel in wrong_kernels(cells).values()]

@@ -30,6 +30,7 @@ from harness.report.marks import (
     wrap,
 )
 from harness.report.meta import Docs, by_group, by_wrapper, goal_sets, goals, in_place, path_info, read_docs, style_info
+from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.report.suspects import confirmed_section
 from harness.spec import CellId
 
@@ -104,6 +105,18 @@ class Chart:
         unrecorded = [CellId.parse(cell) for cell in self.expected if cell not in recorded]
         return {cell.path for cell in unrecorded if cell.case in self.cases and cell.style in styles}
 
+    @cached_property
+    def wrong_kernels(self) -> list[WrongKernel]:
+        """The cases whose kernel disagrees with its reference in every style on eager (harness/report/mismatch.py):
+        their wrong cells are that one bug, not the styles' misses."""
+        return list(wrong_kernels(self.cells.values()).values())
+
+    @property
+    def answered_cases(self) -> list[str]:
+        """The cases the goals are answered over: all but those whose kernel is wrong."""
+        wrong = {kernel.case for kernel in self.wrong_kernels}
+        return [case for case in self.cases if case not in wrong]
+
     @property
     def candidates(self) -> list[str]:
         """The styles that may answer a goal: all but the control."""
@@ -177,13 +190,21 @@ def _answer(chart: Chart) -> list[str]:
 
 def _findings(chart: Chart) -> list[str]:
     cells = list(chart.cells.values())
-    return findings.section(cells, chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH], len(chart.contradicting))
+    launch, bandwidth = chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH]
+    return findings.section(cells, launch, bandwidth, len(chart.contradicting), chart.wrong_kernels)
 
 
 def _goals(chart: Chart) -> list[str]:
     given = "goals" not in (chart.env.get("derived") or [])  # what an older file lacked, filled in when read
     lines = chart_goals.section(
-        goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note, chart.unrecorded_paths
+        goals(chart.env),
+        given,
+        chart.cells,
+        chart.answered_cases,
+        chart.style_groups,
+        chart.note,
+        chart.unrecorded_paths,
+        chart.wrong_kernels,
     )
     return [f"{lines[0]}, in detail", "", *details("each goal's styles, near misses and their notes", lines[2:])]
 
@@ -193,7 +214,8 @@ def _goal_sets(chart: Chart) -> list[str]:
     sets, given = goal_sets(env), isinstance(env.get("goal_sets"), dict)
     on = goals(env)
     sets = {name: members for name, members in sets.items() if not answers_from_part(chart, members, on)}
-    return which.section(sets, goals(env), cells, chart.cases, chart.candidates, in_place(env, cells.values()), given)
+    cases, places = chart.answered_cases, in_place(env, cells.values())
+    return which.section(sets, goals(env), cells, cases, chart.candidates, places, given, chart.wrong_kernels)
 
 
 def answers_from_part(chart: Chart, names: list[str], declared: dict[str, list[str]]) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from harness.records.record import Record
 from harness.report.marks import GRAPH_BREAK, SYMBOLS, wrap, wrong_numbers
+from harness.report.mismatch import WrongKernel
 from harness.report.speed import BANDWIDTH, CONTROL, EAGER, LAUNCH, Point, geomean, us
 from harness.spec import Status
 
@@ -170,9 +171,11 @@ def control_findings(listed: list[Point]) -> list[str]:
     return out
 
 
-def verdict_findings(cells: Iterable[Record]) -> list[str]:
-    """Wrong numbers by case and style; kernels run outside the compiled graph by style."""
+def verdict_findings(cells: Iterable[Record], kernels: Iterable[WrongKernel] = ()) -> list[str]:
+    """Wrong numbers by case and style (a case whose kernel is wrong in every style on eager: that one bug, in a
+    line); kernels run outside the compiled graph by style."""
     records = list(cells)
+    wrong_kernel = {kernel.case: kernel for kernel in kernels}
     wrong: dict[str, dict[str, list[str]]] = {}
     for r in records:
         if wrong_numbers(r):
@@ -183,7 +186,8 @@ def verdict_findings(cells: Iterable[Record]) -> list[str]:
         out.append(f"- {SYMBOLS['wrong']} **Silently wrong numbers** in {count} cells:")
         for case, by_style in wrong.items():
             styles = "; ".join(f"`{style}` on {_names(paths)}" for style, paths in by_style.items())
-            out.append(f"  - `{case}`: {styles}")
+            kernel = wrong_kernel.get(case)
+            out.append(f"  - `{case}`: " + (f"{kernel.line()}; its wrong cells are that one bug" if kernel else styles))
     broke: dict[str, list[str]] = {}
     for r in records:
         if Status.GRAPH_BREAK in r.attempts:
@@ -195,9 +199,16 @@ def verdict_findings(cells: Iterable[Record]) -> list[str]:
     return out
 
 
-def section(cells: list[Record], launch: list[Point], bandwidth: list[Point], contradicting: int) -> list[str]:
-    """``## Findings``: verdicts first, then speed; the docs' contradicted claims counted."""
-    found = verdict_findings(cells) + speed_findings(launch, bandwidth)
+def section(
+    cells: list[Record],
+    launch: list[Point],
+    bandwidth: list[Point],
+    contradicting: int,
+    kernels: Iterable[WrongKernel] = (),
+) -> list[str]:
+    """``## Findings``: verdicts first (``kernels``: the cases whose kernel is wrong), then speed; the docs'
+    contradicted claims counted."""
+    found = verdict_findings(cells, kernels) + speed_findings(launch, bandwidth)
     if contradicting:
         found.append(
             f"- **{contradicting} cells contradict the docs**: [Contradicts the docs](#contradicts-the-docs) lists the "
