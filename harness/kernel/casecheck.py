@@ -5,6 +5,7 @@ naming the field, never charted as a style's failure. Cheap: the case's first si
 
 from __future__ import annotations
 
+import inspect
 import signal
 import sys
 import threading
@@ -93,11 +94,45 @@ def _check(case: Case, tolerance: Tolerance) -> None:
             "a module with parameters and a kernel in one case: the reference takes the module's parameters, "
             "which the kernel's op is never given; give the module a case of its own (no kernel)",
         )
-    output = _call("reference", case.reference, *copy_inputs(inputs), *parameters)
+    output = _reference(case, inputs, parameters)
     if not case.mutates:
         _check_outputs(case, output)
     _check_heuristics(case)
     _check_backward(case, inputs, parameters, tolerance)
+
+
+def _reference(case: Case, inputs: Inputs, parameters: tuple[torch.Tensor, ...]) -> Any:
+    """The reference called on a copy of ``inputs`` and a ``shipped_module``'s ``parameters``; a call its signature
+    does not take says the convention (a case module written before the reference took the parameters)."""
+    try:
+        return _call("reference", case.reference, *copy_inputs(inputs), *parameters)
+    except CaseProblem as problem:
+        if not parameters or _binds(case.reference, len(inputs) + len(parameters)):
+            raise
+        args = ", ".join([*case.arg_names, *_parameter_names(case)])
+        raise CaseProblem(
+            "reference",
+            f"{str(problem).removeprefix('reference: ')} (the reference of a shipped_module takes the module's "
+            f"parameters after the op's arguments, in parameters() order: reference({args}))",
+        ) from None
+
+
+def _binds(fn: Callable[..., Any], count: int) -> bool:
+    """Whether ``fn`` takes ``count`` positional arguments (True where its signature cannot be read)."""
+    try:
+        inspect.signature(fn).bind(*range(count))
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+def _parameter_names(case: Case) -> list[str]:
+    """The names of the ``shipped_module``'s parameters, in ``parameters()`` order (dots as underscores)."""
+    assert case.shipped_module is not None
+    with torch.random.fork_rng(devices=[]):
+        return [name.replace(".", "_") for name, _ in case.shipped_module().named_parameters()]
 
 
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
