@@ -86,7 +86,7 @@ def _exits_named(case: Case, tolerance: Tolerance) -> None:
 
 def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
-    _check_inputs(case, inputs)
+    check_inputs(case, inputs)
     parameters = _call("shipped_module", case.shipped_parameters)
     if parameters and case.kernel is not None:
         raise CaseProblem(
@@ -156,7 +156,8 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {'; '.join(lines)}" if lines else type(error).__name__
 
 
-def _check_inputs(case: Case, inputs: Any) -> None:
+def check_inputs(case: Case, inputs: Any) -> None:
+    """``CaseProblem`` where ``make_inputs`` gave what ``arg_names`` and ``arg_types`` do not declare."""
     if not isinstance(inputs, tuple):
         raise CaseProblem("make_inputs", f"expected a tuple, got {type(inputs).__name__}")
     if len(inputs) != len(case.arg_names):

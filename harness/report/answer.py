@@ -49,10 +49,10 @@ def goals_table(chart: Chart) -> list[str]:
             continue
         found = chart_goals.answer(goal, paths, chart.cells, chart.answered_cases, chart.candidates, controls)
         answered[goal] = (found, goal_speed(cells, paths, found.passing))
-    note = chart_goals.kernels_note(chart.wrong_kernels, chart.answered_cases)
-    kernels = [*wrap(note, ""), ""] if chart.wrong_kernels else []
+    note = chart_goals.left_out_note(chart.left_out, chart.answered_cases)
+    left = [*wrap(note, ""), ""] if chart.left_out else []
     if not answered or not chart.answered_cases:
-        return ["### Which style for which goal", "", *kernels] if kernels else []
+        return ["### Which style for which goal", "", *left] if left else []
     rows = [[f"`{style}`", *(_mark(style, *both) for both in answered.values())] for style in chart.candidates]
     rows.append(["*compared on*", *(_basis(speed) for _, speed in answered.values())])
     headers = ["style \\ goal", *(escape(goal, 60) for goal in answered)]
@@ -70,7 +70,7 @@ def goals_table(chart: Chart) -> list[str]:
         "",
         tabulate(rows, headers=headers, tablefmt="github"),
         "",
-        *kernels,
+        *left,
     ]
 
 

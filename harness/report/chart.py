@@ -22,6 +22,7 @@ from harness.report import answer, findings, pictures, speed, tables, which
 from harness.report import goals as chart_goals
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
+from harness.report.casebugs import BrokenCase, broken_cases
 from harness.report.marks import (
     SYMBOLS,
     escape,
@@ -111,11 +112,19 @@ class Chart:
         their wrong cells are that one bug, not the styles' misses."""
         return list(wrong_kernels(self.cells.values()).values())
 
+    @cached_property
+    def left_out(self) -> list[WrongKernel | BrokenCase]:
+        """The cases whose cells measure nothing of the styles: a kernel wrong in itself, a case broken in its own
+        code (harness/report/casebugs.py). The goals leave them out, naming them once."""
+        wrong = {kernel.case for kernel in self.wrong_kernels}
+        broken = [bug for bug in broken_cases(self.cells.values()).values() if bug.case not in wrong]
+        return [*self.wrong_kernels, *broken]
+
     @property
     def answered_cases(self) -> list[str]:
-        """The cases the goals are answered over: all but those whose kernel is wrong."""
-        wrong = {kernel.case for kernel in self.wrong_kernels}
-        return [case for case in self.cases if case not in wrong]
+        """The cases the goals are answered over: all but those left out."""
+        left = {one.case for one in self.left_out}
+        return [case for case in self.cases if case not in left]
 
     @property
     def candidates(self) -> list[str]:
@@ -191,7 +200,7 @@ def _answer(chart: Chart) -> list[str]:
 def _findings(chart: Chart) -> list[str]:
     cells = list(chart.cells.values())
     launch, bandwidth = chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH]
-    return findings.section(cells, launch, bandwidth, len(chart.contradicting), chart.wrong_kernels)
+    return findings.section(cells, launch, bandwidth, len(chart.contradicting), chart.left_out)
 
 
 def _goals(chart: Chart) -> list[str]:
@@ -204,7 +213,7 @@ def _goals(chart: Chart) -> list[str]:
         chart.style_groups,
         chart.note,
         chart.unrecorded_paths,
-        chart.wrong_kernels,
+        chart.left_out,
     )
     return [f"{lines[0]}, in detail", "", *details("each goal's styles, near misses and their notes", lines[2:])]
 
@@ -215,7 +224,7 @@ def _goal_sets(chart: Chart) -> list[str]:
     on = goals(env)
     sets = {name: members for name, members in sets.items() if not answers_from_part(chart, members, on)}
     cases, places = chart.answered_cases, in_place(env, cells.values())
-    return which.section(sets, goals(env), cells, cases, chart.candidates, places, given, chart.wrong_kernels)
+    return which.section(sets, goals(env), cells, cases, chart.candidates, places, given, chart.left_out)
 
 
 def answers_from_part(chart: Chart, names: list[str], declared: dict[str, list[str]]) -> list[str]:

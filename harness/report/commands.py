@@ -189,7 +189,7 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
         return EXIT_INCOMPLETE
     cells, cases = chart.cells, chart.answered_cases
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
-    print("\n".join(query.report(answer, declared, cells, chart.wrong_kernels)))
+    print("\n".join(query.report(answer, declared, cells, chart.left_out)))
     if args.fastest:
         from harness.report.speed import fastest_lines
 

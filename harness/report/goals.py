@@ -3,11 +3,12 @@ its paths, and the near misses with the cells they fail. Drawn from the records 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
+from harness.report.casebugs import BrokenCase
 from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrap, wrong_numbers
 from harness.report.mismatch import WrongKernel
 from harness.spec import CellId, Status
@@ -73,13 +74,12 @@ def answer(
     return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
 
 
-def kernels_note(kernels: list[WrongKernel], others: list[str]) -> str:
-    """Why the goals leave out the cases whose kernel is wrong (``wrong_kernels``): their wrong cells are the kernel's
-    one bug, not the styles' misses; ``others``: the cases the goals are answered over."""
-    named = "; ".join(f"the kernel of {k.case} disagrees with its reference on eager in {k.scope()}" for k in kernels)
+def left_out_note(left: Sequence[WrongKernel | BrokenCase], others: list[str]) -> str:
+    """Why the goals leave out the cases ``left`` (a kernel wrong in itself, a case broken in its own code): their
+    cells measure nothing of the styles; ``others``: the cases the goals are answered over."""
+    reasons = "; ".join(f"{one.case}: {one.reason()}" for one in left)
     over = f"the goals are answered over the other cases ({', '.join(others)})" if others else "no other case is left"
-    whose = "Its" if len(kernels) == 1 else "Their"
-    return f"Fix the kernel first: {named}, while the control passes. {whose} cells count against no style; {over}."
+    return f"Left out of the goals, their cells measure nothing of the styles: {reasons}. {over[0].upper()}{over[1:]}."
 
 
 def failing_cells(style: str, paths: list[str], cells: dict[str, Record], cases: list[str]) -> list[tuple[str, str]]:
@@ -104,11 +104,11 @@ def section(
     style_groups: list[tuple[str, list[str]]],
     note: Callable[[Record], int],
     unrecorded: set[str] | frozenset[str] = frozenset(),
-    kernels: list[WrongKernel] | None = None,
+    left: Sequence[WrongKernel | BrokenCase] = (),
 ) -> list[str]:
     """``## Which style for which goal``: one row per goal whose every path ran in this run (and, in an incomplete
     run, has a record of every selected cell: ``unrecorded`` names the paths that do not), over ``cases`` (the
-    cases whose kernel agrees with its reference: ``kernels`` are the others, named once)."""
+    cases whose cells measure the styles: ``left`` are the others, named once)."""
     candidates = [s for wrapper, styles in style_groups if wrapper != "control" for s in styles]
     controls = [s for wrapper, styles in style_groups if wrapper == "control" for s in styles]
     group_of = {s: wrapper for wrapper, styles in style_groups for s in styles}
@@ -130,10 +130,10 @@ def section(
         out += [line for entry in _near(a, cells, note) for line in wrap(f"  - {entry}", "    ")]
     if not answers:
         out.append(
-            "No goal's paths ran in this run." if cases else "No goal is answered: every case's kernel is wrong."
+            "No goal's paths ran in this run." if cases else "No goal is answered: every case is left out (below)."
         )
-    if kernels:
-        out += ["", *wrap(kernels_note(kernels, cases))]
+    if left:
+        out += ["", *wrap(left_out_note(left, cases))]
     wrong = {style: found for a in answers for style, found in a.wrong_elsewhere.items()}
     if wrong:
         out += ["", "⚠️ gives silently wrong numbers elsewhere in the matrix (other paths than the goal's):", ""]

@@ -70,6 +70,13 @@ class WrongKernel:
             return "every style"
         return f"the {self.compared} of {self.styles} styles that ran to a comparison"
 
+    def reason(self) -> str:
+        """Why its cells say nothing of the styles."""
+        return (
+            f"its kernel disagrees with its reference on eager in {self.scope()}, while its control passes: fix the "
+            "kernel first"
+        )
+
     def line(self) -> str:
         """``the kernel leaky disagrees with its reference in every style (max abs diff 2.25), while its control
         passes: fix the kernel first``."""

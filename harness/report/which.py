@@ -5,10 +5,12 @@ the chart answers the goal sets matrix.toml names (``[goal_sets]``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.records.record import Record
-from harness.report.goals import failing_cells, kernels_note, measured, where
+from harness.report.casebugs import BrokenCase
+from harness.report.goals import failing_cells, left_out_note, measured, where
 from harness.report.marks import escape, mark, note_text, wrap, wrong_numbers
 from harness.report.mismatch import WrongKernel
 from harness.report.speed import goal_speed
@@ -111,19 +113,22 @@ def warnings(styles: list[str], cells: dict[str, Record], cases: list[str]) -> l
 
 
 def report(
-    answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record], kernels: list[WrongKernel] | None = None
+    answer: SetAnswer,
+    goals: dict[str, list[str]],
+    cells: dict[str, Record],
+    left: Sequence[WrongKernel | BrokenCase] = (),
 ) -> list[str]:
     """The answer as plain lines, for the terminal, as the chart says it: the styles meeting every goal (⚠️ where
     they give wrong numbers elsewhere in the matrix), in an order it names, then the near misses; ``use: not
-    answered, not measured`` when a goal's paths did not run. ``kernels``: the cases left out of ``answer``, whose
-    kernel is wrong (named, never a style's miss)."""
+    answered, not measured`` when a goal's paths did not run. ``left``: the cases left out of ``answer`` (a kernel
+    wrong in itself, a case broken in its own code: named, never a style's miss)."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
         f"cases: {', '.join(answer.cases) or 'none'}",
-        *([kernels_note(kernels, answer.cases)] if kernels else []),
+        *([left_out_note(left, answer.cases)] if left else []),
     ]
     if not answer.cases:
-        return [*out, "use: not answered, every case's kernel is wrong"]
+        return [*out, "use: not answered, every case is left out"]
     unrun = {g: [p for p in goals[g] if not measured(p, cells)] for g in answer.goals}
     if any(unrun.values()):  # as the chart's "not answered": no style can be said to meet or miss it
         paths = ",".join(dict.fromkeys(p for missing in unrun.values() for p in missing))
@@ -164,17 +169,17 @@ def section(
     candidates: list[str],
     in_place: list[str],
     from_results: bool = True,
-    kernels: list[WrongKernel] | None = None,
+    left: Sequence[WrongKernel | BrokenCase] = (),
 ) -> list[str]:
     """``## Which style for a set of goals``: one item per goal set of the matrix whose paths all ran, over
-    ``cases`` (``kernels``: the cases left out, whose kernel is wrong, named once)."""
+    ``cases`` (``left``: the cases left out, named once)."""
     ran = {r.path for r in cells.values() if r.ran}
     answerable = {name: members for name, members in sets.items() if all(set(goals[g]) <= ran for g in members)}
     if not answerable:
         return []
     out = ["## Which style for a set of goals", ""]
-    if kernels:
-        out += [*wrap(kernels_note(kernels, cases), ""), ""]
+    if left:
+        out += [*wrap(left_out_note(left, cases), ""), ""]
     if not cases:
         return out
     for name, members in answerable.items():

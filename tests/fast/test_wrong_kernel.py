@@ -26,6 +26,11 @@ ENV = {
     "styles": {style: {"wrapper": WRAPPERS.get(style, "triton_op")} for style in STYLES},
 }
 PLANTED = "the kernel scale_clamp disagrees with its reference in the 4 of 5 styles that ran to a comparison"
+NOTE = (
+    "Left out of the goals, their cells measure nothing of the styles: scale_clamp: its kernel disagrees with its "
+    "reference on eager in the 4 of 5 styles that ran to a comparison, while its control passes: fix the kernel "
+    "first. The goals are answered over the other cases (scale_ok)."
+)
 
 
 def case_module(folder: Path, source: str, name: str):
@@ -80,15 +85,9 @@ def test_the_run_says_fix_the_kernel_first(records: list[Record]):
 
 def test_the_chart_names_the_kernel_not_the_styles_near_misses(records: list[Record]):
     chart = render(results(*(r.to_dict() for r in records), **ENV))
-    note = (
-        "Fix the kernel first: the kernel of scale_clamp disagrees with its reference on eager in the 4 of 5 styles "
-        "that ran to a comparison, while the control passes. Its cells count against no style; the goals are "
-        "answered over the other cases (scale_ok)."
-    )
     detail = section(chart, "Which style for which goal, in detail")
-    assert note in detail and note in " ".join(
-        section(chart, "The answer").split()
-    )  # a paragraph, as markdown reads it
+    answer = " ".join(section(chart, "The answer").split())  # a paragraph, as markdown reads it
+    assert NOTE in detail and NOTE in answer
     assert "near miss:" not in detail
     assert "- **run eagerly** (`eager`): use **raw_jit**, **autotune** · **triton_op** · **custom_op**" in detail
     assert f"`scale_clamp`: {PLANTED} (max abs diff " in section(chart, "Findings")
@@ -101,9 +100,7 @@ def test_which_names_the_kernel_and_answers_over_the_other_cases(records, tmp_pa
     lines = capsys.readouterr().out.splitlines()
     assert lines[1:3] == [
         "cases: scale_ok",
-        "Fix the kernel first: the kernel of scale_clamp disagrees with its reference on eager in the 4 of 5 styles "
-        "that ran to a comparison, while the control passes. Its cells count against no style; the goals are "
-        "answered over the other cases (scale_ok).",
+        NOTE,
     ]
     assert lines[3].startswith("use: raw_jit, autotune, triton_op, custom_op (passed")
     assert not any("scale_clamp" in line for line in lines[3:])  # no near miss of its cells
