@@ -63,6 +63,9 @@ def test_the_case_page_has_every_field_with_its_docs() -> None:
     assert "No item of the docstring names it" not in page
 
 
+COMMITTED_RUN = "reports/results.json"  # this repository's reference run: never the run a docs example gates
+
+
 def harness_options() -> set[str]:
     flags: set[str] = set()
     declare(lambda flag, **_: flags.add(flag))
@@ -96,6 +99,8 @@ def check_harness(args: list[str]) -> None:
             parsed = parser().parse_args(args)
         except SystemExit:
             raise AssertionError(f"python -m harness {shlex.join(args)}: {errors.getvalue().strip()}") from None
+    current = getattr(parsed, "current", None)
+    assert str(current) != COMMITTED_RUN, f"gate: --current {COMMITTED_RUN} is this repository's reference run"
     goals = tomllib.loads((REPO / MATRIX_FILE).read_text())["goals"]
     for goal in ",".join(getattr(parsed, "goals", None) or []).split(","):
         assert not goal or goal in goals, f"which: {goal!r} is no goal of the packaged matrix"
@@ -174,6 +179,7 @@ def test_the_tutorials_hold_only_blocks_their_test_runs() -> None:
         "python3 noxw.py -s docz",
         'pip install -e ".[nodocs]"',
         "make docs",
+        "python -m harness gate --baseline mine.json --current reports/results.json",
     ],
 )
 def test_a_command_the_code_does_not_know_fails_the_check(command: str) -> None:
