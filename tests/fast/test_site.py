@@ -207,6 +207,17 @@ def test_the_readme_is_a_front_page_whose_commands_and_links_hold() -> None:
             check_command(command)
 
 
+@pytest.mark.parametrize("page", [README, REPO / "docs" / "tutorial" / "kernel.md"], ids=lambda page: page.name)
+def test_the_install_is_shown_as_a_package_not_only_editable(page: Path) -> None:
+    """A kernel library installs the tool as a package (issue 61: README and the tutorial showed ``pip install -e``
+    only); the wheel a clone builds is named as pip names it."""
+    text = page.read_text()
+    assert re.search(r"^pip install (\.|/path/to/triton-torch-matrix) ", text, re.M), page
+    assert "pip install dist/triton_torch_matrix-0.1.0-py3-none-any.whl" in text
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert version == "0.1.0", "the docs name the wheel of version 0.1.0: update them"
+
+
 def test_the_readme_chart_excerpt_is_rows_of_the_committed_chart() -> None:
     def row(line: str) -> str:
         return "|".join(cell.strip() for cell in line.split("|"))
