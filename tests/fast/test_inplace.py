@@ -33,7 +33,7 @@ def scale_clamp(monkeypatch: pytest.MonkeyPatch) -> Case:
     return dataclasses.replace(module.CASE, id=name)
 
 
-@pytest.mark.parametrize("style", ["raw_jit", "autotune"])
+@pytest.mark.parametrize("style", ["raw_jit", "autotune", "heuristics_autotune", "autotune_heuristics"])
 def test_a_non_linear_in_place_op_trains_through_the_launcher(style: str, scale_clamp: Case, tmp_path: Path):
     check_case(scale_clamp, FLOAT32)
     record = run(scale_clamp, style, "train_eager", tmp_path, device="cpu")
