@@ -58,10 +58,14 @@ class Case:
     - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
       ``requires_grad``, their gradient never asked of ``backward``.
     - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
-      arguments (``None`` for a scalar, a ``None``
-      optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
-      ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
-      zeros for an output that got none).
+      arguments (``None`` for a scalar, a ``None`` optional tensor or an integer tensor), in PyTorch ops. With
+      several ``outputs``, ``output`` and ``grad`` are tuples (a grad of zeros for an output that got none). For
+      an op that writes into its inputs (``mutates``): ``output`` is the first input it writes, as the call left
+      it, and ``grad`` that input's gradient; an input named in ``mutates`` arrives as ``None`` (it was
+      overwritten), or with ``save_mutated`` as it was before the call.
+    - ``save_mutated``: the backward of an op that writes into its inputs gets them as they were before the call
+      (what an ``autograd.Function`` author saves for a non-linear in-place op, ``x <- clamp(x * scale, lo,
+      hi)``): the training wrapper copies them before each launch. Only the launcher styles train such an op.
     - ``backward_kernel`` and ``launch_backward(kernel, inputs, output, grad)``: optionally, the backward as a
       ``@triton.jit`` kernel and its launch (same contract as ``backward``), which the styles then run in
       their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
@@ -131,6 +135,7 @@ class Case:
     shipped_args: tuple[Any, ...] = ()
     shipped_as: str | None = None
     bandwidth_size: int | None = None
+    save_mutated: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel is not None and self.launch is None:
@@ -144,6 +149,8 @@ class Case:
                 f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
                 "the in-place reference cannot give the gradient of what it overwrote)"
             )
+        if self.save_mutated and not self.mutates:
+            raise ValueError(f"case {self.id!r}: save_mutated keeps the inputs an op writes into: name them in mutates")
         unknown = set(self.no_grad) - set(self.arg_names)
         if unknown:
             raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")

@@ -95,6 +95,9 @@ class Stage(enum.StrEnum):
 # the error type of a cell that measured nothing because its cell process did not start, or could not import the
 # case the run imported: the harness failed, not the cell
 NOT_STARTED = "CellProcessFailed"
+# the error type of a cell failed by its case's own code (make_inputs, or the reference) at inputs it drew, which the
+# case's load check did not run: a bug of the case, not of the style (harness/cell/context.py)
+CASE_BUG = "CaseBug"
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 

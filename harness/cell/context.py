@@ -15,11 +15,12 @@ import torch
 
 from harness.case import Case, Inputs, copy_inputs
 from harness.cell.timing import bytes_moved, inference_call
+from harness.kernel.casecheck import CaseProblem, check_inputs
 from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, Wrapped, library_op_name
-from harness.spec import Capture, Measurements, RunLocations, Tolerance
+from harness.spec import CUDA_FAULT_MARKERS, Capture, Measurements, RunLocations, Tolerance
 
 
 class CellSkip(Exception):
@@ -28,6 +29,11 @@ class CellSkip(Exception):
 
 class CellCrash(Exception):
     """A process the cell started died by a signal (status ``crash``)."""
+
+
+class CaseBug(Exception):
+    """The case's own code (``make_inputs``, or the reference) failed at inputs the cell drew, which the case's load
+    check did not run: a bug of the case, not of the style (its error type is ``CASE_BUG``)."""
 
 
 @dataclass
@@ -84,11 +90,16 @@ class Cell:
         """Add ``facts`` (``Capture`` fields) to what the path saw."""
         self.capture = dataclasses.replace(self.capture, **facts)
 
-    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+    def at(self, size: int | None, seed: int | None) -> tuple[int, int]:
+        """``size`` and ``seed``, by default the example's (outside a drawn example: the case's first size, seed 0)."""
         example_size, example_seed = self.example or (self.case.sizes[0], 0)
-        inputs = self.case.make_inputs(
-            example_size if size is None else size, self.device, example_seed if seed is None else seed
-        )
+        return example_size if size is None else size, example_seed if seed is None else seed
+
+    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+        size, seed = self.at(size, seed)
+        with self.own("make_inputs", size, seed):
+            inputs = self.case.make_inputs(size, self.device, seed)
+            check_inputs(self.case, inputs)
         if requires_grad:
             return tuple(
                 value.detach().requires_grad_(self.case.takes_grad(index, value))
@@ -108,8 +119,28 @@ class Cell:
 
     def expected(self, inputs: Inputs) -> Any:
         """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
-        with torch.no_grad():
+        with torch.no_grad(), self.own("reference"):
             return self.reference_model()(*copy_inputs(inputs))
+
+    @contextmanager
+    def own(self, field: str, size: int | None = None, seed: int | None = None) -> Iterator[None]:
+        """The case's own ``field`` runs in the block (at ``size`` and ``seed``, by default the example's): an
+        exception it raises is a ``CaseBug`` naming it and the inputs; a GPU fault or out of memory stays as it is
+        (an earlier kernel's, or the machine's)."""
+        try:
+            yield
+        except Exception as error:
+            message = str(error).strip() or repr(error)
+            if isinstance(error, torch.cuda.OutOfMemoryError) or any(m in message for m in CUDA_FAULT_MARKERS):
+                raise
+            size, seed = self.at(size, seed)
+            problem = (
+                message.partition(": ")[2] if isinstance(error, CaseProblem) else f"{type(error).__name__}: {message}"
+            )
+            raise CaseBug(
+                f"the case's {field} failed at size {size}, seed {seed} on {self.device} (its load check runs its "
+                f"first size on CPU only): {problem}"
+            ) from error
 
     def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
         """The first artifact the path checks, on the inputs it checked it with, is the one timed."""

@@ -5,6 +5,7 @@ naming the field, never charted as a style's failure. Cheap: the case's first si
 
 from __future__ import annotations
 
+import inspect
 import signal
 import sys
 import threading
@@ -85,7 +86,7 @@ def _exits_named(case: Case, tolerance: Tolerance) -> None:
 
 def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
-    _check_inputs(case, inputs)
+    check_inputs(case, inputs)
     parameters = _call("shipped_module", case.shipped_parameters)
     if parameters and case.kernel is not None:
         raise CaseProblem(
@@ -93,12 +94,45 @@ def _check(case: Case, tolerance: Tolerance) -> None:
             "a module with parameters and a kernel in one case: the reference takes the module's parameters, "
             "which the kernel's op is never given; give the module a case of its own (no kernel)",
         )
-    output = _call("reference", case.reference, *copy_inputs(inputs), *parameters)
+    output = _reference(case, inputs, parameters)
     if not case.mutates:
         _check_outputs(case, output)
     _check_heuristics(case)
-    if not case.mutates:  # autograd cannot differentiate the in-place reference on its leaf inputs
-        _check_backward(case, inputs, parameters, tolerance)
+    _check_backward(case, inputs, parameters, tolerance)
+
+
+def _reference(case: Case, inputs: Inputs, parameters: tuple[torch.Tensor, ...]) -> Any:
+    """The reference called on a copy of ``inputs`` and a ``shipped_module``'s ``parameters``; a call its signature
+    does not take says the convention (a case module written before the reference took the parameters)."""
+    try:
+        return _call("reference", case.reference, *copy_inputs(inputs), *parameters)
+    except CaseProblem as problem:
+        if not parameters or _binds(case.reference, len(inputs) + len(parameters)):
+            raise
+        args = ", ".join([*case.arg_names, *_parameter_names(case)])
+        raise CaseProblem(
+            "reference",
+            f"{str(problem).removeprefix('reference: ')} (the reference of a shipped_module takes the module's "
+            f"parameters after the op's arguments, in parameters() order: reference({args}))",
+        ) from None
+
+
+def _binds(fn: Callable[..., Any], count: int) -> bool:
+    """Whether ``fn`` takes ``count`` positional arguments (True where its signature cannot be read)."""
+    try:
+        inspect.signature(fn).bind(*range(count))
+    except TypeError:
+        return False
+    except ValueError:
+        return True
+    return True
+
+
+def _parameter_names(case: Case) -> list[str]:
+    """The names of the ``shipped_module``'s parameters, in ``parameters()`` order (dots as underscores)."""
+    assert case.shipped_module is not None
+    with torch.random.fork_rng(devices=[]):
+        return [name.replace(".", "_") for name, _ in case.shipped_module().named_parameters()]
 
 
 def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
@@ -122,7 +156,8 @@ def _one_line(error: BaseException) -> str:
     return f"{type(error).__name__}: {'; '.join(lines)}" if lines else type(error).__name__
 
 
-def _check_inputs(case: Case, inputs: Any) -> None:
+def check_inputs(case: Case, inputs: Any) -> None:
+    """``CaseProblem`` where ``make_inputs`` gave what ``arg_names`` and ``arg_types`` do not declare."""
     if not isinstance(inputs, tuple):
         raise CaseProblem("make_inputs", f"expected a tuple, got {type(inputs).__name__}")
     if len(inputs) != len(case.arg_names):
@@ -198,7 +233,8 @@ def _check_heuristics(case: Case) -> None:
 def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...], tolerance: Tolerance) -> None:
     """``backward`` against autograd of the reference (given ``shipped``: the module's parameters), in float64, with
     a random grad per floating output (the arguments named in ``no_grad`` and the outputs that are not floating
-    point are not differentiated)."""
+    point are not differentiated). An op that writes into its inputs is checked as the styles train it: the
+    reference writes into copies, its output is the first it wrote, and ``backward`` gets what they hand it."""
     if case.backward is None:  # the default is autograd of the reference itself
         return
     wide = tuple(
@@ -209,7 +245,12 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
     if not differentiable:
         return
     parameters = tuple(parameter.double() for parameter in shipped)
-    outputs = as_tuple(_call("reference", case.reference, *wide, *parameters))
+    written = tuple(
+        value.clone() if i in case.mutates_index and isinstance(value, torch.Tensor) else value
+        for i, value in enumerate(wide)
+    )
+    returned = _call("reference", case.reference, *written, *parameters)
+    outputs = (written[case.mutates_index[0]],) if case.mutates else as_tuple(returned)
     generator = torch.Generator().manual_seed(1)
     grads = tuple(
         torch.randn(out.shape, generator=generator, dtype=out.dtype) if _floating(out) else torch.zeros_like(out)
@@ -220,15 +261,13 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
         return
     used_outputs, used_grads = zip(*used, strict=True)
     expected = torch.autograd.grad(used_outputs, differentiable, used_grads, allow_unused=True)
-    detached = tuple(value.detach() if isinstance(value, torch.Tensor) else value for value in wide)
+    detached = _as_handed(case, wide)
     outputs = tuple(out.detach() for out in outputs)
     try:
         computed = _call("backward", case.backward, detached, case_value(case, outputs), case_value(case, grads))
-    except CaseProblem as problem:  # often the reference's shape, not the backward: name both
+    except CaseProblem as problem:
         raise CaseProblem(
-            "backward",
-            f"{str(problem).removeprefix('backward: ')} (the reference returns shape(s) {_shapes(outputs)} "
-            f"for inputs of shape(s) {_shapes(detached)}: is that shape right?)",
+            "backward", f"{str(problem).removeprefix('backward: ')} ({_hint(case, outputs, wide)})"
         ) from None
     if not isinstance(computed, tuple | list):
         raise CaseProblem("backward", f"returns {type(computed).__name__}, expected a tuple of gradients (or None)")
@@ -255,6 +294,34 @@ def _check_backward(case: Case, inputs: Inputs, shipped: tuple[torch.Tensor, ...
                 f"gradient of {name} differs from autograd of the reference: "
                 + _one_line(error).removeprefix("AssertionError: "),
             ) from None
+
+
+def _as_handed(case: Case, inputs: Inputs) -> Inputs:
+    """The inputs as the styles hand them to ``backward``: detached, and an input the op writes into ``None``
+    unless ``save_mutated`` keeps it as it was before the call."""
+    return tuple(
+        None
+        if i in case.mutates_index and not case.save_mutated
+        else value.detach()
+        if isinstance(value, torch.Tensor)
+        else value
+        for i, value in enumerate(inputs)
+    )
+
+
+def _hint(case: Case, outputs: tuple[Any, ...], inputs: Inputs) -> str:
+    """What a backward that raised may have met: an overwritten input given as ``None``, else the reference's
+    shape (often the reference is wrong, not the backward)."""
+    if case.mutates and not case.save_mutated:
+        names = ", ".join(case.mutates)
+        return (
+            f"it gets {names} as None, overwritten by the op; output is {case.mutates[0]} as the call left it; "
+            f"save_mutated=True gives {names} as it was before the call"
+        )
+    return (
+        f"the reference returns shape(s) {_shapes(outputs)} for inputs of shape(s) {_shapes(inputs)}: is that shape "
+        "right?"
+    )
 
 
 def _shapes(values: tuple[Any, ...]) -> str:

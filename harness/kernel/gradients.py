@@ -49,27 +49,39 @@ def torch_backward(case: Case) -> Backward:
     return autograd_of_reference
 
 
-def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...]) -> None:
-    """Save the tensor inputs (not the overwritten ones) and every output; keep the scalars on ``ctx``."""
+def save(ctx: Any, inputs: Inputs, output: Any, mutated: tuple[int, ...], before: dict[int, Any] | None = None) -> None:
+    """Save the tensor inputs (an overwritten one as ``before`` holds it, as it was before the call, else ``None``)
+    and every output (for an op that writes into its inputs and returns nothing: the first input it wrote, as the
+    call left it); keep the scalars on ``ctx``."""
+    before = before or {}
     kept = tuple(
-        None if index in mutated or not isinstance(value, torch.Tensor) else value for index, value in enumerate(inputs)
+        before.get(index) if index in mutated else value if isinstance(value, torch.Tensor) else None
+        for index, value in enumerate(inputs)
     )
-    ctx.save_for_backward(*kept, *(() if output is None else as_tuple(output)))
+    outputs = as_tuple(output) if output is not None else (inputs[mutated[0]],) if mutated else ()
+    ctx.save_for_backward(*kept, *outputs)
     ctx.scalars = tuple(None if isinstance(value, torch.Tensor) else value for value in inputs)
 
 
 def saved(case: Case, ctx: Any, grads: tuple[torch.Tensor | None, ...]) -> tuple[Inputs, Any, Any]:
-    """What ``save`` kept, as the case's backward takes it: the inputs (``None`` for the overwritten ones), the
-    output and the grad (tuples when the op has several outputs; a grad an output did not get is zeros)."""
+    """What ``save`` kept, as the case's backward takes it: the inputs (an overwritten one as it was before the call
+    with ``Case.save_mutated``, else ``None``), the output and the grad (tuples when the op has several outputs; a
+    grad an output did not get is zeros)."""
     tensors = ctx.saved_tensors
     count = len(ctx.scalars)
     pairs = zip(tensors[:count], ctx.scalars, strict=True)
     inputs = tuple(tensor if scalar is None else scalar for tensor, scalar in pairs)
     outputs = tensors[count:]
-    if not outputs:  # an op writing into its input returns nothing: the grad is that input's
-        return inputs, None, grads[0]
     grads = tuple(torch.zeros_like(out) if grad is None else grad for out, grad in zip(outputs, grads, strict=True))
     return inputs, case_value(case, outputs), case_value(case, grads)
+
+
+def before_call(case: Case, inputs: Inputs) -> dict[int, Any]:
+    """The inputs the op overwrites, copied before the call, for a backward that reads them (``Case.save_mutated``,
+    as an ``autograd.Function`` author saves them); none otherwise."""
+    if not case.save_mutated:
+        return {}
+    return {index: inputs[index].detach().clone() for index in case.mutates_index}
 
 
 def case_value(case: Case, values: tuple[Any, ...]) -> Any:
@@ -84,8 +96,9 @@ def autograd_function(case: Case, fn: Callable[..., Any], backward: Backward) ->
     class KernelFunction(torch.autograd.Function):
         @staticmethod
         def forward(ctx: Any, *inputs: Any) -> Any:
+            before = before_call(case, inputs)
             out = fn(*inputs)
-            save(ctx, inputs, out, mutated)
+            save(ctx, inputs, out, mutated, before)
             if mutated:
                 ctx.mark_dirty(*(inputs[i] for i in mutated))
                 return inputs[mutated[0]]

@@ -132,7 +132,11 @@ def _register_library_op(
     try:
         op.register_autograd(formula, setup_context=setup_context)
     except RuntimeError as error:  # no autograd for a mutating op: only training paths are affected
-        message = f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it ({error})"
+        message = (
+            f"{name} writes into {', '.join(case.mutates)}: {library_op.__name__} cannot train it, a limit of "
+            "torch.library, not of the case (no autograd for an op that writes into its inputs; the launcher trains "
+            f"it): {error}"
+        )
         return Wrapped(op=op, train_op=None, train_error=RuntimeError(message))
     return Wrapped(op=op, train_op=op)
 

@@ -13,7 +13,16 @@ import pytest
 
 from harness.errors import InputError
 from harness.matrix.builtin import matrix_file
-from harness.plugin.values import joined_ids, named_file, parse_amount, parse_mib, parse_shard
+from harness.plugin.values import (
+    FAIL_ON,
+    joined_ids,
+    named_file,
+    parse_amount,
+    parse_mib,
+    parse_shard,
+    parse_statuses,
+)
+from harness.spec import Status
 
 DEFAULT_REPORT_DIR = "reports/latest"
 DEFAULT_CACHE_DIR = ".cache"
@@ -85,6 +94,13 @@ def declare(add: Callable[..., Any]) -> None:
         f"{IN_A_LOG:g} otherwise; 0: never)",
     )
     add(
+        "--fail-on",
+        default=None,
+        metavar="STATUSES",
+        help="exit 8 when a cell ends with one of these statuses on any attempt (comma-separated: "
+        f"{', '.join(FAIL_ON)}), e.g. --fail-on wrong: a kernel library's CI without a baseline",
+    )
+    add(
         "--max-rss-mb",
         default=DEFAULT_MAX_RSS_MB,
         help=f"replace a cell process resident above this many MiB after a cell (default {DEFAULT_MAX_RSS_MB}; "
@@ -116,6 +132,7 @@ class Options:
     timing: bool = True  # the run's timing phase (harness/plugin/timing.py)
     progress: float | None = None  # seconds between progress lines (None: the default for the terminal)
     cold_cache: bool | None = None  # the cache folder held no file when the options were read (the run's start)
+    fail_on: tuple[Status, ...] = ()  # the statuses a cell ends with that make the run exit EXIT_FAILED_ON
 
     @property
     def results_file(self) -> Path:
@@ -156,6 +173,7 @@ def options(config: pytest.Config) -> Options:
             confirm=not option("no_confirm"),
             timing=not option("no_timing"),
             progress=None if option("progress") is None else parse_amount(option("progress"), "--progress", "seconds"),
+            fail_on=() if option("fail_on") is None else parse_statuses(option("fail_on")),
         )
     return config.stash[options_key]
 

@@ -10,6 +10,7 @@ inputs checked before it starts, its report folder locked, SIGTERM taken as Ctrl
 6     the harness failed to measure (harness/report/broken.py), or a write into --report-dir failed (the run
       stops at once; the line says where every record so far was saved)
 7     a harness suspect: a failure its repro script, run outside the harness, did not show
+8     ``--fail-on STATUSES``: a cell ended with one of them on some attempt (``--fail-on wrong``: wrong numbers)
 130   interrupted: Ctrl-C, SIGTERM, or pytest stopping the session early
 3, 4  pytest's own: an internal error, a usage error of one of pytest's options
 ====  ==========================================================================================================
@@ -30,7 +31,14 @@ from typing import Any
 
 import pytest
 
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_RUN_BROKE, EXIT_SUSPECTS, InputError
+from harness.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED_ON,
+    EXIT_INTERRUPTED,
+    EXIT_RUN_BROKE,
+    EXIT_SUSPECTS,
+    InputError,
+)
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.inputs import inputs
 from harness.plugin.options import asked_for, options, runs_matrix
@@ -40,7 +48,9 @@ from harness.plugin.values import check_cache_dir
 from harness.records.confirmation import is_suspect
 from harness.records.results import Results
 from harness.report.broken import run_broke
+from harness.spec import Status
 
+SHOWN = 10  # cells named in the --fail-on line, at most
 ARGS_INPUT = "harness_args"  # xdist workerinput: the controller's arguments (the matrix file it added)
 
 
@@ -120,7 +130,7 @@ class MatrixSession:
             return
         failed, file = report_dir(self.config).failed, options(self.config).results_file
         code = pytest.ExitCode.TESTS_FAILED if self.stopped else int(session.exitstatus)
-        code, line = exit_status(code, self.results(), file, failed, self.interrupted)
+        code, line = exit_status(code, self.results(), file, failed, self.interrupted, options(self.config).fail_on)
         if line:
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             if getattr(getattr(terminal, "_tw", None), "width_of_current_line", 0):  # mid-way through the progress
@@ -138,10 +148,16 @@ class MatrixSession:
 
 
 def exit_status(
-    code: int, results: Results | None, file: Path, failed_write: str | None, interrupted: bool
+    code: int,
+    results: Results | None,
+    file: Path,
+    failed_write: str | None,
+    interrupted: bool,
+    fail_on: tuple[Status, ...] = (),
 ) -> tuple[int, str]:
     """The run's exit status (the module's table) from pytest's ``code`` and what the run recorded (``results``,
-    written to ``file``), and the line that says why ("" when there is nothing to say)."""
+    written to ``file``; ``fail_on``: ``--fail-on``'s statuses), and the line that says why ("" when there is
+    nothing to say)."""
     if failed_write:
         return EXIT_RUN_BROKE, failed_write
     if interrupted:
@@ -155,7 +171,19 @@ def exit_status(
         return EXIT_RUN_BROKE, f"{file}: the run broke: {broke}"
     if not results.environment.get("complete"):
         return 1, f"{file}: the run did not record every selected cell"
-    return (EXIT_SUSPECTS if any(is_suspect(cell) for cell in results.cells) else 0), ""
+    if any(is_suspect(cell) for cell in results.cells):
+        return EXIT_SUSPECTS, ""
+    return failed_on(results, fail_on)
+
+
+def failed_on(results: Results, statuses: tuple[Status, ...]) -> tuple[int, str]:
+    """``EXIT_FAILED_ON`` and the cells that ended with one of ``statuses`` on some attempt, else 0."""
+    cells = [cell.id for cell in results.cells if set(cell.attempts) & set(statuses)]
+    if not cells:
+        return 0, ""
+    more = f" and {len(cells) - SHOWN} more" if len(cells) > SHOWN else ""
+    named, ended, listed = ",".join(statuses), " or ".join(statuses), ", ".join(cells[:SHOWN])
+    return EXIT_FAILED_ON, f"--fail-on {named}: {len(cells)} cell(s) ended {ended} on some attempt: {listed}{more}"
 
 
 def _stop(signum: int, frame: Any) -> None:

@@ -14,6 +14,7 @@ from harness.plugin.options import options, runs_matrix
 from harness.records.confirmation import is_suspect, not_confirmed
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.casebugs import broken_cases
 from harness.report.mismatch import first_mismatch, wrong_kernels
 from harness.spec import Status
 
@@ -44,8 +45,10 @@ class RunSummary:
 
 def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named, each with
-    its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; last,
-    each kernel wrong in every style on ``eager`` while its control passes (the kernel's bug, not a style's)."""
+    its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; each case
+    broken in its own code at inputs its cells drew (``broken_cases``); last,
+    each kernel wrong on ``eager`` in every style that ran to a comparison while its control passes (the kernel's
+    bug, not a style's: ``wrong_kernels``)."""
     counts = Counter(str(cell.status) for cell in cells)
     lines = [
         f"[harness] chart: {chart}",
@@ -75,10 +78,5 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     if counts[Status.GRAPH_BREAK]:
         outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
-    for case, diff in wrong_kernels(cells).items():
-        size = f" (max abs diff {diff:.4g})" if diff is not None else ""
-        lines.append(
-            f"[harness] the kernel {case} disagrees with its reference in every style{size}, while its control "
-            "passes: fix the kernel first"
-        )
-    return lines
+    lines += [f"[harness] {bug.line()}" for bug in broken_cases(cells).values()]
+    return lines + [f"[harness] {kernel.line()}" for kernel in wrong_kernels(cells).values()]

@@ -1,5 +1,5 @@
 """The values of the harness's command-line options, parsed: id lists, ``--shard``, ``--max-rss-mb``,
-``--cache-dir``, the files ``--matrix``, ``--baseline`` and ``--reuse`` name."""
+``--cache-dir``, ``--fail-on``, the files ``--matrix``, ``--baseline`` and ``--reuse`` name."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import math
 import re
 from pathlib import Path
 
-from harness.errors import InputError
+from harness.errors import InputError, unknown_id
+from harness.spec import Status
 
 SHARE = re.compile(r"[0-9]+/[0-9]+")
 
@@ -68,3 +69,17 @@ def check_cache_dir(folder: Path) -> None:
     if not existing.is_dir():
         where = "" if existing == absolute else f" ({existing} is)"
         raise InputError(folder, "--cache-dir", f"a file, not a folder{where}")
+
+
+FAIL_ON = [str(status) for status in Status if status != Status.PASS]  # what --fail-on may name
+
+
+def parse_statuses(text: str) -> tuple[Status, ...]:
+    """``--fail-on``: ``"wrong,crash"`` -> the statuses, each a cell status but ``pass``."""
+    given = parse_ids(text)
+    if not given:
+        raise InputError("command line", "--fail-on", f"no status given (one or more of: {', '.join(FAIL_ON)})")
+    for name in given:
+        if name not in FAIL_ON:
+            raise InputError("command line", "--fail-on", unknown_id(name, FAIL_ON, "status"))
+    return tuple(Status(name) for name in dict.fromkeys(given))

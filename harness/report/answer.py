@@ -47,10 +47,12 @@ def goals_table(chart: Chart) -> list[str]:
     for goal, paths in goals(chart.env).items():
         if not all(chart_goals.measured(p, chart.cells) for p in paths) or set(paths) & chart.unrecorded_paths:
             continue
-        found = chart_goals.answer(goal, paths, chart.cells, chart.cases, chart.candidates, controls)
+        found = chart_goals.answer(goal, paths, chart.cells, chart.answered_cases, chart.candidates, controls)
         answered[goal] = (found, goal_speed(cells, paths, found.passing))
-    if not answered:
-        return []
+    note = chart_goals.left_out_note(chart.left_out, chart.answered_cases)
+    left = [*wrap(note, ""), ""] if chart.left_out else []
+    if not answered or not chart.answered_cases:
+        return ["### Which style for which goal", "", *left] if left else []
     rows = [[f"`{style}`", *(_mark(style, *both) for both in answered.values())] for style in chart.candidates]
     rows.append(["*compared on*", *(_basis(speed) for _, speed in answered.values())])
     headers = ["style \\ goal", *(escape(goal, 60) for goal in answered)]
@@ -68,6 +70,7 @@ def goals_table(chart: Chart) -> list[str]:
         "",
         tabulate(rows, headers=headers, tablefmt="github"),
         "",
+        *left,
     ]
 
 

@@ -22,6 +22,7 @@ from harness.report import answer, findings, pictures, speed, tables, which
 from harness.report import goals as chart_goals
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
+from harness.report.casebugs import BrokenCase, broken_cases
 from harness.report.marks import (
     SYMBOLS,
     escape,
@@ -30,6 +31,7 @@ from harness.report.marks import (
     wrap,
 )
 from harness.report.meta import Docs, by_group, by_wrapper, goal_sets, goals, in_place, path_info, read_docs, style_info
+from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.report.suspects import confirmed_section
 from harness.spec import CellId
 
@@ -104,6 +106,26 @@ class Chart:
         unrecorded = [CellId.parse(cell) for cell in self.expected if cell not in recorded]
         return {cell.path for cell in unrecorded if cell.case in self.cases and cell.style in styles}
 
+    @cached_property
+    def wrong_kernels(self) -> list[WrongKernel]:
+        """The cases whose kernel disagrees with its reference in every style on eager (harness/report/mismatch.py):
+        their wrong cells are that one bug, not the styles' misses."""
+        return list(wrong_kernels(self.cells.values()).values())
+
+    @cached_property
+    def left_out(self) -> list[WrongKernel | BrokenCase]:
+        """The cases whose cells measure nothing of the styles: a kernel wrong in itself, a case broken in its own
+        code (harness/report/casebugs.py). The goals leave them out, naming them once."""
+        wrong = {kernel.case for kernel in self.wrong_kernels}
+        broken = [bug for bug in broken_cases(self.cells.values()).values() if bug.case not in wrong]
+        return [*self.wrong_kernels, *broken]
+
+    @property
+    def answered_cases(self) -> list[str]:
+        """The cases the goals are answered over: all but those left out."""
+        left = {one.case for one in self.left_out}
+        return [case for case in self.cases if case not in left]
+
     @property
     def candidates(self) -> list[str]:
         """The styles that may answer a goal: all but the control."""
@@ -177,13 +199,21 @@ def _answer(chart: Chart) -> list[str]:
 
 def _findings(chart: Chart) -> list[str]:
     cells = list(chart.cells.values())
-    return findings.section(cells, chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH], len(chart.contradicting))
+    launch, bandwidth = chart.points[speed.LAUNCH], chart.points[speed.BANDWIDTH]
+    return findings.section(cells, launch, bandwidth, len(chart.contradicting), chart.left_out)
 
 
 def _goals(chart: Chart) -> list[str]:
     given = "goals" not in (chart.env.get("derived") or [])  # what an older file lacked, filled in when read
     lines = chart_goals.section(
-        goals(chart.env), given, chart.cells, chart.cases, chart.style_groups, chart.note, chart.unrecorded_paths
+        goals(chart.env),
+        given,
+        chart.cells,
+        chart.answered_cases,
+        chart.style_groups,
+        chart.note,
+        chart.unrecorded_paths,
+        chart.left_out,
     )
     return [f"{lines[0]}, in detail", "", *details("each goal's styles, near misses and their notes", lines[2:])]
 
@@ -193,7 +223,8 @@ def _goal_sets(chart: Chart) -> list[str]:
     sets, given = goal_sets(env), isinstance(env.get("goal_sets"), dict)
     on = goals(env)
     sets = {name: members for name, members in sets.items() if not answers_from_part(chart, members, on)}
-    return which.section(sets, goals(env), cells, chart.cases, chart.candidates, in_place(env, cells.values()), given)
+    cases, places = chart.answered_cases, in_place(env, cells.values())
+    return which.section(sets, goals(env), cells, cases, chart.candidates, places, given, chart.left_out)
 
 
 def answers_from_part(chart: Chart, names: list[str], declared: dict[str, list[str]]) -> list[str]:

@@ -191,9 +191,9 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
             file=sys.stderr,
         )
         return EXIT_INCOMPLETE
-    cells, cases = chart.cells, chart.cases
+    cells, cases = chart.cells, chart.answered_cases
     answer = query.answer_set(wanted, declared, cells, cases, chart.candidates, in_place(chart.env, cells.values()))
-    print("\n".join(query.report(answer, declared, cells)))
+    print("\n".join(query.report(answer, declared, cells, chart.left_out)))
     if args.fastest:
         from harness.report.speed import fastest_lines
 

@@ -7,11 +7,13 @@ kernel style. Drawn from the records alone."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.records.record import Record
+from harness.report.casebugs import BrokenCase
 from harness.report.marks import GRAPH_BREAK, SYMBOLS, wrap, wrong_numbers
+from harness.report.mismatch import WrongKernel
 from harness.report.speed import BANDWIDTH, CONTROL, EAGER, LAUNCH, Point, geomean, us
 from harness.spec import Status
 
@@ -170,34 +172,60 @@ def control_findings(listed: list[Point]) -> list[str]:
     return out
 
 
-def verdict_findings(cells: Iterable[Record]) -> list[str]:
-    """Wrong numbers by case and style; kernels run outside the compiled graph by style."""
+def verdict_findings(cells: Iterable[Record], left: Sequence[WrongKernel | BrokenCase] = ()) -> list[str]:
+    """Wrong numbers by case and style (a kernel wrong in itself: that one bug, in a line); the cases broken in their
+    own code; kernels run outside the compiled graph by style."""
     records = list(cells)
+    return _wrong(records, left) + _broken(left) + _outside(records)
+
+
+def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase]) -> list[str]:
+    kernels = {one.case: one for one in left if isinstance(one, WrongKernel)}
     wrong: dict[str, dict[str, list[str]]] = {}
     for r in records:
         if wrong_numbers(r):
             wrong.setdefault(r.case, {}).setdefault(r.style, []).append(r.path)
-    out = []
-    if wrong:
-        count = sum(len(paths) for by_style in wrong.values() for paths in by_style.values())
-        out.append(f"- {SYMBOLS['wrong']} **Silently wrong numbers** in {count} cells:")
-        for case, by_style in wrong.items():
-            styles = "; ".join(f"`{style}` on {_names(paths)}" for style, paths in by_style.items())
-            out.append(f"  - `{case}`: {styles}")
+    if not wrong:
+        return []
+    count = sum(len(paths) for by_style in wrong.values() for paths in by_style.values())
+    out = [f"- {SYMBOLS['wrong']} **Silently wrong numbers** in {count} cells:"]
+    for case, by_style in wrong.items():
+        styles = "; ".join(f"`{style}` on {_names(paths)}" for style, paths in by_style.items())
+        kernel = kernels.get(case)
+        out.append(f"  - `{case}`: " + (f"{kernel.line()}; its wrong cells are that one bug" if kernel else styles))
+    return out
+
+
+def _broken(left: Sequence[WrongKernel | BrokenCase]) -> list[str]:
+    broken = [one for one in left if isinstance(one, BrokenCase)]
+    if not broken:
+        return []
+    head = f"- {SYMBOLS['error']} **Cases broken in their own code**, not in the styles (their cells are left out):"
+    return [head, *(f"  - `{one.case}`: {one.line()}" for one in broken)]
+
+
+def _outside(records: list[Record]) -> list[str]:
     broke: dict[str, list[str]] = {}
     for r in records:
         if Status.GRAPH_BREAK in r.attempts:
             broke.setdefault(r.style, []).append(f"{r.case}/{r.path}")
-    if broke:
-        count = sum(map(len, broke.values()))
-        out.append(f"- {GRAPH_BREAK} **The kernel ran outside the compiled graph** in {count} cells (right numbers):")
-        out += [f"  - `{style}`: {_names(where)}" for style, where in broke.items()]
-    return out
+    if not broke:
+        return []
+    count = sum(map(len, broke.values()))
+    head = f"- {GRAPH_BREAK} **The kernel ran outside the compiled graph** in {count} cells (right numbers):"
+    return [head, *(f"  - `{style}`: {_names(where)}" for style, where in broke.items())]
 
 
-def section(cells: list[Record], launch: list[Point], bandwidth: list[Point], contradicting: int) -> list[str]:
-    """``## Findings``: verdicts first, then speed; the docs' contradicted claims counted."""
-    found = verdict_findings(cells) + speed_findings(launch, bandwidth)
+def section(
+    cells: list[Record],
+    launch: list[Point],
+    bandwidth: list[Point],
+    contradicting: int,
+    left: Sequence[WrongKernel | BrokenCase] = (),
+) -> list[str]:
+    """``## Findings``: verdicts first (``left``: the cases whose cells measure nothing of the styles), then speed;
+    the docs' contradicted claims counted."""
+    found = verdict_findings(cells, left) + speed_findings(launch, bandwidth)
     if contradicting:
         found.append(
             f"- **{contradicting} cells contradict the docs**: [Contradicts the docs](#contradicts-the-docs) lists the "

@@ -268,16 +268,17 @@ def render(
 
 
 def kernel_lines(changes: list[Change], current: Results) -> list[str]:
-    """Once per case of the changes whose kernel is wrong in every style on eager while its control passes: its
-    wrong cells are the kernel's bug, not as many wrapping problems."""
+    """Once per case of the changes whose kernel is wrong on eager in every style that ran to a comparison there,
+    while its control passes (``wrong_kernels``): its wrong cells are the kernel's bug, not as many wrapping
+    problems."""
     changed = {c.after.case for c in changes if c.after is not None and wrong_numbers(c.after)}
     out = []
-    for case, diff in wrong_kernels(current.cells).items():
+    for case, kernel in wrong_kernels(current.cells).items():
         if case in changed:
-            size = f", max abs diff {diff:.4g}" if diff is not None else ""
+            size = f", max abs diff {kernel.diff:.4g}" if kernel.diff is not None else ""
             out.append(
-                f"**The kernel of case {case} is wrong** (wrong in every style on eager{size}; its control passes): "
-                "fix the kernel first, its cells below are that one bug."
+                f"**The kernel of case {case} is wrong** (wrong in {kernel.scope()} on eager{size}; its control "
+                "passes): fix the kernel first, its cells below are that one bug."
             )
     return [*out, ""] if out else []
 

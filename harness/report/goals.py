@@ -3,12 +3,14 @@ its paths, and the near misses with the cells they fail. Drawn from the records 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
+from harness.report.casebugs import BrokenCase
 from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrap, wrong_numbers
+from harness.report.mismatch import WrongKernel
 from harness.spec import CellId, Status
 
 
@@ -66,9 +68,18 @@ def answer(
             near[style] = bad
     broken = [cell for style in controls for cell in failing(style)]
     elsewhere = {
-        style: [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)] for style in passing
+        style: [(r.case, r.path) for r in cells.values() if r.style == style and r.case in cases and wrong_numbers(r)]
+        for style in passing
     }
     return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
+
+
+def left_out_note(left: Sequence[WrongKernel | BrokenCase], others: list[str]) -> str:
+    """Why the goals leave out the cases ``left`` (a kernel wrong in itself, a case broken in its own code): their
+    cells measure nothing of the styles; ``others``: the cases the goals are answered over."""
+    reasons = "; ".join(f"{one.case}: {one.reason()}" for one in left)
+    over = f"the goals are answered over the other cases ({', '.join(others)})" if others else "no other case is left"
+    return f"Left out of the goals, their cells measure nothing of the styles: {reasons}. {over[0].upper()}{over[1:]}."
 
 
 def failing_cells(style: str, paths: list[str], cells: dict[str, Record], cases: list[str]) -> list[tuple[str, str]]:
@@ -93,9 +104,11 @@ def section(
     style_groups: list[tuple[str, list[str]]],
     note: Callable[[Record], int],
     unrecorded: set[str] | frozenset[str] = frozenset(),
+    left: Sequence[WrongKernel | BrokenCase] = (),
 ) -> list[str]:
     """``## Which style for which goal``: one row per goal whose every path ran in this run (and, in an incomplete
-    run, has a record of every selected cell: ``unrecorded`` names the paths that do not)."""
+    run, has a record of every selected cell: ``unrecorded`` names the paths that do not), over ``cases`` (the
+    cases whose cells measure the styles: ``left`` are the others, named once)."""
     candidates = [s for wrapper, styles in style_groups if wrapper != "control" for s in styles]
     controls = [s for wrapper, styles in style_groups if wrapper == "control" for s in styles]
     group_of = {s: wrapper for wrapper, styles in style_groups for s in styles}
@@ -106,7 +119,7 @@ def section(
             unmeasured[goal] = missing
         elif set(paths) & unrecorded:
             partial[goal] = [p for p in paths if p in unrecorded]
-        else:
+        elif cases:
             answers.append(answer(goal, paths, cells, cases, candidates, controls))
     out = ["## Which style for which goal", ""]
     for a in answers:
@@ -116,27 +129,16 @@ def section(
         out += wrap(head)
         out += [line for entry in _near(a, cells, note) for line in wrap(f"  - {entry}", "    ")]
     if not answers:
-        out.append("No goal's paths ran in this run.")
+        out.append(
+            "No goal's paths ran in this run." if cases else "No goal is answered: every case is left out (below)."
+        )
+    if left:
+        out += ["", *wrap(left_out_note(left, cases))]
     wrong = {style: found for a in answers for style, found in a.wrong_elsewhere.items()}
     if wrong:
         out += ["", "⚠️ gives silently wrong numbers elsewhere in the matrix (other paths than the goal's):", ""]
         out += [line for style, cells in wrong.items() for line in wrap(f"- **{style}**: {where(cells)}")]
-    out += [
-        "",
-        *wrap(
-            f"A style answers a goal (use) when it ran and passes all {len(cases)} case(s) ({', '.join(cases)}) on "
-            "every path of the goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are "
-            "listed by wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss "
-            "fails at most a third of the goal's cells, named as case (or case/path) with its mark and note; a "
-            f"style whose kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a "
-            "near miss."
-            + (
-                ""
-                if from_results
-                else " Goals: this checkout's matrix.toml (this results file has no environment.goals)."
-            )
-        ),
-    ]
+    out += _rule(cases, from_results) if cases else []
     if partial:
         out += [
             "",
@@ -156,6 +158,21 @@ def section(
             ),
         ]
     return [*out, ""]
+
+
+def _rule(cases: list[str], from_results: bool) -> list[str]:
+    """What answering a goal means, over ``cases``."""
+    return [
+        "",
+        *wrap(
+            f"A style answers a goal (use) when it ran and passes all {len(cases)} case(s) ({', '.join(cases)}) on "
+            "every path of the goal, on every attempt: a flaky, skipped or unrecorded cell is not a pass. Styles are "
+            "listed by wrapper (` · ` between wrappers); `control` (pure PyTorch) is not a candidate. A near miss "
+            "fails at most a third of the goal's cells, named as case (or case/path) with its mark and note; a "
+            f"style whose kernel ran outside the compiled graph ({GRAPH_BREAK}) never answers a goal and is always a "
+            "near miss." + ("" if from_results else f" Goals: {FROM_CHECKOUT}.")
+        ),
+    ]
 
 
 def _styles(styles: list[str], group_of: dict[str, str], wrong: dict[str, list[tuple[str, str]]]) -> str:

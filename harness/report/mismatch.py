@@ -4,6 +4,8 @@ absolute difference and where; and the kernel that is wrong in every style (its 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from harness.records.record import Record
 from harness.report.marks import first_sentence, wrong_numbers
@@ -49,15 +51,55 @@ def magnitude(record: Record) -> str:
     return f"{error.split(':', 1)[0]}: max abs {float(greatest['diff']):.4g}{rel}{count}"
 
 
-def wrong_kernels(cells: list[Record]) -> dict[str, float | None]:
-    """case -> its greatest absolute difference, for each case wrong on ``eager`` in every style but the control
-    (at least one), whose control passes there: the kernel disagrees with its reference."""
-    found: dict[str, float | None] = {}
+COMPARED = (Status.PASS, Status.WRONG, Status.BLIND, Status.GRAPH_BREAK)  # a cell whose numbers were compared
+
+
+@dataclass(frozen=True)
+class WrongKernel:
+    """A case's kernel wrong on ``eager`` in every style whose numbers were compared there (``compared`` of the
+    ``styles`` run; the others errored on a wrapping limit, crashed or were skipped before any comparison)."""
+
+    case: str
+    diff: float | None  # the greatest absolute difference of its wrong cells, where their errors give one
+    compared: int
+    styles: int
+
+    def scope(self) -> str:
+        """``every style``, or ``the 11 of 12 styles that ran to a comparison`` when some did not."""
+        if self.compared == self.styles:
+            return "every style"
+        return f"the {self.compared} of {self.styles} styles that ran to a comparison"
+
+    def reason(self) -> str:
+        """Why its cells say nothing of the styles."""
+        return (
+            f"its kernel disagrees with its reference on eager in {self.scope()}, while its control passes: fix the "
+            "kernel first"
+        )
+
+    def line(self) -> str:
+        """``the kernel leaky disagrees with its reference in every style (max abs diff 2.25), while its control
+        passes: fix the kernel first``."""
+        size = f" (max abs diff {self.diff:.4g})" if self.diff is not None else ""
+        return (
+            f"the kernel {self.case} disagrees with its reference in {self.scope()}{size}, while its control passes: "
+            "fix the kernel first"
+        )
+
+
+def wrong_kernels(cells: Iterable[Record]) -> dict[str, WrongKernel]:
+    """case -> its wrong kernel, for each case whose every style but the control that got its numbers compared on
+    ``eager`` (at least one) gave wrong numbers there, while its control passes: the kernel disagrees with its
+    reference. A style that errored (a wrapping limit), crashed or was skipped before a comparison says nothing of
+    the kernel's numbers: it does not count."""
+    cells = list(cells)
+    found: dict[str, WrongKernel] = {}
     for case in dict.fromkeys(cell.case for cell in cells):
         eager = [c for c in cells if c.case == case and c.path == EAGER]
         styles = [c for c in eager if c.style != "control"]
         control = [c for c in eager if c.style == "control"]
-        if styles and control and all(map(wrong_numbers, styles)) and control[0].status == Status.PASS:
-            diffs = [d for c in styles if (d := max_abs_diff(c)) is not None]
-            found[case] = max(diffs) if diffs else None
+        compared = [c for c in styles if any(status in COMPARED for status in c.attempts)]
+        if compared and control and all(map(wrong_numbers, compared)) and control[0].status == Status.PASS:
+            diffs = [d for c in compared if (d := max_abs_diff(c)) is not None]
+            found[case] = WrongKernel(case, max(diffs) if diffs else None, len(compared), len(styles))
     return found

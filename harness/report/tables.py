@@ -11,6 +11,7 @@ from tabulate import tabulate
 
 from harness.records.record import Record
 from harness.report.blocks import details
+from harness.report.casebugs import is_case_bug
 from harness.report.marks import (
     BROKEN_PATH,
     CONTRADICTS,
@@ -156,13 +157,15 @@ def _count(records: list[Record]) -> str:
 
 
 def _case_text(chart: Chart, record: Record | None) -> str:
-    """One case's cell: mark, note number, and † where the control fails on the case and path too."""
+    """One case's cell: mark, note number, and † where the control fails on the case and path too (not in the case's
+    own code: the path is broken)."""
     text = mark(record)
     if record is None or record.reliable_pass:
         return text
     text += f" [{chart.note(record)}]"
     control = chart.cells.get(str(CellId(record.case, "control", record.path)))
-    if record.style != "control" and record.failed and control is not None and control.status in FAILURES:
+    broken = control is not None and control.status in FAILURES and not is_case_bug(control)
+    if record.style != "control" and record.failed and broken and not is_case_bug(record):
         text += BROKEN_PATH
     return text
 

@@ -5,11 +5,14 @@ the chart answers the goal sets matrix.toml names (``[goal_sets]``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.records.record import Record
-from harness.report.goals import failing_cells, measured, where
+from harness.report.casebugs import BrokenCase
+from harness.report.goals import failing_cells, left_out_note, measured, where
 from harness.report.marks import escape, mark, note_text, wrap, wrong_numbers
+from harness.report.mismatch import WrongKernel
 from harness.report.speed import goal_speed
 from harness.spec import CellId
 
@@ -98,25 +101,34 @@ def ordered(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Rec
     )
 
 
-def warnings(styles: list[str], cells: dict[str, Record]) -> list[str]:
-    """The chart's ⚠️: each style that gives wrong numbers on some other cell of the matrix, with where (the
+def warnings(styles: list[str], cells: dict[str, Record], cases: list[str]) -> list[str]:
+    """The chart's ⚠️: each style that gives wrong numbers on some other cell of ``cases``, with where (the
     terminal's lines lose the chart's backticks in ``report``)."""
     out = []
     for style in styles:
-        wrong = [(r.case, r.path) for r in cells.values() if r.style == style and wrong_numbers(r)]
+        wrong = [(r.case, r.path) for r in cells.values() if r.style == style and r.case in cases and wrong_numbers(r)]
         if wrong:
             out.append(f"  ⚠️ {style} gives silently wrong numbers elsewhere: {where(wrong)}")
     return out
 
 
-def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Record]) -> list[str]:
+def report(
+    answer: SetAnswer,
+    goals: dict[str, list[str]],
+    cells: dict[str, Record],
+    left: Sequence[WrongKernel | BrokenCase] = (),
+) -> list[str]:
     """The answer as plain lines, for the terminal, as the chart says it: the styles meeting every goal (⚠️ where
     they give wrong numbers elsewhere in the matrix), in an order it names, then the near misses; ``use: not
-    answered, not measured`` when a goal's paths did not run."""
+    answered, not measured`` when a goal's paths did not run. ``left``: the cases left out of ``answer`` (a kernel
+    wrong in itself, a case broken in its own code: named, never a style's miss)."""
     out = [
         "goals: " + "; ".join(f"{g} ({', '.join(goals[g])})" for g in answer.goals),
-        f"cases: {', '.join(answer.cases)}",
+        f"cases: {', '.join(answer.cases) or 'none'}",
+        *([left_out_note(left, answer.cases)] if left else []),
     ]
+    if not answer.cases:
+        return [*out, "use: not answered, every case is left out"]
     unrun = {g: [p for p in goals[g] if not measured(p, cells)] for g in answer.goals}
     if any(unrun.values()):  # as the chart's "not answered": no style can be said to meet or miss it
         paths = ",".join(dict.fromkeys(p for missing in unrun.values() for p in missing))
@@ -124,15 +136,13 @@ def report(answer: SetAnswer, goals: dict[str, list[str]], cells: dict[str, Reco
         unanswered = f"not run in these results; run them: --paths {paths}"
         return [*out, f"use: not answered, not measured ({missing}: {unanswered})"]
     names, order = ordered(answer, goals, cells)
-    warned = {line.split()[1] for line in warnings(answer.passing, cells)}
+    warned = {line.split()[1] for line in warnings(answer.passing, cells, answer.cases)}
     names = [name + (" ⚠️" if name.split()[0] in warned else "") for name in names]
     out += [
-        "use: "
-        + (", ".join(names) or "none")
-        + " (passed every case on every path of every goal, on every attempt)",
+        "use: " + (", ".join(names) or "none") + " (passed every case on every path of every goal, on every attempt)",
     ]
     if answer.passing:
-        out += [f"  order: {order}", *warnings(answer.passing, cells)]
+        out += [f"  order: {order}", *warnings(answer.passing, cells, answer.cases)]
     near = near_text(answer, goals, cells)
     if near:
         out.append("near misses (meet every goal but one; the note of the first cell each misses):")
@@ -159,13 +169,19 @@ def section(
     candidates: list[str],
     in_place: list[str],
     from_results: bool = True,
+    left: Sequence[WrongKernel | BrokenCase] = (),
 ) -> list[str]:
-    """``## Which style for a set of goals``: one item per goal set of the matrix whose paths all ran."""
+    """``## Which style for a set of goals``: one item per goal set of the matrix whose paths all ran, over
+    ``cases`` (``left``: the cases left out, named once)."""
     ran = {r.path for r in cells.values() if r.ran}
     answerable = {name: members for name, members in sets.items() if all(set(goals[g]) <= ran for g in members)}
     if not answerable:
         return []
     out = ["## Which style for a set of goals", ""]
+    if left:
+        out += [*wrap(left_out_note(left, cases), ""), ""]
+    if not cases:
+        return out
     for name, members in answerable.items():
         answer = answer_set(members, goals, cells, cases, candidates, in_place)
         out += wrap(f"- **{name}** ({' + '.join(members)}): use " + _names(answer.passing))

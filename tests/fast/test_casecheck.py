@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from harness.case import load_cases
+from harness.case import Case, load_cases
 from harness.errors import InputError
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import Tolerance, dtype_name
@@ -130,3 +130,37 @@ def test_a_check_that_waits_says_so_within_seconds_and_on_what(monkeypatch, caps
     assert casecheck.NOTICE_SECONDS < casecheck.CHECK_SECONDS / 10  # a few seconds, not the limit
     check_case(broken("quick"), TOLERANCE, seconds=1.5)  # a check done before the notice says nothing
     assert capsys.readouterr().err == ""
+
+
+class Norm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+def rms_ref(x):
+    return x
+
+
+def test_a_reference_without_the_modules_parameters_is_told_the_convention():
+    """Issue 61: a case module written before a shipped_module's reference took its parameters exited 2 with only
+    Python's TypeError; the line now says what the reference takes."""
+    case = Case(
+        id="norm",
+        shipped_module=Norm,
+        reference=rms_ref,
+        make_inputs=lambda size, device, seed: (torch.randn(size, 4),),
+        arg_names=("x",),
+        sizes=(3,),
+    )
+    assert problem(case) == (
+        "reference: TypeError: rms_ref() takes 1 positional argument but 2 were given (the reference of a "
+        "shipped_module takes the module's parameters after the op's arguments, in parameters() order: "
+        "reference(x, weight))"
+    )
+    raising = problem(case, reference=lambda x, weight: x + "a")  # a TypeError of its own: no convention to tell
+    assert raising.startswith("reference: TypeError: unsupported operand type(s) for +")
+    assert "parameters() order" not in raising

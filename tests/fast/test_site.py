@@ -64,6 +64,9 @@ def test_the_case_page_has_every_field_with_its_docs() -> None:
     assert "No item of the docstring names it" not in page
 
 
+COMMITTED_RUN = "reports/results.json"  # this repository's reference run: never the run a docs example gates
+
+
 def harness_options() -> set[str]:
     flags: set[str] = set()
     declare(lambda flag, **_: flags.add(flag))
@@ -99,6 +102,8 @@ def check_harness(args: list[str]) -> None:
             raise AssertionError(f"python -m harness {shlex.join(args)}: {errors.getvalue().strip()}") from None
         except InputError as error:
             raise AssertionError(f"python -m harness {shlex.join(args)}: {error}") from None
+    current = getattr(parsed, "current", None)
+    assert str(current) != COMMITTED_RUN, f"gate: --current {COMMITTED_RUN} is this repository's reference run"
     goals = tomllib.loads((REPO / MATRIX_FILE).read_text())["goals"]
     for goal in ",".join(getattr(parsed, "goals", None) or []).split(","):
         assert not goal or goal in goals, f"which: {goal!r} is no goal of the packaged matrix"
@@ -177,6 +182,7 @@ def test_the_tutorials_hold_only_blocks_their_test_runs() -> None:
         "python3 noxw.py -s docz",
         'pip install -e ".[nodocs]"',
         "make docs",
+        "python -m harness gate --baseline mine.json --current reports/results.json",
     ],
 )
 def test_a_command_the_code_does_not_know_fails_the_check(command: str) -> None:
@@ -202,6 +208,17 @@ def test_the_readme_is_a_front_page_whose_commands_and_links_hold() -> None:
         assert match["lang"] == "bash"
         for command in Block("README.md", "bash", None, match["body"]).commands():
             check_command(command)
+
+
+@pytest.mark.parametrize("page", [README, REPO / "docs" / "tutorial" / "kernel.md"], ids=lambda page: page.name)
+def test_the_install_is_shown_as_a_package_not_only_editable(page: Path) -> None:
+    """A kernel library installs the tool as a package (issue 61: README and the tutorial showed ``pip install -e``
+    only); the wheel a clone builds is named as pip names it."""
+    text = page.read_text()
+    assert re.search(r"^pip install (\.|/path/to/triton-torch-matrix) ", text, re.M), page
+    assert "pip install dist/triton_torch_matrix-0.1.0-py3-none-any.whl" in text
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert version == "0.1.0", "the docs name the wheel of version 0.1.0: update them"
 
 
 def test_the_readme_chart_excerpt_is_rows_of_the_committed_chart() -> None:

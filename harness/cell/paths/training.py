@@ -30,7 +30,8 @@ def _train(cell: Cell, compiled: bool) -> None:
         reference.zero_grad(set_to_none=True)
         cell.stage = "trace" if compiled and not strided else "run"
         out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
-        expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
+        with cell.own("reference"):
+            expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
         cell.compare("output", out, expected)
         _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
     cell.timed_call = training_step(model, cell.inputs(requires_grad=True))

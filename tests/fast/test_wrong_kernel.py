@@ -1,0 +1,122 @@
+"""A kernel wrong in itself (an off-by-one mask planted in examples/scale_clamp.py) is named as the kernel's bug,
+"fix the kernel first", even where a style errors on a wrapping limit before any comparison (triton_op over
+heuristics: ``wrap_triton`` refuses the ``Heuristics`` object); the chart and ``which`` leave its cells out of the
+styles' near misses. Cells run in this process under Triton's interpreter."""
+
+import dataclasses
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from harness.plugin.summary import summary_lines
+from harness.records.record import Record
+from harness.spec import CellSpec, Outcome, PathSpec, Status
+from tests.conftest import REPO
+from tests.fast.test_cells import MATRIX, run
+from tests.fast.test_records_report import render, results, section
+
+STYLES = ("raw_jit", "autotune", "triton_op", "triton_op_heuristics_autotune", "custom_op", "control")
+WRAPPERS = {"raw_jit": "launcher", "autotune": "launcher", "control": "control", "custom_op": "custom_op"}
+ENV = {
+    "goals": {"run eagerly": ["eager"]},
+    "styles": {style: {"wrapper": WRAPPERS.get(style, "triton_op")} for style in STYLES},
+}
+PLANTED = "the kernel scale_clamp disagrees with its reference in the 4 of 5 styles that ran to a comparison"
+NOTE = (
+    "Left out of the goals, their cells measure nothing of the styles: scale_clamp: its kernel disagrees with its "
+    "reference on eager in the 4 of 5 styles that ran to a comparison, while its control passes: fix the kernel "
+    "first. The goals are answered over the other cases (scale_ok)."
+)
+
+
+def case_module(folder: Path, source: str, name: str):
+    """A module of ``source``, imported from a file of its own (triton reads a kernel's source through it)."""
+    file = folder / f"{name}.py"
+    file.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def records(tmp_path_factory: pytest.TempPathFactory) -> list[Record]:
+    """scale_clamp with its mask off by one (the last element never written) and the right kernel as scale_ok, on
+    eager in every style of ``STYLES``."""
+    folder = tmp_path_factory.mktemp("cases")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        source = (REPO / "examples" / "scale_clamp.py").read_text()
+        planted = source.replace("mask = offsets < n_elements", "mask = offsets < n_elements - 1")
+        assert planted != source
+        cases = [
+            case_module(folder, planted, "planted_scale_clamp").CASE,
+            dataclasses.replace(case_module(folder, source, "right_scale_clamp").CASE, id="scale_ok"),
+        ]
+        found = []
+        for case in cases:
+            for style in STYLES:
+                outcome = run(case, style, "eager", folder, device="cpu")
+                spec = CellSpec(case.id, "m", style, PathSpec("eager", "cuda", 60), MATRIX.tolerances["float32"])
+                found.append(Record.of(spec, Outcome(**outcome)))
+    return found
+
+
+def test_the_planted_off_by_one_is_wrong_in_every_style_that_compared(records: list[Record]):
+    statuses = {(r.case, r.style): str(r.status) for r in records}
+    assert statuses[("scale_clamp", "triton_op_heuristics_autotune")] == "error"  # a wrapping limit
+    assert [statuses[("scale_clamp", s)] for s in STYLES if s != "triton_op_heuristics_autotune"] == [
+        *["wrong"] * 4,
+        "pass",
+    ]
+    assert {statuses[("scale_ok", s)] for s in STYLES if s != "triton_op_heuristics_autotune"} == {"pass"}
+
+
+def test_the_run_says_fix_the_kernel_first(records: list[Record]):
+    last = summary_lines(records, Path("/r/matrix.md"))[-1]
+    assert last.startswith(f"[harness] {PLANTED} (max abs diff ")
+    assert last.endswith("), while its control passes: fix the kernel first")
+
+
+def test_the_chart_names_the_kernel_not_the_styles_near_misses(records: list[Record]):
+    chart = render(results(*(r.to_dict() for r in records), **ENV))
+    detail = section(chart, "Which style for which goal, in detail")
+    answer = " ".join(section(chart, "The answer").split())  # a paragraph, as markdown reads it
+    assert NOTE in detail and NOTE in answer
+    assert "near miss:" not in detail
+    assert "- **run eagerly** (`eager`): use **raw_jit**, **autotune** · **triton_op** · **custom_op**" in detail
+    assert f"`scale_clamp`: {PLANTED} (max abs diff " in section(chart, "Findings")
+
+
+def test_which_names_the_kernel_and_answers_over_the_other_cases(records, tmp_path: Path, capsys):
+    file = tmp_path / "results.json"
+    file.write_text(json.dumps(results(*(r.to_dict() for r in records), **ENV)))
+    assert main(["which", "--results", str(file), "--goals", "run eagerly"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:3] == [
+        "cases: scale_ok",
+        NOTE,
+    ]
+    assert lines[3].startswith("use: raw_jit, autotune, triton_op, custom_op (passed")
+    assert not any("scale_clamp" in line for line in lines[3:])  # no near miss of its cells
+
+
+def test_a_style_that_errored_does_not_hide_a_style_that_passes():
+    """Only styles that ran to a comparison count; one that passes there still makes it a style's problem."""
+    cells = [
+        Record("k", "raw_jit", "eager", Status.WRONG, error_type="Mismatch", error="output: mismatch"),
+        Record("k", "triton_op", "eager", Status.ERROR, error_type="RuntimeError", error="wrap_triton only works"),
+        Record("k", "custom_op", "eager", Status.PASS),
+        Record("k", "control", "eager", Status.PASS),
+    ]
+    assert not any("fix the kernel" in line for line in summary_lines(cells, Path("/r/matrix.md")))
+    alone = [c for c in cells if c.style != "custom_op"]
+    assert summary_lines(alone, Path("/r/matrix.md"))[-1] == (
+        "[harness] the kernel k disagrees with its reference in the 1 of 2 styles that ran to a comparison, while "
+        "its control passes: fix the kernel first"
+    )
