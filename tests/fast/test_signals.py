@@ -1,0 +1,107 @@
+"""Issue 61: SIGINT or SIGTERM at any stage of any command exits 130 with nothing left running (harness/interrupt.py):
+the command line's handlers, a run interrupted while its session starts, an interrupt torch's import lost. Signals
+sent to the command line's own processes: tests/process/test_signals.py."""
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import interrupt
+from harness.__main__ import main
+from harness.execution import tempdirs
+from harness.plugin.confirming import Confirmer
+from harness.plugin.processes import CellProcesses
+from tests.conftest import harness_main
+from tests.fakes import FakeCells
+
+
+@pytest.fixture
+def handlers() -> Iterator[None]:
+    """This process's SIGINT and SIGTERM handlers, given back after the test."""
+    found = {each: signal.getsignal(each) for each in interrupt.SIGNALS}
+    yield
+    for each, handler in found.items():
+        signal.signal(each, handler)
+
+
+def interrupted(signum: int, caught: Callable[[KeyboardInterrupt], int]) -> Callable[[], int]:
+    """A command that sends this process ``signum`` and returns what ``caught`` makes of the interrupt."""
+
+    def command() -> int:
+        try:
+            os.kill(os.getpid(), signum)
+            time.sleep(5)  # the handler runs here
+        except KeyboardInterrupt as error:
+            return caught(error)
+        raise AssertionError("not interrupted")
+
+    return command
+
+
+def reraise(error: KeyboardInterrupt) -> int:
+    raise error
+
+
+@pytest.mark.parametrize("signum", interrupt.SIGNALS)
+def test_either_signal_interrupts_a_command_which_exits_130(signum: int, handlers: None, capsys):
+    assert interrupt.run(interrupted(signum, reraise)) == 130
+    assert [signal.getsignal(each) for each in interrupt.SIGNALS] == [interrupt.noted] * 2  # then only noted
+    os.kill(os.getpid(), signal.SIGTERM)
+    assert "harness: SIGTERM: stopping already" in capsys.readouterr().err
+    assert interrupt.run(lambda: 3) == 3  # a command no signal interrupted keeps its status
+
+
+def test_an_interrupt_lost_or_turned_into_another_error_still_exits_130(handlers: None):
+    """torch's import of numpy loses an interrupt and goes on; Python 3.11 raises one met while a class is made as a
+    RuntimeError; pytest ends a session interrupted before it started with 2, which reads as bad input."""
+
+    def lost(error: KeyboardInterrupt) -> int:
+        with pytest.raises(KeyboardInterrupt):
+            interrupt.check()  # where the harness looks again: once torch is imported
+        return 2
+
+    def turned(error: KeyboardInterrupt) -> int:
+        raise RuntimeError("Error calling __set_name__") from error
+
+    assert interrupt.run(interrupted(signal.SIGINT, lost)) == 130
+    assert interrupt.run(interrupted(signal.SIGTERM, turned)) == 130
+    assert interrupt.run(lambda: interrupt.check() or 4) == 4  # a command no signal interrupted goes on
+
+    def fails() -> int:
+        raise RuntimeError("not an interrupt")
+
+    with pytest.raises(RuntimeError, match="not an interrupt"):
+        interrupt.run(fails)
+
+
+def test_a_run_interrupted_while_its_session_starts_exits_130_and_says_nothing(matrix: Path, tmp_path, monkeypatch):
+    """Ctrl-C just after the ``matrix:`` line (the session starting: its zygote, xdist's workers) exited 2, with
+    pytest's report of where the interrupt landed."""
+
+    def ctrl_c(prefix: str) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells())
+    monkeypatch.setattr(Confirmer, "submit", lambda self, record, env: None)
+    monkeypatch.setattr(tempdirs, "make", ctrl_c)  # the session's first step
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0")
+    assert done.returncode == 130
+    assert done.stderr.splitlines() == [f"matrix: {matrix} (--matrix)"] and "KeyboardInterrupt" not in done.stdout
+
+
+def test_an_interrupt_torch_lost_as_it_imported_stops_the_run_before_its_first_cell(
+    matrix: Path, tmp_path: Path, monkeypatch, handlers: None
+):
+    """torch imports numpy catching every exception: an interrupt then is lost, and the run went on to its end."""
+    cells = FakeCells()
+    monkeypatch.setattr(CellProcesses, "make_process", cells)
+
+    def lost(error: KeyboardInterrupt) -> int:
+        return main(["run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0"])
+
+    assert interrupt.run(interrupted(signal.SIGINT, lost)) == 130
+    assert cells.runs == []
