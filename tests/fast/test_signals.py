@@ -1,6 +1,6 @@
 """Issue 61: SIGINT or SIGTERM at any stage of any command exits 130 with nothing left running (harness/interrupt.py):
-the command line's handlers, a run interrupted while its session starts, an interrupt torch's import lost. Signals
-sent to the command line's own processes: tests/process/test_signals.py."""
+the command line's handlers, a run interrupted while its session starts, an interrupt torch's import lost, a zygote
+interrupted while it starts. Signals sent to the command line's own processes: tests/process/test_signals.py."""
 
 import os
 import signal
@@ -12,7 +12,7 @@ import pytest
 
 from harness import interrupt
 from harness.__main__ import main
-from harness.execution import tempdirs
+from harness.execution import tempdirs, zygote
 from harness.plugin.confirming import Confirmer
 from harness.plugin.processes import CellProcesses
 from tests.conftest import harness_main
@@ -105,3 +105,40 @@ def test_an_interrupt_torch_lost_as_it_imported_stops_the_run_before_its_first_c
 
     assert interrupt.run(interrupted(signal.SIGINT, lost)) == 130
     assert cells.runs == []
+
+
+class StartingZygote:
+    """A zygote process that has not printed its first line yet."""
+
+    def __init__(self, argv: list[str], **kwargs: object) -> None:
+        self.address = argv[3]
+        self.stdout = open(os.devnull)
+        self.killed = self.waited = False
+        started.append(self)
+
+    def kill(self) -> None:
+        self.killed = True
+
+    def wait(self) -> int:
+        self.waited = True
+        return -9
+
+
+started: list[StartingZygote] = []
+
+
+def test_a_zygote_interrupted_while_it_starts_is_stopped_and_its_folder_removed(tmp_path: Path, monkeypatch):
+    """It was left running (and serving, where it had not yet asked to die with its starter) and its temp folder
+    was left."""
+
+    def ctrl_c(fd: int, deadline: float) -> Iterator[str]:
+        raise KeyboardInterrupt
+        yield ""
+
+    monkeypatch.setattr(zygote.subprocess, "Popen", StartingZygote)
+    monkeypatch.setattr(zygote, "_lines", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        zygote.start({}, tmp_path / "zygote.log", until="imported")
+    process = started.pop()
+    assert (process.killed, process.waited) == (True, True)
+    assert not Path(process.address).parent.exists()
