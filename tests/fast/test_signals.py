@@ -1,9 +1,11 @@
 """Issue 61: SIGINT or SIGTERM at any stage of any command exits 130 with nothing left running (harness/interrupt.py):
 the command line's handlers, a run interrupted while its session starts, an interrupt torch's import lost, a zygote
-interrupted while it starts. Signals sent to the command line's own processes: tests/process/test_signals.py."""
+interrupted while it starts, the gate's re-run interrupted. Signals sent to the command line's own processes:
+tests/process/test_signals.py."""
 
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,10 +14,12 @@ import pytest
 
 from harness import interrupt
 from harness.__main__ import main
+from harness.cli import rerun
+from harness.cli.rerun import run_to_end
 from harness.execution import tempdirs, zygote
 from harness.plugin.confirming import Confirmer
 from harness.plugin.processes import CellProcesses
-from tests.conftest import harness_main
+from tests.conftest import harness_main, typed
 from tests.fakes import FakeCells
 
 
@@ -142,3 +146,40 @@ def test_a_zygote_interrupted_while_it_starts_is_stopped_and_its_folder_removed(
     process = started.pop()
     assert (process.killed, process.waited) == (True, True)
     assert not Path(process.address).parent.exists()
+
+
+def test_an_interrupted_re_run_is_stopped_with_what_it_started(tmp_path: Path, handlers: None):
+    """The gate's re-run of a cell (``python -m harness run``), here a shell that leaves a child behind when it
+    ends on SIGTERM: the gate, interrupted while it waits, stops it and its process group. Its re-run was killed
+    alone, and its zygote and cell processes were left; under SIGTERM the gate died at once, leaving all of it."""
+    pids = tmp_path / "pids"
+    script = f"sleep 60 & echo $! > {pids}; trap 'exit 0' TERM; while :; do sleep 0.1; done"
+
+    def sigterm_once_started() -> None:
+        while not pids.exists() or not pids.read_text().strip():
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    interrupt.install()
+    threading.Thread(target=sigterm_once_started, daemon=True).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_to_end(["sh", "-c", script])
+    left = int(pids.read_text())
+    deadline = time.monotonic() + 5
+    while zygote._alive(left) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not zygote._alive(left)
+    assert time.monotonic() - start < 10
+
+
+def test_an_interrupt_torch_lost_as_it_imported_starts_no_re_run(handlers: None):
+    """The gate imports torch for this machine's stamp before it re-runs a cell: an interrupt that import lost
+    started the re-run, which then ran to its end."""
+
+    def lost(error: KeyboardInterrupt) -> int:
+        with pytest.raises(KeyboardInterrupt):
+            rerun._run_cells(["good-control-cpu_fallback"], typed({"cells": []}), "m.toml")
+        return 1
+
+    assert interrupt.run(interrupted(signal.SIGTERM, lost)) == 130

@@ -1,6 +1,6 @@
 """Issue 61: SIGINT or SIGTERM at any stage of any command exits 130, saying at most one line, with nothing of the
 command left running. The signal goes to the command alone, as a supervisor sends it, at several stages: as the
-command starts (its modules importing), as a run's session starts."""
+command starts (its modules importing), as a run's session starts, while the gate re-runs a cell."""
 
 import signal
 import subprocess
@@ -116,6 +116,33 @@ def test_a_run_signalled_as_its_session_starts_exits_130_with_its_matrix_line_on
     code, lines = stopped(process, signum)
     assert (code, lines) == (130, [])
     assert running(process.pid) == []
+
+
+def test_a_gate_signalled_while_it_re_runs_a_cell_exits_130_leaving_nothing(write_matrix, tmp_path: Path):
+    """SIGTERM killed the gate (-15), and in about half the tries its re-run and that run's zygote were left."""
+    import torch
+    import triton
+
+    matrix = write_matrix(["tests.fixtures.slow"], ["triton_op"], {"cpu_fallback": ("cpu", 120)})
+    passed = make_record("slow", "triton_op", "cpu_fallback", status="pass")
+    failed = {**passed, "status": "error", "error_type": "RuntimeError", "stage": "run"}
+    here = {"device": "cpu", "torch": torch.__version__, "triton": triton.__version__}  # re-run only where measured
+    old = results_file(tmp_path / "old.json", [passed], **here)
+    new = results_file(tmp_path / "new.json", [failed], **here)
+    gate = start("gate", "--baseline", str(old), "--current", str(new), "--matrix", str(matrix), "--rerun", "2",
+                 "--out", str(tmp_path / "gate.md"))  # fmt: skip
+    started: dict[int, str] = {}
+
+    def zygote_of_the_rerun() -> bool:
+        """the re-run's zygote"""
+        assert gate.poll() is None, gate.communicate()
+        started.update(descendants(gate.pid))
+        return any("harness.execution.zygote" in args for args in started.values())
+
+    wait_for(zygote_of_the_rerun)
+    code, lines = stopped(gate, signal.SIGTERM)
+    assert (code, lines) == (130, [])
+    assert [args for pid, args in started.items() if _alive(pid)] == []
 
 
 def test_python_m_ends_with_the_exit_status_after_an_interrupt_left_code_run_from_a_string():
