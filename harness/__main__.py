@@ -7,17 +7,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
+from harness import interrupt
 from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Arguments, InputError, leave
-from harness.matrix.builtin import matrix_file
-from harness.matrix.catalogue import Registries
-from harness.plugin.options import AXES, DEFAULT_REPORT_DIR
-from harness.report import commands
 
-# where a command reading a run's results looks without --results: where ``run`` writes by default, then the
-# folder the committed reference run is in
-LAST_RUN = (f"{DEFAULT_REPORT_DIR}/results.json", "reports/results.json")
-RESULTS_HELP = f"a run's results.json or records.jsonl (default: the last run's, {' else '.join(LAST_RUN)})"
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
 
@@ -35,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
             if key in args and getattr(args, key) is None:
                 setattr(args, key, last_run_results(key))
         if "matrix" in args:
+            from harness.matrix.builtin import matrix_file
+
             file, args.matrix_source = matrix_file(args.matrix)
             args.matrix = str(file)
         return COMMANDS[args.command](args)
@@ -43,6 +39,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def last_run() -> tuple[str, str]:
+    """Where a command reading a run's results looks without --results: where ``run`` writes by default, then the
+    folder the committed reference run is in."""
+    from harness.plugin.options import DEFAULT_REPORT_DIR
+
+    return f"{DEFAULT_REPORT_DIR}/results.json", "reports/results.json"
+
+
+def results_help() -> str:
+    """The help of ``--results`` (``--current``)."""
+    return f"a run's results.json or records.jsonl (default: the last run's, {' else '.join(last_run())})"
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,14 +63,14 @@ def parser() -> argparse.ArgumentParser:
     listing.add_argument("--matrix", default=None, help=MATRIX_HELP)
     select_cells(listing)
     report = subcommands.add_parser("report", help="redraw the chart from a results file")
-    report.add_argument("--results", default=None, help=RESULTS_HELP)
+    report.add_argument("--results", default=None, help=results_help())
     report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
     select_cells(report)
     which = subcommands.add_parser(
         "which", help="the styles meeting all of some goals in a results file, and near misses"
     )
     which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
-    which.add_argument("--results", default=None, help=RESULTS_HELP)
+    which.add_argument("--results", default=None, help=results_help())
     which.add_argument(
         "--fastest", action="store_true", help="rank the styles that meet the goals by speed, per path of the goals"
     )
@@ -71,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
         "repro", help="write a standalone script per distinct failure of a results file, or for the cells named"
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
-    repro.add_argument("--results", default=None, help=RESULTS_HELP)
+    repro.add_argument("--results", default=None, help=results_help())
     repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     repro.add_argument(
@@ -88,16 +97,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def last_run_results(key: str) -> str:
-    """The results a command reads without ``--results`` (``--current``): the first of ``LAST_RUN`` there is (its
+    """The results a command reads without ``--results`` (``--current``): the first of ``last_run`` there is (its
     results.json, or the records.jsonl of a run cut short); ``InputError`` naming the files looked for."""
+    from harness.plugin.options import DEFAULT_REPORT_DIR
     from harness.records.log import LOG_NAME
 
-    for name in LAST_RUN:
+    names = last_run()
+    for name in names:
         if Path(name).is_file() or Path(name).with_name(LOG_NAME).is_file():
-            whose = "the last run's" if name == LAST_RUN[0] else f"no run in {DEFAULT_REPORT_DIR}/"
+            whose = "the last run's" if name == names[0] else f"no run in {DEFAULT_REPORT_DIR}/"
             print(f"results: {name} ({whose}: give --{key} FILE for another)", file=sys.stderr)
             return name
-    looked = ", ".join(f"{name} (or {Path(name).with_name(LOG_NAME)})" for name in LAST_RUN)
+    looked = ", ".join(f"{name} (or {Path(name).with_name(LOG_NAME)})" for name in names)
     raise InputError(
         "command line",
         f"--{key}",
@@ -125,8 +136,10 @@ def fraction(text: str) -> float:
 
 
 def gate_command(gate: argparse.ArgumentParser) -> None:
+    from harness.plugin.options import DEFAULT_REPORT_DIR
+
     gate.add_argument("--baseline", required=True)
-    gate.add_argument("--current", default=None, help=RESULTS_HELP)
+    gate.add_argument("--current", default=None, help=results_help())
     gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
     gate.add_argument("--strict", action="store_true", help="also fail on fixes and stale known failures")
     gate.add_argument(
@@ -172,6 +185,8 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
 
 def select_cells(command: argparse.ArgumentParser) -> None:
     """``--cases``, ``--styles``, ``--paths`` and ``-k`` of a command that reads cells without running them."""
+    from harness.plugin.options import AXES
+
     for axis in AXES:
         command.add_argument(f"--{axis}", action="append", help=f"only these {axis} (comma-separated ids; repeatable)")
     command.add_argument(
@@ -181,7 +196,9 @@ def select_cells(command: argparse.ArgumentParser) -> None:
 
 def list_cells(args: argparse.Namespace) -> int:
     from harness.matrix.config import load_matrix, select
+    from harness.plugin.options import AXES
     from harness.plugin.values import joined_ids
+    from harness.report import commands
 
     joined = {axis: joined_ids(f"--{axis}", getattr(args, axis)) for axis in AXES}  # "": one line, not every cell
     axes = {axis: text.split(",") if text else None for axis, text in joined.items()}
@@ -195,6 +212,8 @@ def list_cells(args: argparse.Namespace) -> int:
 def gate(args: argparse.Namespace) -> int:
     """``gate``, its regressions re-run here (harness/cli/rerun.py) with the matrix named."""
     from harness.cli.rerun import Rerun
+    from harness.matrix.catalogue import Registries
+    from harness.report import commands
 
     rerun = Rerun(args.matrix, args.rerun, args.current)
     return commands.gate(args, rerun, Registries(), rerun.retime)
@@ -207,29 +226,43 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     return write_repro_scripts(args)
 
 
-def described(command: Callable[[argparse.Namespace, Registries], int]) -> Callable[[argparse.Namespace], int]:
-    """A command reading results files, an older file's styles and paths described from this harness's own."""
-    return lambda args: command(args, Registries())
+def described(name: str) -> Callable[[argparse.Namespace], int]:
+    """The command ``name`` of harness/report/commands.py, reading results files: an older file's styles and paths
+    described from this harness's own."""
+
+    def command(args: argparse.Namespace) -> int:
+        from harness.matrix.catalogue import Registries
+        from harness.report import commands
+
+        return getattr(commands, name)(args, Registries())
+
+    return command
 
 
 COMMANDS = {
     "list": list_cells,
-    "report": described(commands.report),
-    "which": described(commands.which),
+    "report": described("report"),
+    "which": described("which"),
     "repro": write_repro_scripts,
     "gate": gate,
-    "history": described(commands.draw_history),
-    "merge": described(commands.merge_shards),
+    "history": described("draw_history"),
+    "merge": described("merge_shards"),
 }
 
 
-def console() -> None:
+def program() -> NoReturn:
+    """``python -m harness``: ``main``, a signal at any stage exiting 130 (harness/interrupt.py). This module
+    imports little, and each command what it needs once it runs: SIGINT and SIGTERM are set first."""
+    leave(interrupt.run(main))
+
+
+def console() -> NoReturn:
     """The ``triton-torch-matrix`` command: ``python -m harness``, with the working directory importable (for
     ``--cases mykernels`` and the modules a matrix file names) as it is under ``python -m``."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
-    leave(main())
+    program()
 
 
 if __name__ == "__main__":
-    leave(main())
+    program()

@@ -5,13 +5,17 @@ the same way, in a run of its own; no longer slower then, it is excused."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import signal
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import interrupt
 from harness.execution.machine import versions
 from harness.records.environment import interpreted
 from harness.records.files import read_results
@@ -33,6 +37,7 @@ from harness.spec import Status, triton_interpreted
 
 TIMES = (BANDWIDTH_TIME, LAUNCH_TIME)  # the slowdowns in time
 STAMP = ("torch", "triton", "device", "triton_interpret")  # what a re-run must share with the run it re-measures
+STOP_GRACE_S = 60.0  # an interrupted re-run's time to stop its zygote and cell processes, before SIGKILL
 
 
 def here_stamp(interpret: bool) -> dict[str, object]:
@@ -160,9 +165,10 @@ def _run_once(cells: list[str], current: Results, matrix: str) -> dict[str, Stat
 def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Record]:
     """One ``python -m harness run`` of ``cells`` (no repro script run): each one's record (none where the run's
     own stamp is not the current run's)."""
+    interrupt.check()  # a signal while torch imported (the stamp), which it may have lost
     with tempfile.TemporaryDirectory() as out:
         warm = current.environment.get("cold_cache") is False and current.environment.get("cache_dir")
-        subprocess.run(
+        run_to_end(
             [
                 sys.executable,
                 "-m",
@@ -177,12 +183,30 @@ def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Rec
                 *(f"{matrix}::{cell}" for cell in cells),
                 *(["--interpret"] if interpreted(current.environment) else []),
                 "-q",
-            ],
-            check=False,
-            capture_output=True,
+            ]
         )
         file = Path(out) / "results.json"
         rerun = read_results(file) if file.exists() else None
         if rerun is None or stamp_differs(current.environment, rerun.environment):
             return {}  # measured nothing, or something else than the current run measured
         return {cell.id: cell for cell in rerun.cells}
+
+
+def run_to_end(command: list[str]) -> None:
+    """Run ``command`` (a ``python -m harness run``), its output unread, in a session of its own (a Ctrl-C at the
+    terminal reaches this process alone). Interrupted meanwhile, this process stops it before going on: SIGTERM,
+    which the run takes as Ctrl-C (its zygote and cell processes stopped, its temp folders removed), then, after
+    ``STOP_GRACE_S`` or another interrupt, SIGKILL to whatever is left of its process group."""
+    run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        run.wait()
+    finally:
+        try:
+            if run.poll() is None:
+                run.terminate()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    run.wait(STOP_GRACE_S)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(run.pid, signal.SIGKILL)
+            run.wait()

@@ -68,7 +68,12 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
             cwd=os.getcwd(),
         )
     assert process.stdout is not None
-    if until not in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT):  # reads up to that line
+    try:
+        started = until in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT)  # reads up to that line
+    except BaseException:  # interrupted (Ctrl-C, SIGTERM): the caller never gets the process to stop
+        stop(process, address)
+        raise
+    if not started:
         stop(process, address)
         code = process.returncode
         raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting: {cause(log_file, offset)}")

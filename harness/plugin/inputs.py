@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from harness import interrupt
 from harness.errors import InputError
 from harness.execution.machine import versions
 from harness.matrix.builtin import matrix_file
@@ -85,6 +86,8 @@ class RunInputs:
         import torch
 
         from harness.matrix.config import load_matrix, select
+
+        interrupt.check()  # a signal that torch's import lost (it imports numpy catching every exception)
 
         axes = {"cases": self.options.cases, "styles": self.options.styles, "paths": self.options.paths}
         return select(load_matrix(self.options.matrix_file), **axes, cuda=torch.cuda.is_available())

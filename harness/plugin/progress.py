@@ -10,7 +10,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ import pytest
 from harness.errors import InputError
 from harness.plugin import options as opts
 from harness.plugin.collect import CellItem, record_of
+from harness.plugin.inputs import inputs
 from harness.records.files import read_results
 from harness.spec import CellId
 
@@ -36,14 +37,18 @@ def pytest_configure(config: pytest.Config) -> None:
     every = (opts.ON_A_TERMINAL if terminal.isatty() else opts.IN_A_LOG) if every is None else every
     if every > 0:
         estimate = Estimate(previous_times(config.stash[opts.options_key]), opts.workers(config))
-        files = (config.rootpath, config.stash[opts.options_key].matrix_file.resolve())
-        config.stash[progress_key] = Progress(_writer(terminal), estimate, every, files)
+        config.stash[progress_key] = Progress(_writer(terminal), estimate, every, partial(_cell_ids, config))
         config.pluginmanager.register(config.stash[progress_key], NAME)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin(NAME):
         config.pluginmanager.unregister(name=NAME)
+
+
+def _cell_ids(config: pytest.Config) -> frozenset[str]:
+    """The ids of the selected matrix's cells (read when the controller checked its inputs)."""
+    return frozenset(inputs(config).matrix.cell_ids())
 
 
 def _writer(terminal: Any) -> Callable[[str], None]:
@@ -128,11 +133,11 @@ class Progress:
         write: Callable[[str], Any],
         estimate: Estimate,
         every: float,
-        files: tuple[Path, Path],
+        cells: Callable[[], frozenset[str]],
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.write, self.estimate, self.every, self.clock = write, estimate, every, clock
-        self.root, self.matrix_file = files  # the root node ids are relative to, the matrix file they collect
+        self.cells = cells  # () -> the ids of the selected matrix's cells
         self.first: float | None = None  # when the first cell ended: the pace is taken from then on, not startup
         self.last = clock()
         self.todo: Counter[str] = Counter()  # path -> cells of it still to run
@@ -146,10 +151,12 @@ class Progress:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
-        """xdist: every worker collects the same cells; the first to say so sets the count."""
+        """xdist: every worker collects the same cells; the first to say so sets the count. A cell is known by the
+        name its node id ends with: the file part before it is the matrix file's path from pytest's root folder,
+        or nothing where the file lies outside it (the packaged matrix, a --matrix elsewhere)."""
         if not self.todo and not self.done:
-            named = [nodeid.partition("::") for nodeid in ids]
-            cells = [name for file, _, name in named if (self.root / file).resolve() == self.matrix_file]
+            known = self.cells()
+            cells = [name for name in (nodeid.partition("::")[2] for nodeid in ids) if name in known]
             self._expect([CellId.parse(name).path for name in cells])
 
     def _expect(self, paths: list[str]) -> None:

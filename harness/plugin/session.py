@@ -1,5 +1,6 @@
 """A session of the matrix, the same under plain ``pytest`` and ``python -m harness run``: what it collects, its
-inputs checked before it starts, its report folder locked, SIGTERM taken as Ctrl-C, and its exit status:
+inputs checked before it starts, its report folder locked, SIGTERM taken as Ctrl-C (harness/interrupt.py), and its
+exit status:
 
 ====  ==========================================================================================================
 0     every selected cell got a record (a failing cell is a measurement, not a failure of the run: ``gate`` it);
@@ -31,6 +32,7 @@ from typing import Any
 
 import pytest
 
+from harness import interrupt
 from harness.errors import (
     EXIT_BAD_INPUT,
     EXIT_FAILED_ON,
@@ -113,10 +115,11 @@ class MatrixSession:
         self.config = config
         self.results = results  # () -> the run's results, None when it wrote none
         self.interrupted = False
+        self.finished = False  # pytest's session finished: it does not when interrupted before it started
         self.stopped = False  # a pytest process stopped the session: cell processes cannot start (processes.py)
         self.sigterm: Any = None
         if not config.option.collectonly and threading.current_thread() is threading.main_thread():
-            self.sigterm = signal.signal(signal.SIGTERM, _stop)
+            self.sigterm = signal.signal(signal.SIGTERM, interrupt.interrupt)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         if str(excinfo.value).startswith(CANNOT_START):  # a worker's stop, which xdist's controller raises so
@@ -126,6 +129,7 @@ class MatrixSession:
 
     @pytest.hookimpl(trylast=True)  # after the records writer's
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.finished = True
         if self.config.option.collectonly:
             return
         failed, file = report_dir(self.config).failed, options(self.config).results_file
@@ -139,12 +143,25 @@ class MatrixSession:
         session.exitstatus = code
         self.config.stash[exit_key] = code
 
+    @pytest.hookimpl(tryfirst=True)  # before the terminal reporter's, which reports where an interrupt landed
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         """The SIGTERM handler the run found, back; but a run that was interrupted keeps noting SIGTERM until its
         process ends: a supervisor's next try, after pytest's last line, does not turn exit 130 into death by the
         signal."""
+        if self.interrupted and not self.finished:
+            self._interrupted_before_the_session()
         if self.sigterm is not None:
-            signal.signal(signal.SIGTERM, _stopping if self.interrupted else self.sigterm)
+            signal.signal(signal.SIGTERM, interrupt.noted if self.interrupted else self.sigterm)
+
+    def _interrupted_before_the_session(self) -> None:
+        """Interrupted while pytest's session started (the zygote starting, xdist's workers): pytest would exit 2,
+        which reads as bad input, and report where the interrupt landed; the run exits 130 and says nothing."""
+        session = self.config.pluginmanager.get_plugin("session")
+        if session is not None:
+            session.exitstatus = EXIT_INTERRUPTED
+        terminal = self.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:
+            terminal._keyboardinterrupt_memo = None
 
 
 def exit_status(
@@ -185,14 +202,3 @@ def failed_on(results: Results, statuses: tuple[Status, ...]) -> tuple[int, str]
     named, ended, listed = ",".join(statuses), " or ".join(statuses), ", ".join(cells[:SHOWN])
     return EXIT_FAILED_ON, f"--fail-on {named}: {len(cells)} cell(s) ended {ended} on some attempt: {listed}{more}"
 
-
-def _stop(signum: int, frame: Any) -> None:
-    """SIGTERM ends the run as Ctrl-C does (pytest's interrupt: the records written, the zygote stopped, its temp
-    folders removed), rather than killing the controller where it stands. A second SIGTERM (a supervisor's next
-    try) does not cut that clean-up short: SIGKILL does, if it must."""
-    signal.signal(signal.SIGTERM, _stopping)
-    raise KeyboardInterrupt
-
-
-def _stopping(signum: int, frame: Any) -> None:
-    print("harness: SIGTERM: the run is stopping already, cleaning up (SIGKILL ends it now)", file=sys.stderr)

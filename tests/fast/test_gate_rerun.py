@@ -23,15 +23,14 @@ def reruns(monkeypatch) -> list[dict]:
     results.json says the regressed cell passed."""
     started: list[dict] = [dict(HERE)]
 
-    def fake_run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
+    def fake_run(command: list[str]) -> None:
         out = Path(command[command.index("--report-dir") + 1])
         record = make_record("good", "triton_op", "cpu_fallback", status="pass")
         data = {"schema": 2, "environment": started[0], "cells": [record]}
         (out / "results.json").write_text(json.dumps(data))
         started.append({"command": command})
-        return subprocess.CompletedProcess(command, 0)
 
-    monkeypatch.setattr(subprocess, "run", fake_run)
+    monkeypatch.setattr(rerun, "run_to_end", fake_run)
     return started
 
 

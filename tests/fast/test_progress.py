@@ -67,14 +67,21 @@ def report(case: str, path: str, seconds: float) -> pytest.TestReport:
     )
 
 
-def test_a_line_every_few_seconds_as_the_workers_reports_arrive(tmp_path: Path):
-    """Under xdist the controller learns the cells from the workers' collection, then gets each cell's report."""
+CELLS = [f"{case}-raw_jit-{path}" for case in ("add", "sin") for path in ("eager", "compile")]
+
+
+@pytest.mark.parametrize("file", ["m.toml", ""])
+def test_a_line_every_few_seconds_as_the_workers_reports_arrive(file: str):
+    """Under xdist the controller learns the cells from the workers' collection, then gets each cell's report.
+    Issue 61: a node id's file part is the matrix file's path from pytest's root folder, and nothing where the file
+    lies outside it: the packaged matrix of an installed harness run without a ./matrix.toml, or a --matrix
+    elsewhere. The cells were counted only where the file part named the matrix file, and no line ever came."""
     now = [0.0]
     lines: list[str] = []
     estimate = Estimate({"eager": 1.0, "compile": 4.0}, 2)  # a previous run's mean cell times
-    progress = Progress(lines.append, estimate, 10.0, (tmp_path, tmp_path / "m.toml"), lambda: now[0])
-    ids = [f"m.toml::{case}-raw_jit-{path}" for case in ("add", "sin") for path in ("eager", "compile")]
-    progress.pytest_xdist_node_collection_finished(None, [*ids, "tests/test_x.py::test_x"])
+    progress = Progress(lines.append, estimate, 10.0, lambda: frozenset(CELLS), lambda: now[0])
+    ids = [f"{file}::{cell}" for cell in CELLS]
+    progress.pytest_xdist_node_collection_finished(None, [*ids, "tests/test_x.py::test_x", "::test_y[a-b-c]"])
     progress.pytest_xdist_node_collection_finished(None, ids[:1])  # the second worker's: the same cells
     for at, case, path, seconds in ((3, "add", "compile", 6.0), (12, "add", "eager", 2.0), (13, "sin", "eager", 2.0)):
         now[0] = at

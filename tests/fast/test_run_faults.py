@@ -110,11 +110,17 @@ def _owned_by(pid: int) -> list[str]:
     return found
 
 
+def fake_config() -> SimpleNamespace:
+    """The little of a pytest config ``MatrixSession`` reads, in a session that registered no other plugin."""
+    plugins = SimpleNamespace(get_plugin=lambda name: None)
+    return SimpleNamespace(option=SimpleNamespace(collectonly=False), pluginmanager=plugins)
+
+
 def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
     """Issue 36: the first SIGTERM interrupts the run as Ctrl-C; one more, while it cleans up, is only noted."""
     from harness.plugin.session import MatrixSession
 
-    session = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
+    session = MatrixSession(fake_config(), lambda: None)
     try:
         with pytest.raises(KeyboardInterrupt):
             os.kill(os.getpid(), signal.SIGTERM)
@@ -123,24 +129,25 @@ def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
         time.sleep(0.1)
     finally:
         session.pytest_unconfigure(session.config)
-    assert "the run is stopping already, cleaning up" in capsys.readouterr().err
+    assert "harness: SIGTERM: stopping already, cleaning up" in capsys.readouterr().err
 
 
 def test_an_interrupted_run_keeps_noting_sigterm_until_its_process_ends():
     """Issue 44: a second SIGTERM after pytest's last line ended the process with the signal, not 130 (the run's
     handler was already given back); tests/process/test_interrupted.py sends it."""
-    from harness.plugin.session import MatrixSession, _stopping
+    from harness.interrupt import noted
+    from harness.plugin.session import MatrixSession
 
     found = signal.getsignal(signal.SIGTERM)
-    session = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
+    session = MatrixSession(fake_config(), lambda: None)
     try:
         with pytest.raises(KeyboardInterrupt) as interrupt:
             raise KeyboardInterrupt
         session.pytest_keyboard_interrupt(interrupt)
         session.pytest_unconfigure(session.config)
-        assert signal.getsignal(signal.SIGTERM) is _stopping
+        assert signal.getsignal(signal.SIGTERM) is noted
     finally:
         signal.signal(signal.SIGTERM, found)
-    finished = MatrixSession(SimpleNamespace(option=SimpleNamespace(collectonly=False)), lambda: None)
+    finished = MatrixSession(fake_config(), lambda: None)
     finished.pytest_unconfigure(finished.config)
     assert signal.getsignal(signal.SIGTERM) is found  # a run that was not interrupted gives it back

@@ -1,0 +1,76 @@
+"""SIGINT and SIGTERM as Ctrl-C, for every command of the command line and for a run of the matrix under plain
+pytest: the first signal raises ``KeyboardInterrupt`` in the main thread, so the command cleans up as Ctrl-C makes
+it (its child processes stopped, every finished record written), and it exits 130. A SIGTERM after that (a
+supervisor's next try) is only noted: it does not cut the clean-up short (SIGKILL does). Once the command has
+returned, either signal is only noted. It imports only the standard library and harness/errors.py: the command line
+sets these before it imports anything else."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from harness.errors import EXIT_INTERRUPTED
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_received: list[int] | None = None  # the signals that interrupted the command ``run`` runs (None: none runs)
+
+
+def install() -> None:
+    """SIGINT and SIGTERM interrupt this process from now on (``interrupt``)."""
+    for each in SIGNALS:
+        signal.signal(each, interrupt)
+
+
+def interrupt(signum: int, frame: Any) -> None:
+    """Raise ``KeyboardInterrupt`` where the main thread is; a SIGTERM after this one is only noted."""
+    if _received is not None:
+        _received.append(signum)
+    signal.signal(signal.SIGTERM, noted)
+    raise KeyboardInterrupt
+
+
+def noted(signum: int, frame: Any) -> None:
+    """A signal while the process stops already: said, and nothing else."""
+    name = signal.Signals(signum).name
+    print(f"harness: {name}: stopping already, cleaning up (SIGKILL ends it now)", file=sys.stderr)
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` again if a signal has interrupted the command ``run`` runs: the first can be
+    lost where C code catches every exception (torch's import of numpy, which it then goes on without)."""
+    if _received:
+        raise KeyboardInterrupt
+
+
+def run(command: Callable[[], int]) -> int:
+    """``command``'s exit status, SIGINT and SIGTERM interrupting it: 130 once either has, whatever it returned
+    (pytest's own status for a session interrupted before it started is 2) or raised (Python 3.11 raises a
+    ``KeyboardInterrupt`` met while a class is made as a ``RuntimeError``). Either signal after it has returned is
+    only noted."""
+    global _received
+    _received = []
+    install()
+    try:
+        code = command()
+    except Exception:
+        if not _received:
+            raise
+        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    finally:
+        for each in SIGNALS:
+            signal.signal(each, noted)
+        interrupted, _received = bool(_received), None
+    _forget_interrupts()
+    return EXIT_INTERRUPTED if interrupted else code
+
+
+def _forget_interrupts() -> None:
+    """CPython remembers a ``KeyboardInterrupt`` that left code it ran from a string (``exec``, ``eval``:
+    dataclasses and namedtuple make their methods so), caught since or not, and ``python -m`` then ends by SIGINT
+    instead of with its exit status. Running a string clears that memory."""
+    exec("")
