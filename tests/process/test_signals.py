@@ -145,6 +145,16 @@ def test_a_gate_signalled_while_it_re_runs_a_cell_exits_130_leaving_nothing(writ
     assert [args for pid, args in started.items() if _alive(pid)] == []
 
 
+def test_the_command_line_sets_its_handlers_before_it_imports_pytest_or_a_stage():
+    """``python -m harness`` imports harness/__main__.py before it can set SIGINT and SIGTERM: what that module
+    imports is the window where a signal still kills the command or prints a traceback (pytest and the stages it
+    imported took 0.5 s)."""
+    heavy = ("pytest", "torch", "harness.plugin", "harness.report", "harness.records", "harness.matrix")
+    code = f"import sys, harness.__main__; print(sorted(m for m in sys.modules if m.startswith({heavy!r})))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
 def test_python_m_ends_with_the_exit_status_after_an_interrupt_left_code_run_from_a_string():
     """CPython remembers an interrupt that left code run from a string, caught or not, and ``python -m`` ended by
     SIGINT instead of exit 130: a run signalled while a dataclass was made (about 1 in 5 tries in its first 0.3 s)."""
