@@ -1,11 +1,11 @@
 """liger_kl_div-as_shipped-train_compile: a reproducer written by triton-torch-matrix.
 
 The harness recorded: graph_break: : 
-Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0.
+Measured on NVIDIA H100 80GB HBM3, torch 2.11.0+cu130, triton 3.6.0.
 Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
 It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
 ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): fac4cbde6d84dd398cd1dc4291082e254f277a2cf71c81428a53b70c58037c88
+Program digest (sha256 of the harness code copied in, as the cell's record holds it): 737579c6c626466797bf6fc7bf8d77ff93c5ddc16faa06ba64871c7c2889c164
 """
 
 from __future__ import annotations
@@ -42,6 +42,10 @@ OPTIONAL_TENSOR = Tensor | None
 
 
 ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
+
+
+CALLABLE_FIELDS = ("reference", "make_inputs", "launch", "backward", "flops", "bytes_moved", "cpu_kernel", "module",
+                   "launch_backward", "shipped", "shipped_module")  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,10 +86,14 @@ class Case:
     - ``no_grad``: the float tensor arguments that take no gradient (RoPE's cos/sin caches): never given
       ``requires_grad``, their gradient never asked of ``backward``.
     - ``backward(inputs, output, grad)`` (optional: by default autograd of ``reference``): gradients of the op's
-      arguments (``None`` for a scalar, a ``None``
-      optional tensor or an integer tensor), in PyTorch ops; an input named in ``mutates`` arrives as
-      ``None`` (it was overwritten). With several ``outputs``, ``output`` and ``grad`` are tuples (a grad of
-      zeros for an output that got none).
+      arguments (``None`` for a scalar, a ``None`` optional tensor or an integer tensor), in PyTorch ops. With
+      several ``outputs``, ``output`` and ``grad`` are tuples (a grad of zeros for an output that got none). For
+      an op that writes into its inputs (``mutates``): ``output`` is the first input it writes, as the call left
+      it, and ``grad`` that input's gradient; an input named in ``mutates`` arrives as ``None`` (it was
+      overwritten), or with ``save_mutated`` as it was before the call.
+    - ``save_mutated``: the backward of an op that writes into its inputs gets them as they were before the call
+      (what an ``autograd.Function`` author saves for a non-linear in-place op, ``x <- clamp(x * scale, lo,
+      hi)``): the training wrapper copies them before each launch. Only the launcher styles train such an op.
     - ``backward_kernel`` and ``launch_backward(kernel, inputs, output, grad)``: optionally, the backward as a
       ``@triton.jit`` kernel and its launch (same contract as ``backward``), which the styles then run in
       their backward: the launcher's ``autograd.Function`` calls it, ``triton_op`` wraps it in a second
@@ -155,6 +163,7 @@ class Case:
     shipped_args: tuple[Any, ...] = ()
     shipped_as: str | None = None
     bandwidth_size: int | None = None
+    save_mutated: bool = False
 
     def __post_init__(self) -> None:
         if self.kernel is not None and self.launch is None:
@@ -168,6 +177,8 @@ class Case:
                 f"case {self.id!r}: an op that writes into its inputs needs a backward (autograd of "
                 "the in-place reference cannot give the gradient of what it overwrote)"
             )
+        if self.save_mutated and not self.mutates:
+            raise ValueError(f"case {self.id!r}: save_mutated keeps the inputs an op writes into: name them in mutates")
         unknown = set(self.no_grad) - set(self.arg_names)
         if unknown:
             raise ValueError(f"case {self.id!r}: no_grad {sorted(unknown)} are not in arg_names")
@@ -182,9 +193,13 @@ class Case:
                 raise ValueError(
                     f"case {self.id!r}: arg_types[{name!r}] is {kind!r}: use float, int, bool or Tensor | None"
                 )
-        if self.bandwidth_size is not None and (isinstance(self.bandwidth_size, bool) or self.bandwidth_size < 1):
-            size = self.bandwidth_size
-            raise ValueError(f"case {self.id!r}: bandwidth_size must be a size of 1 or more, got {size!r}")
+        size = self.bandwidth_size
+        if size is not None and (type(size) is not int or size < 1):  # a bool, 1.5, NaN, "16M" are no size
+            raise ValueError(f"case {self.id!r}: bandwidth_size must be a whole number of 1 or more, got {size!r}")
+        for name in CALLABLE_FIELDS:
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise ValueError(f"case {self.id!r}: {name} must be a function (or None), got {value!r:.80}")
         if self.outputs < 1:
             raise ValueError(f"case {self.id!r}: outputs must be 1 or more, got {self.outputs}")
         if (self.backward_kernel is None) != (self.launch_backward is None):
@@ -235,6 +250,9 @@ class Case:
         return tuple(index for index, name in enumerate(self.arg_names) if self.arg_type(name) is Tensor)
 
 
+CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
+
+
 OMIT = {"omit": True}  # field metadata: a record's JSON leaves the field out while it holds its default
 
 
@@ -258,6 +276,18 @@ class Capture:
     cudagraph_skips: int | None = field(default=None, metadata=OMIT)
     flops: int | None = field(default=None, metadata=OMIT)  # FlopCounterMode's count for the op
     declared_flops: int | None = field(default=None, metadata=OMIT)  # the case's formula, on the same call
+
+
+class CaseBug(Exception):
+    """The case's own code (``make_inputs``, or the reference) failed at inputs the cell drew, which the case's load
+    check did not run: a bug of the case, not of the style (its error type is ``CASE_BUG``)."""
+
+
+class CaseProblem(Exception):
+    """A field of a case that is wrong: ``field: problem``."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"{field}: {problem}")
 
 
 @dataclass
@@ -515,6 +545,36 @@ def bytes_moved(case: Case, inputs: Inputs) -> int | None:
         return None
 
 
+def _is(value: Any, kind: Any) -> bool:
+    if kind == OPTIONAL_TENSOR:
+        return value is None or isinstance(value, torch.Tensor)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
+def check_inputs(case: Case, inputs: Any) -> None:
+    """``CaseProblem`` where ``make_inputs`` gave what ``arg_names`` and ``arg_types`` do not declare."""
+    if not isinstance(inputs, tuple):
+        raise CaseProblem("make_inputs", f"expected a tuple, got {type(inputs).__name__}")
+    if len(inputs) != len(case.arg_names):
+        raise CaseProblem("make_inputs", f"gives {len(inputs)} inputs, arg_names names {len(case.arg_names)}")
+    for index, (name, value) in enumerate(zip(case.arg_names, inputs, strict=True)):
+        kind = case.arg_type(name)
+        if not _is(value, kind):
+            expected = "Tensor or None" if kind == OPTIONAL_TENSOR else kind.__name__
+            got = type(value).__name__
+            raise CaseProblem("make_inputs", f"input {index} ({name}): expected {expected}, got {got}")
+    if case.dynamic_dims is not None:
+        if len(case.dynamic_dims) != len(inputs):
+            raise CaseProblem("dynamic_dims", f"names {len(case.dynamic_dims)} inputs, make_inputs gives {len(inputs)}")
+        for index, (dims, value) in enumerate(zip(case.dynamic_dims, inputs, strict=True)):
+            tensor = isinstance(value, torch.Tensor)
+            if any(not 0 <= dim < (value.dim() if tensor else 0) for dim in dims):
+                what = f"a tensor of {value.dim()} dims" if tensor else f"a {type(value).__name__}"
+                raise CaseProblem(f"dynamic_dims[{index}]", f"dims {dims} of {case.arg_names[index]}, {what}")
+
+
 def copy_tensor(tensor: Tensor) -> Tensor:
     """A detached copy with the same shape and strides (``clone`` makes a sliced view contiguous)."""
     tensor = tensor.detach()
@@ -609,11 +669,16 @@ class Cell:
         """Add ``facts`` (``Capture`` fields) to what the path saw."""
         self.capture = dataclasses.replace(self.capture, **facts)
 
-    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+    def at(self, size: int | None, seed: int | None) -> tuple[int, int]:
+        """``size`` and ``seed``, by default the example's (outside a drawn example: the case's first size, seed 0)."""
         example_size, example_seed = self.example or (self.case.sizes[0], 0)
-        inputs = self.case.make_inputs(
-            example_size if size is None else size, self.device, example_seed if seed is None else seed
-        )
+        return example_size if size is None else size, example_seed if seed is None else seed
+
+    def inputs(self, size: int | None = None, seed: int | None = None, requires_grad: bool = False) -> Inputs:
+        size, seed = self.at(size, seed)
+        with self.own("make_inputs", size, seed):
+            inputs = self.case.make_inputs(size, self.device, seed)
+            check_inputs(self.case, inputs)
         if requires_grad:
             return tuple(
                 value.detach().requires_grad_(self.case.takes_grad(index, value))
@@ -633,8 +698,28 @@ class Cell:
 
     def expected(self, inputs: Inputs) -> Any:
         """The reference's output (a tensor, or a tuple of several) on a copy of ``inputs``."""
-        with torch.no_grad():
+        with torch.no_grad(), self.own("reference"):
             return self.reference_model()(*copy_inputs(inputs))
+
+    @contextmanager
+    def own(self, field: str, size: int | None = None, seed: int | None = None) -> Iterator[None]:
+        """The case's own ``field`` runs in the block (at ``size`` and ``seed``, by default the example's): an
+        exception it raises is a ``CaseBug`` naming it and the inputs; a GPU fault or out of memory stays as it is
+        (an earlier kernel's, or the machine's)."""
+        try:
+            yield
+        except Exception as error:
+            message = str(error).strip() or repr(error)
+            if isinstance(error, torch.cuda.OutOfMemoryError) or any(m in message for m in CUDA_FAULT_MARKERS):
+                raise
+            size, seed = self.at(size, seed)
+            problem = (
+                message.partition(": ")[2] if isinstance(error, CaseProblem) else f"{type(error).__name__}: {message}"
+            )
+            raise CaseBug(
+                f"the case's {field} failed at size {size}, seed {seed} on {self.device} (its load check runs its "
+                f"first size on CPU only): {problem}"
+            ) from error
 
     def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:
         """The first artifact the path checks, on the inputs it checked it with, is the one timed."""
@@ -863,22 +948,43 @@ def judge(cell: Cell, mismatch: str | None) -> tuple[Status, str | None]:
 MAX_BREAK_REASONS = 3  # Dynamo's graph-break reasons a record keeps, most frequent first
 
 
+def interpreter_launches() -> tuple[type, str, Callable[[Any], Any]]:
+    """Where the interpreter launches a kernel: (class, method name, the launched function from ``self``)."""
+    from triton.runtime import interpreter
+
+    if "run" in vars(interpreter.InterpretedFunction):
+        return interpreter.InterpretedFunction, "run", lambda self: self
+    return interpreter.GridExecutor, "__call__", lambda self: self.fn
+
+
+def launch_hooks() -> tuple[Any, str]:
+    """The object holding this Triton's launch-enter hook and the attribute's name."""
+    import triton
+
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None and hasattr(knobs.runtime, "launch_enter_hook"):
+        return knobs.runtime, "launch_enter_hook"
+    from triton.compiler.compiler import CompiledKernel
+
+    return CompiledKernel, "launch_enter_hook"
+
+
 @contextmanager
 def observed_launches() -> Iterator[set[str]]:
     """The set of kernel names launched while the block runs (filled as they launch)."""
-    from triton import knobs
-    from triton.runtime.interpreter import InterpretedFunction
     from triton.runtime.jit import JITFunction
 
     launched: set[str] = set()
-    originals = {cls: cls.run for cls in (JITFunction, InterpretedFunction)}
+    interpreted, method, function = interpreter_launches()
+    wrapped = {(JITFunction, "run"): lambda self: self, (interpreted, method): function}
+    originals = {where: getattr(where[0], where[1]) for where in wrapped}
 
-    def observing(cls: type) -> Any:
-        original = originals[cls]
+    def observing(where: tuple[type, str]) -> Any:
+        original, launched_function = originals[where], wrapped[where]
 
         def run(self: Any, *args: Any, **kwargs: Any) -> Any:
             if not kwargs.get("warmup"):
-                launched.add(kernel_name(self))
+                launched.add(kernel_name(launched_function(self)))
             return original(self, *args, **kwargs)
 
         return run
@@ -893,22 +999,23 @@ def observed_launches() -> Iterator[set[str]]:
         if name:
             launched.add(name)
 
-    chain = knobs.runtime.launch_enter_hook  # a HookChain (triton 3.7); a single hook or None before
-    for cls in originals:
-        cls.run = observing(cls)  # type: ignore[method-assign]
+    holder, attribute = launch_hooks()
+    chain = getattr(holder, attribute)  # a HookChain (triton 3.7); a single hook or None before
+    for cls, name in originals:
+        setattr(cls, name, observing((cls, name)))
     if hasattr(chain, "add"):
         chain.add(hook)
     elif chain is None:
-        knobs.runtime.launch_enter_hook = hook
+        setattr(holder, attribute, hook)
     try:
         yield launched
     finally:
-        for cls, original in originals.items():
-            cls.run = original  # type: ignore[method-assign]
+        for (cls, name), original in originals.items():
+            setattr(cls, name, original)
         if hasattr(chain, "add"):
             chain.remove(hook)
         elif chain is None:
-            knobs.runtime.launch_enter_hook = None
+            setattr(holder, attribute, None)
 
 
 def run_program(cell: Cell, run_path: Callable[[Cell], None]) -> None:
@@ -1035,7 +1142,8 @@ CONTROL = "control"  # the style id of the control, and its wrapper in a style's
 
 
 class NotApplicable(Exception):
-    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped): the cell is a skip."""
+    """The case has nothing this style builds (no kernel to re-wrap, no op as shipped), or this torch has not the
+    API the style is made of: the cell is a skip."""
 
 
 @dataclass(frozen=True)
@@ -1192,7 +1300,8 @@ def _train(cell: Cell, compiled: bool) -> None:
         reference.zero_grad(set_to_none=True)
         cell.stage = "trace" if compiled and not strided else "run"
         out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
-        expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
+        with cell.own("reference"):
+            expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
         cell.compare("output", out, expected)
         _compare_gradients(cell, [f"{name}{layout}" for name in names], grads, expected_grads)
     cell.timed_call = training_step(model, cell.inputs(requires_grad=True))
