@@ -46,7 +46,7 @@ def run_gate(tmp_path: Path, *options: str, **stamp) -> subprocess.CompletedProc
 @pytest.mark.parametrize(
     ("stamp", "there", "here"),
     [
-        ({"triton": "3.9.0"}, "triton 3.9.0", f"triton {triton.__version__}"),
+        ({"triton": "3.99.0"}, "triton 3.99.0", f"triton {triton.__version__}"),
         ({"torch": "2.99.0"}, "torch 2.99.0", f"torch {torch.__version__}"),
         ({"device": "NVIDIA H200"}, "device NVIDIA H200", "device cpu"),
     ],
