@@ -21,8 +21,8 @@ nox.options.default_venv_backend = "venv"
 # a session's venv (1.7-1.8 GB with torch) is built once and reused; `nox -R` skips its installs too
 nox.options.reuse_venv = "yes"
 
-# CPU machines: this torch's CPU wheel is on disk where pip.conf points (find-links); triton matches it.
-CPU_TORCH = ["torch==2.13.0", "triton==3.7.1"]
+# the newest torch, with the triton it pins: a CUDA build from the package index (its CPU paths run without a GPU)
+CPU_TORCH = ["torch==2.15.0", "triton==3.9.0"]
 # torch -> the triton it pins (CUDA builds) or that matches it (CPU builds): the CPU matrix's versions, from the oldest
 # torch pyproject.toml admits to the newest (the releases of reports/cpu/ and reports/history.md)
 TORCH_TRITON = {
