@@ -84,7 +84,12 @@ def parser() -> argparse.ArgumentParser:
     repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     repro.add_argument(
-        "--timed", action="store_true", help="also CELL.timed.py: the script's checked artifact timed"
+        "--timed", action="store_true",
+        help="also CELL.timed.py: the script's checked artifact timed (CELL.py is then the long script, the "
+        "harness's program copied in, which the timed script runs)",
+    )
+    repro.add_argument(
+        "--issue", action="store_true", help="print a bug report of the one CELL named, ready to paste (writes nothing)"
     )
     gate_command(subcommands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions"))
     history = subcommands.add_parser("history", help="one chart of several runs (oldest first)")

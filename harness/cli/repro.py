@@ -23,7 +23,17 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else results.parent / "repros"
     if args.timed and not args.cells:
         raise InputError("command line", "--timed", "name the cells to time (repro --timed CELL ...)")
+    if args.issue and len(args.cells) != 1:
+        raise InputError("command line", "--issue", "name one cell to report (repro CELL --issue)")
+    if args.issue and args.timed:
+        raise InputError("command line", "--issue", "a report holds the short script: leave out --timed")
     loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
+    if args.issue:
+        from harness.repro.issue import issue_text
+
+        (_, source), = named_scripts(loaded, tolerances, out, args.cells).values()
+        print(issue_text(loaded.by_id()[args.cells[0]], loaded, source))
+        return 0
     if args.cells:
         return write_named(args, loaded, tolerances, out)
     try:
@@ -37,7 +47,7 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
 def write_named(args: argparse.Namespace, loaded: Results, tolerances: dict[str, Any], out: Path) -> int:
     """``repro CELL ...`` (``--timed``: each with its ``CELL.timed.py``): every script made first, then all written
     or none."""
-    scripts = named_scripts(loaded, tolerances, out, args.cells)
+    scripts = named_scripts(loaded, tolerances, out, args.cells, long=args.timed)
     files = {target: text for target, (_, text) in scripts.items()}
     if args.timed:
         from harness.cli.timed_repro import timed_source

@@ -1,7 +1,7 @@
-"""Reproducers: a script per distinct failure of a run (``repros/<failure>.py``): the cell's program as a file
-(harness/repro/script.py). It imports torch and triton (and the case's own imports), never the harness, and
-raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell on demand
-(``named_scripts``).
+"""Reproducers: a script per distinct failure of a run and style and path (``repros/<failure>.py``), short enough
+for a bug report (harness/repro/script.py). It imports torch and triton (and the case's own imports), never the
+harness, and raises while the failure is there. ``python -m harness repro CELL-ID`` writes one for any other cell
+on demand (``named_scripts``).
 Cells fail "the same way" when their stage, error type and message match once case-specific names and numbers are
 set aside.
 """
@@ -17,6 +17,7 @@ from harness.case import CaseExited, exit_words, exits_raise
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.repro.bundled import bundled_source
 from harness.repro.script import MARKER, script_source
 from harness.spec import Status
 
@@ -30,16 +31,18 @@ MAX_FIRST_LINE = 1000  # a script's first line is its cell id and MARKER
 
 
 def failure_signature(record: Record) -> str:
-    """How a cell failed, with what is specific to its case set aside: status, stage, error type and the
-    message's (a graph break's reason's) first line with op names, addresses, numbers and the cell's own ids
-    replaced."""
+    """How a cell failed, with what is specific to its case set aside: status, style, path (each failing style and
+    path has a script of its own), stage, error type and the message's (a graph break's reason's) first line with
+    op names, addresses, numbers and the cell's own ids replaced."""
     lines = (record.error or record.reason or "").strip().splitlines()  # a graph break has its reason, no error
     message = lines[0] if lines else ""
     for name in (record.case, record.style, record.path):
         message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
     for pattern, replacement in SPECIFIC:
         message = pattern.sub(replacement, message)
-    return " | ".join(str(part) for part in (record.status, record.stage, record.error_type, message))
+    return " | ".join(
+        str(part) for part in (record.status, record.style, record.path, record.stage, record.error_type, message)
+    )
 
 
 def write_repros(
@@ -70,7 +73,7 @@ def write_repros(
 
 
 def named_scripts(
-    results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str]
+    results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str], long: bool = False
 ) -> dict[Path, tuple[str, str]]:
     """The script of each cell named (any status), to go into ``out_dir`` beside the scripts already there: its
     file -> (the cell, the script). Nothing is written: a cell without a record, or whose script cannot be written
@@ -81,17 +84,18 @@ def named_scripts(
         raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
     scripts: dict[Path, tuple[str, str]] = {}
     for cell in dict.fromkeys(cells):
-        source = named_source(records[cell], results.environment, tolerances)
+        source = named_source(records[cell], results.environment, tolerances, long)
         scripts[free_name(out_dir, cell, scripts)] = (cell, source)
     return scripts
 
 
-def named_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]) -> str:
-    """The script of a cell named on the command line; ``InputError`` where it cannot be written (the case module
-    no longer imports, exits, or no longer defines the case), never the stand-in ``safe_source`` writes for a run."""
+def named_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], long: bool = False) -> str:
+    """The script of a cell named on the command line (``long``: the harness's program copied in, which a timed
+    script runs: harness/cli/timed_repro.py); ``InputError`` where it cannot be written (the case module no longer
+    imports, exits, or no longer defines the case), never the stand-in ``safe_source`` writes for a run."""
     try:
         with exits_raise():
-            return script_source(record, env, tolerances)
+            return bundled_source(record, env, tolerances) if long else script_source(record, env, tolerances)
     except (Exception, SystemExit, CaseExited) as error:
         cause = exit_words(error) if isinstance(error, SystemExit | CaseExited) else f"{type(error).__name__}: {error}"
         problem = f"{record.id}: no script written: its case module {record.module} does not give it ({cause})"
@@ -134,5 +138,3 @@ def _file_name(signature: str) -> str:
     words = re.findall(r"[a-z0-9]+", signature.lower().replace("harness::op", "op"))
     name = "-".join(words)[:MAX_NAME].rstrip("-")
     return name or "failure"
-
-

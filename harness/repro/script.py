@@ -1,148 +1,159 @@
-"""One repro script: the cell's program as a file. The harness's functions the cell ran (its style's and path's,
-and everything they use: harness/cell/program.py) are copied in as text, then the case's own module, the style
-built by the same call the cell's build makes, and a main that runs the path and judges the verdict as the cell
-did, raising the cell's failure while it is there (again, for a cell whose attempts differed) and printing
-"no failure" once it is gone. It needs no harness installed."""
+"""One repro script per cell, short enough to paste into a bug report: the case's own code (its kernel, launch,
+reference and inputs, as its module wrote them: harness/repro/usercode.py), the wrapping style written for this
+case (stylecode.py), the path's few calls and the checks of the cell's verdict in public API (pathcode.py). It
+imports no harness and copies none of it in; it raises the failure while it is there (exit 1) and prints "no
+failure" once it is gone. A cell whose case module cannot be cut down gets the long script (bundled.py)."""
 
 from __future__ import annotations
 
-import ast
-import importlib
-import inspect
 from typing import Any
 
-from harness.bundle import Bundle, from_harness
-from harness.case import load_case
-from harness.cell.paths import PATHS
-from harness.cell.program import case_imports, program, style_call
+from harness.case import Case, load_case
 from harness.kernel.compare import dtype_name
-from harness.kernel.interpreter import wall_clock_bench
-from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
+from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES, is_library_op, library_op_name
 from harness.records.record import Record
+from harness.repro.bundled import INTERPRETER, INTERPRETER_BENCH, MARKER, REPEAT_FLAKY, bundled_source
+from harness.repro.pathcode import Checks, path_code
+from harness.repro.stylecode import (
+    NAMESPACE,
+    fields_needed,
+    model_code,
+    reference_code,
+    shipped_extra,
+    style_code,
+)
+from harness.repro.usercode import NotShort, user_code
 from harness.spec import Status
 
-MARKER = ": a reproducer written by triton-torch-matrix."  # ends every script's first line: the harness's own
-REPEAT_FLAKY = 5  # how often a script runs a cell whose attempts differed (each after torch._dynamo.reset())
-STYLE_MODULES = ("harness.kernel.decorators", "harness.kernel.wrappers", "harness.kernel.gradients",
-                 "harness.kernel.styles")
-PATH_MODULES = ("harness.cell.paths.",)
-INTERPRETER = 'os.environ["TRITON_INTERPRET"] = "1"  # measured in Triton\'s CPU interpreter: set before any kernel\n'
-INTERPRETER_BENCH = """
-# ---- Triton's interpreter has no device to benchmark autotune configs on (Triton's benchmark asks the device's
-# driver: "0 active drivers"): every autotuner without a benchmark of its own gets the wall clock, as the cell's did
-import time
-from triton.runtime.autotuner import Autotuner
-
-
-{source}
-Autotuner.do_bench = property(lambda self: self._do_bench or wall_clock_bench)
-"""
-MAIN = '''
-
-def run_cell():
-    """The cell's program: the style built above, the path run on it, the verdict judged (raised unless pass)."""
-    cell = Cell(case=CASE, style=STYLE, device=DEVICE, tolerance=Tolerance(atol=ATOL, rtol=RTOL),
-                workdir=Path(tempfile.mkdtemp()), example=EXAMPLE, wrapped=WRAPPED)
-    check(cell, PATH)
-    return cell
-
-
-if __name__ == "__main__":
-    try:
-        for attempt in range(ATTEMPTS):  # more than one: the cell's attempts differed; each runs afresh
-            torch._dynamo.reset()
-            run_cell()
-    finally:  # a GPU fault left behind surfaces here, as at the end of a cell
-        if torch.cuda.is_initialized():
-            torch.cuda.synchronize()
-    print("no failure: CELL passes here")
-'''
+__all__ = ["MARKER", "script_source"]
 
 
 def script_source(
     record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
 ) -> str:
-    """The script for one record (``record.module`` names the case's module); ``also``: the other cells that failed
-    the same way, listed in its docstring."""
+    """The script of one record (``record.module`` names the case's module); ``also``: the other cells that failed
+    the same way (same style and path), listed in its docstring."""
+    try:
+        return short_source(record, env, tolerances, also)
+    except NotShort:
+        return bundled_source(record, env, tolerances, also)
+
+
+def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None) -> str:
+    """The short script, or ``NotShort`` where the case module or style cannot be written that way."""
     module = str(record.module)
     case = load_case(module, record.case)
+    interpreted = bool(env.get("triton_interpret"))
+    code = user_code(module, case, fields_needed(case, record.style, record.path))
+    names = code.names
+    device = _device(record, env, interpreted)
+    style = style_code(case, record.style, record.path, names, device == "cpu" and not interpreted, code.defined)
+    shipped = KNOWN_STYLES[record.style][1] == AS_SHIPPED
+    trainable = not case.mutates or KNOWN_STYLES[record.style][1] in ("launcher", CONTROL)
+    named_args = "shipped_args" in names and "shipped_args" not in code.bound  # the case's own name for them
+    checks = _checks(case, record.style, names, style.library, named_args)
+    path = path_code(case, record.path, checks, style.op, trainable)
+    extra = shipped_extra(case, names, named_args) if shipped and case.shipped_args else []
+    if shipped and "shipped_module" in names:
+        model_lines, build = [], f"{names['shipped_module']}()"
+    elif KNOWN_STYLES[record.style][1] == CONTROL:  # the reference itself, as the cell builds it
+        model_lines, build = reference_code(case, names, "Model")
+    else:
+        model_lines, build = model_code(case, style.call, names, extra)
+    reference_lines, reference_build = reference_code(case, names)
     tolerance = tolerances[dtype_name(case.dtype)]
     example = record.measurements.example
-    interpreted = bool(env.get("triton_interpret"))
-    entry = (env.get("paths") or {}).get(record.path)  # the device the run's matrix gave the path
-    declared = entry.get("device") if isinstance(entry, dict) else None
-    device = "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
-    code = program(record.style, record.path, case_imports(module))
+    size, seed = (example["size"], example["seed"]) if example else (case.sizes[0], 0)
+    path.main = [line.replace("make_inputs(", f"{names['make_inputs']}(") for line in path.main]
+    path.helpers = [text.replace("make_inputs(", f"{names['make_inputs']}(") for text in path.helpers]
+    main = [
+        "torch.manual_seed(0)",
+        f"model = {build}.to(DEVICE)",
+        *(["torch.manual_seed(0)  # the same parameters"] if checks.parameters else []),
+        f"reference_model = {reference_build}.to(DEVICE)",
+        *([f"inputs = {names['make_inputs']}(SIZE, DEVICE, SEED)"] if "inputs" in "\n".join(path.main) else []),
+        *path.main,
+    ]
     constants = [
-        f"STYLE, DEVICE = {record.style!r}, {device!r}",
-        f"EXAMPLE = {(example['size'], example['seed']) if example else None!r}  # (size, seed) the cell failed on;"
-        " None: the case's first size, seed 0",
+        f"DEVICE, SIZE, SEED = {device!r}, {size}, {seed}  # the inputs the cell ran",
         f"ATOL, RTOL = {tolerance.atol!r}, {tolerance.rtol!r}  # the tolerance for {dtype_name(case.dtype)}",
-        f"ATTEMPTS = {REPEAT_FLAKY if record.flaky else 1}",
-        f"PATH = {PATHS[record.path].__name__}",
     ]
+    imports = {"import torch", *style.imports, *path.imports}
+    if KNOWN_STYLES[record.style][0] not in (None, "jit"):
+        imports.add("import triton")
+    own = {line.strip() for line in code.text.splitlines()}
     parts = [
-        _docstring(record, env, also, code.digest()),
-        "from __future__ import annotations\n",
-        "import os\n" + (INTERPRETER if interpreted else ""),  # before torch and triton are imported
-        code.import_lines() + "\n",
-        INTERPRETER_BENCH.format(source=inspect.getsource(wall_clock_bench)) if interpreted else "",
-        "\n# ---- what the program uses: the harness's own code, as the cell ran it ----\n",
-        code.text(_support(code)),
-        f"\n\n# ---- the case: {module} (its kernel, launch and PyTorch reference) ----\n",
-        case_code(module, record.case),
-        f"\n# ---- the style: {record.style} ({_style_words(record.style)}) ----\n",
-        code.text(STYLE_MODULES),
-        f"\n\nWRAPPED = {style_call(case, record.style)}  # built once: a library op registers once per process",
-        f"\n\n# ---- the path: {record.path} ----\n",
-        code.text(PATH_MODULES),
-        "\n\n" + "\n".join(constants),
-        MAIN.replace("CELL", record.id),
+        _docstring(record, env, also),
+        "import os\n" + INTERPRETER if interpreted else "",
+        "\n".join(sorted(line for line in imports if line not in own)) + "\n",
+        INTERPRETER_BENCH.format(source=_WALL_CLOCK) if interpreted else "",
+        f"# ---- the case's own code ({module}) ----\n\n{code.text}",
+        f"# ---- the style: {record.style} ----\n"
+        + "\n".join([*style.lines, "", "", *model_lines, "", "", *reference_lines]),
+        f"# ---- the path: {record.path} ----\n" + "\n".join(constants),
+        *path.helpers,
+        "def main():\n" + "\n".join(f"    {line}" if line else "" for line in main),
+        _ending(record),
     ]
-    return "\n".join(part for part in parts if part).replace("\n\n\n\n", "\n\n\n")
+    return "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
 
 
-def _support(code: Bundle) -> tuple[str, ...]:
-    """The modules of the bundle's definitions that are neither the style's nor the path's."""
-    own = STYLE_MODULES + PATH_MODULES
-    return tuple(sorted({item.module for item in code.items if not item.module.startswith(own)}))
+_WALL_CLOCK = """def wall_clock_bench(kernel_call, quantiles):  # each config once, timed by the wall clock
+    start = time.perf_counter()
+    kernel_call()
+    return [(time.perf_counter() - start) * 1e3] * len(quantiles)"""
 
 
-def case_code(module_name: str, case_id: str) -> str:
-    """The case module's source, its harness and ``__future__`` imports left out (the script defines those names
-    above), then ``CASE`` bound to the case."""
-    module = importlib.import_module(module_name)
-    source = inspect.getsource(module)
-    lines = source.splitlines()
-    dropped: set[int] = set()
-    for node in ast.parse(source).body:
-        if isinstance(node, ast.ImportFrom) and (from_harness(node) or node.module == "__future__"):
-            dropped.update(range(node.lineno - 1, node.end_lineno or node.lineno))
-    kept = "\n".join(line for index, line in enumerate(lines) if index not in dropped).strip("\n")
-    if getattr(module, "CASE", None) is None or module.CASE.id != case_id:
-        kept += f"\n\nCASE = next(case for case in CASES if case.id == {case_id!r})"
-    return kept + "\n"
-
-
-def _docstring(record: Record, env: dict[str, Any], also: list[str] | None, digest: str) -> str:
-    more = f"\nThe same failure in {len(also)} more cell(s): {', '.join(also)}.\n" if also else ""
-    status = "" if record.status == Status.PASS else f"The harness recorded: {record.summary}\n"
-    return f'''"""{record.id}{MARKER}
-
-{status}Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")}.{more}
-Run it with python: it raises while the failure is there (exit 1) and prints "no failure" once it is fixed.
-It needs torch, triton and the case's own imports. It is the cell's program: the harness's functions the cell
-ran are copied in as they are (first), then the case, the style, the path, and the main the cell ran them by.
-Program digest (sha256 of the harness code copied in, as the cell's record holds it): {digest}
-"""
-'''
-
-
-def _style_words(style: str) -> str:
-    decorator, wrapper = KNOWN_STYLES[style]
+def _checks(case: Case, style: str, names: dict[str, str], library: str | None, named_args: bool) -> Checks:
+    """What the script's checks look for, as the cell's verdict does (harness/cell/verdict.py)."""
+    wrapper = KNOWN_STYLES[style][1]
+    common: dict[str, Any] = {
+        "reference": names["reference"],
+        "module": names.get("module"),
+        "shipped_module": "shipped_module" in names,
+        "parameters": "module" in names or "shipped_module" in names,
+    }
+    if wrapper == CONTROL:
+        return Checks(**common)
+    common["flops"] = names.get("flops") if case.flops is not None else None
     if wrapper == AS_SHIPPED:
-        return "the op as its library ships it"
-    if decorator is None:
-        return "the pure-PyTorch reference"
-    return f"@triton.{decorator.replace('_', ' over @triton.')} kernel in a {wrapper}"
+        shipped = case.shipped
+        if shipped is None or not is_library_op(shipped):
+            return Checks(shipped_kernels=True, every_op=True, **common)
+        name = str(library_op_name(shipped)).replace("::", ".")
+        extra = "".join(f", {one}" for one in shipped_extra(case, names, named_args)) if case.shipped_args else ""
+        return Checks((f"{name}.",), every_op=True, opcheck_args=f"(*inputs{extra},)", **common)
+    prefixes = (f"{NAMESPACE}.",) if library else ()
+    return Checks(prefixes, backward_kernel=case.backward_kernel is not None, library=NAMESPACE, **common)
 
+
+def _device(record: Record, env: dict[str, Any], interpreted: bool) -> str:
+    entry = (env.get("paths") or {}).get(record.path)
+    declared = entry.get("device") if isinstance(entry, dict) else None
+    return "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
+
+
+def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:
+    status = "" if record.status == Status.PASS else f"The harness recorded: {_first_line(record)}\n"
+    more = f"The same failure in {len(also)} more cell(s) of this style and path: {', '.join(also)}.\n" if also else ""
+    return f'''"""{record.id}{MARKER}
+{status}{more}Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")}; needs no harness.
+Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""'''
+
+
+def _first_line(record: Record) -> str:
+    text = (record.error or record.reason or "").strip()
+    line = text.splitlines()[0] if text else str(record.status)
+    where = f" at {record.stage}" if record.stage else ""
+    return f"{record.status}{where}: {line[:200]}"
+
+
+def _ending(record: Record) -> str:
+    run = ["    main()"]
+    if record.flaky:
+        run = [
+            f"    for attempt in range({REPEAT_FLAKY}):  # the cell's attempts differed: each afresh",
+            "        torch._dynamo.reset()",
+            "        main()",
+        ]
+    return "\n".join(['if __name__ == "__main__":', *run, f'    print("no failure: {record.id} passes here")'])

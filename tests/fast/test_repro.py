@@ -36,7 +36,11 @@ def test_failures_differing_only_in_names_and_numbers_share_a_signature():
     )
     flops = "flops: FlopCounterMode counted 0 for the op, the case declares {}"
     assert failure_signature(failed("add", "raw_jit", flops.format(3001))) == failure_signature(
-        failed("matmul", "autotune", flops.format(5_577_142))
+        failed("matmul", "raw_jit", flops.format(5_577_142))
+    )
+    # each style (and path) has a script of its own: no cell's note points at another style's script
+    assert failure_signature(failed("add", "raw_jit", flops.format(1))) != failure_signature(
+        failed("add", "autotune", flops.format(1))
     )
     assert failure_signature(failed("add", "raw_jit", "boom")) != failure_signature(failed("add", "raw_jit", "bang"))
 
@@ -55,6 +59,7 @@ def undefined(source: str) -> set[str]:
 
 
 SHIPPED = ["mul_add_autograd", "mul_add_function", "mul_add_library_op", "mul_add_module"]
+NOT_LIBRARY_OPS = ("mul_add_autograd", "mul_add_function", "mul_add_module")  # their opcheck cells are skips
 
 
 @pytest.mark.parametrize("style", list(KNOWN_STYLES))
@@ -89,8 +94,8 @@ def test_an_autotuned_cells_script_holds_the_users_decorator_as_written():
     record = make_record("add_inplace", "autotune", "eager", module="cases.add_inplace", status="error", error_type="E",
                          error="e")  # fmt: skip
     source = script_source(typed(record), env, MATRIX.tolerances)
-    assert "triton.autotune(configs=list(case.configs), key=list(case.key), **case.autotune_options)" in source
-    assert 'autotune_options={"restore_value": ["x_ptr"]}' in source
+    assert "kernel = triton.autotune(configs=CONFIGS, key=KEY, **AUTOTUNE_OPTIONS)(add_inplace_kernel)" in source
+    assert 'AUTOTUNE_OPTIONS = {"restore_value": ["x_ptr"]}' in source
     assert "do_bench" not in source and "wall_clock" not in source
 
 
@@ -122,7 +127,7 @@ def test_a_scripts_backward_op_declares_its_scalar_arguments(style: str, tmp_pat
     script = tmp_path / "script.py"  # Triton reads a kernel's source from its file
     script.write_text(script_source(typed(record), env, MATRIX.tolerances))
     show = "import runpy, sys, torch; runpy.run_path(sys.argv[1], run_name='script')"  # registers, runs nothing
-    show += f"; print(torch.ops.harness.rmsnorm_{style}_backward.default._schema)"
+    show += "; print(torch.ops.mylib.rmsnorm_backward.default._schema)"
     shown = subprocess.run([sys.executable, "-c", show, str(script)], capture_output=True, text=True, cwd=REPO)
     assert shown.returncode == 0, shown.stderr[-2000:]
     assert "Tensor x, Tensor weight, float eps" in shown.stdout
@@ -241,3 +246,78 @@ def test_a_timed_script_name_too_long_for_the_file_system_is_one_line(matrix, tm
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith(f"error: {out / cell}.timed.py: --out: cannot write it: File name too long")
     assert list(out.iterdir()) == []
+
+
+def own_lines(source: str) -> int:
+    """The script's own lines (not blank, not a comment) outside the case's own code."""
+    start, end = source.index("# ---- the case's own code"), source.index("# ---- the style:")
+    rest = source[:start] + source[end:]
+    return sum(1 for line in rest.splitlines() if line.strip() and not line.strip().startswith("#"))
+
+
+@pytest.mark.parametrize("style", list(KNOWN_STYLES))
+def test_every_script_is_short_and_holds_no_harness_code(style: str):
+    """Issue 59: a script a maintainer reads in a minute: the case's own code, then at most 100 lines of the
+    script's own, none of them the harness's (no bundle of its functions), for every style and path a library op
+    has (opcheck of a launcher or of the control is a skip, whose script is the long one)."""
+    env = {"device": "NVIDIA H100", "torch": "t", "triton": "x"}
+    cases = [("add", "cases.add"), ("rmsnorm", "cases.rmsnorm"), ("sin_triton_backward", "cases.sin_triton_backward"),
+             ("add_inplace", "cases.add_inplace"), ("silu", "cases.silu"), ("layernorm", "cases.layernorm")]
+    if style == "as_shipped":
+        cases = [(case, "examples.shipped") for case in SHIPPED]
+    for (case, module), path in itertools.product(cases, PATHS):
+        if path == "opcheck" and (KNOWN_STYLES[style][1] in ("launcher", "control") or case in NOT_LIBRARY_OPS):
+            continue  # a skip: opcheck checks torch.library ops
+        record = make_record(case, style, path, module=module, status="error", error_type="E", error="e")
+        source = script_source(typed(record), env, MATRIX.tolerances)
+        assert "what the program uses: the harness's own code" not in source, (case, style, path)
+        assert own_lines(source) <= 100, (case, style, path, own_lines(source))
+
+
+def test_the_case_declaration_is_left_out_and_its_fields_named(tmp_path: Path):
+    """The script holds the kernel, launch, reference and inputs as the module wrote them, not ``Case(...)``; a field
+    written inline is bound to a name of its own; only the definitions the cell uses are kept."""
+    env = {"device": "NVIDIA H100", "torch": "t", "triton": "x"}
+    record = make_record("add", "triton_op_autotune", "fullgraph", module="cases.add", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "Case(" not in source and "CASE" not in source
+    assert "def add_kernel(" in source and "def launch(" in source and "def make_inputs(" in source
+    assert "return torch.add(x, y)" in source and 'KEY = ["n_elements"]' in source
+    assert "kernel = triton.autotune(configs=CONFIGS, key=KEY)(add_kernel)" in source
+    assert '@torch.library.triton_op("mylib::add", mutates_args=())' in source
+    assert "torch.compile(model, backend=inductor(), fullgraph=True)" in source
+    assert "HEURISTICS" not in source and "flops" not in source  # not used by this style or path
+
+
+def test_each_failing_style_and_path_gets_a_script_of_its_own(tmp_path: Path):
+    """Issue 59: no cell's note points at another style's or path's script: every script written for the committed
+    run stands for cells of one style and one path."""
+    results = read_results(REPO / "reports" / "results.json")
+    from harness.repro.failures import write_repros
+
+    written = write_repros(results, MATRIX.tolerances, tmp_path)
+    by_id = results.by_id()
+    for cells in written.values():
+        assert len({(by_id[cell].style, by_id[cell].path) for cell in cells}) == 1, cells
+
+
+def test_an_issue_report_holds_versions_script_what_it_printed_and_where_the_op_passes():
+    results = REPO / "reports" / "results.json"
+    cell = next(c for c in read_results(results).cells if c.status == "error" and c.style == "triton_op_autotune")
+    done = harness_main("repro", cell.id, "--issue", "--results", str(results))
+    assert done.returncode == 0, done.stderr
+    report = done.stdout
+    for heading in ("## Versions", "## Reproducer", "## What it printed", "## What was expected",
+                    "## Where the same op passes"):
+        assert heading in report
+    assert f"- torch {read_results(results).environment['torch']}" in report
+    assert f'"""{cell.id}: a reproducer' in report and "```python" in report
+    assert f"- Other styles on `{cell.path}`:" in report
+
+
+@pytest.mark.parametrize("cells", [[], ["a-b-c", "d-e-f"]])
+def test_an_issue_report_names_one_cell(cells: list[str]):
+    done = harness_main("repro", *cells, "--issue", "--results", str(REPO / "reports" / "results.json"))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "error: command line: --issue: name one cell to report (repro CELL --issue)"
+    )

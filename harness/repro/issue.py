@@ -1,0 +1,105 @@
+"""``repro CELL --issue``: a bug report ready to paste into a tracker (PyTorch's, Triton's, the kernel library's):
+a title from the failure, the versions the run measured, the cell's short script, what it printed and what was
+expected, and the styles and paths where the same op passes (the workaround a maintainer asks about)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.records.record import Record
+from harness.records.results import Results
+from harness.spec import Status
+
+MAX_LISTED = 12  # passing styles or paths a report names before it counts the rest
+EXPECTED = {
+    Status.WRONG: "Every output and gradient equal to the PyTorch reference's within the tolerance the script states.",
+    Status.GRAPH_BREAK: "The kernel compiled into the graph `torch.compile` captures, as the same kernel is in other "
+    "wrapping styles.",
+    Status.BLIND: "FlopCounterMode counting the flops the op's registered formula gives.",
+}
+
+
+def issue_text(record: Record, results: Results, script: str) -> str:
+    """The report of ``record`` (a cell of ``results``), with ``script`` its repro script."""
+    env = results.environment
+    versions = [
+        f"torch {env.get('torch')}",
+        f"triton {env.get('triton')}",
+        f"CUDA {env.get('cuda') or 'none'}",
+        f"GPU {env.get('device')}",
+        f"Python {env.get('python')}",
+    ]
+    confirmed = (record.confirmation or {}).get("line")
+    printed = confirmed or _first_line(record)
+    expected = EXPECTED.get(
+        record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
+    )
+    return "\n".join(
+        [
+            f"# {_title(record)}",
+            "",
+            f"Found by triton-torch-matrix, cell `{record.id}` (case `{record.case}`, style `{record.style}`, "
+            f"path `{record.path}`).",
+            "",
+            "## Versions",
+            "",
+            *(f"- {line}" for line in versions),
+            "",
+            "## Reproducer",
+            "",
+            "Save it as `repro.py` and run `python repro.py` (it needs torch, triton and the case's own imports).",
+            "",
+            "```python",
+            script.rstrip(),
+            "```",
+            "",
+            "## What it printed",
+            "",
+            "```",
+            printed,
+            "```",
+            "",
+            *([] if confirmed else ["(the cell's own error: this run did not run the script)", ""]),
+            "## What was expected",
+            "",
+            f"{expected} The script then prints `no failure: {record.id} passes here`.",
+            "",
+            "## Where the same op passes",
+            "",
+            *_passing(record, results),
+            "",
+        ]
+    )
+
+
+def _title(record: Record) -> str:
+    words = {
+        "wrong": "wrong numbers",
+        "graph_break": "kernel runs outside the compiled graph",
+        "blind": "wrong flop count",
+    }
+    what = words.get(str(record.status), _first_line(record))
+    return f"{record.path} of a Triton kernel in {record.style}: {what}"[:160]
+
+
+def _first_line(record: Record) -> str:
+    text = (record.error or record.reason or "").strip()
+    kind = f"{record.error_type}: " if record.error_type and not text.startswith(record.error_type) else ""
+    return f"{kind}{text.splitlines()[0]}" if text else str(record.status)
+
+
+def _passing(record: Record, results: Results) -> list[str]:
+    same_case = [cell for cell in results.cells if cell.case == record.case]
+    styles = [cell.style for cell in same_case if cell.path == record.path and cell.status == Status.PASS]
+    paths = [cell.path for cell in same_case if cell.style == record.style and cell.status == Status.PASS]
+    return [
+        f"- Other styles on `{record.path}`: {_listed(styles)}",
+        f"- Other paths of `{record.style}`: {_listed(paths)}",
+    ]
+
+
+def _listed(names: list[Any]) -> str:
+    if not names:
+        return "none passes"
+    shown = ", ".join(f"`{name}`" for name in names[:MAX_LISTED])
+    return shown + (f" and {len(names) - MAX_LISTED} more" if len(names) > MAX_LISTED else "") + " pass"

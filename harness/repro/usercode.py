@@ -1,0 +1,216 @@
+"""The case's own code as a short repro script carries it: the case module's source without its harness imports and
+its ``Case(...)`` declaration, each field the script uses bound to a name (a field that already is a name is used
+as it is), and only the top-level definitions those names need."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+# a field bound to a name of its own: callables keep the field's name, settings are constants
+INLINED = ("shipped_args",)  # a literal value of these is written where the script uses it, not bound
+CONSTANTS = ("configs", "key", "heuristics", "config_heuristics", "autotune_options", "kernels", "shipped_args")
+
+
+class NotShort(Exception):
+    """The case module cannot be cut down to its own code (its ``Case`` is built at run time, say): the cell gets
+    the long script, the harness's code copied in."""
+
+
+@dataclass
+class UserCode:
+    """The code kept (``text``), and the name the script reads each field by (``names``)."""
+
+    text: str
+    names: dict[str, str] = field(default_factory=dict)
+    bound: set[str] = field(default_factory=set)  # the fields bound to a name of the script's (no name of the case's)
+    defined: set[str] = field(default_factory=set)  # every name the code defines
+
+
+def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
+    """The code of ``module_name`` that the ``fields`` of its case ``case`` need: cut down to what they use where
+    the case is declared by a top-level ``Case(...)``, else the whole module with a stand-in ``Case``."""
+    module = importlib.import_module(module_name)
+    source = inspect.getsource(module)
+    tree = ast.parse(source)
+    try:
+        statement, call = _declaration(tree, case.id)
+    except NotShort:
+        return _whole_module(module, source, tree, case, fields)
+    keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
+    top = {name for node in tree.body for name in _defined(node)}
+    names: dict[str, str] = {}
+    bound_fields: set[str] = set()
+    bindings: list[str] = []
+    for name in fields:
+        value = keywords.get(name)
+        if value is None:
+            continue
+        text = ast.get_source_segment(source, value) or ""
+        if _dotted(value):  # a name, or an attribute of one (``Fn.apply``): called as the case names it
+            names[name] = text
+            continue
+        if name in INLINED and _is_literal(value):  # written out where it is used
+            continue
+        bound = name.upper() if name in CONSTANTS else name
+        bound = bound if bound not in top else f"case_{bound}"
+        names[name] = bound
+        bound_fields.add(name)
+        bindings.append(f"{bound} = ({text})" if "\n" in text else f"{bound} = {text}")
+    kept = _needed(tree, source, statement, [keywords[name] for name in names])
+    return UserCode(
+        "\n\n\n".join([kept, "\n".join(bindings)]).strip("\n") + "\n", names, bound_fields, top | set(names.values())
+    )
+
+
+def _declaration(tree: ast.Module, case_id: str) -> tuple[ast.stmt, ast.Call]:
+    """The top-level statement declaring case ``case_id`` and its ``Case(...)`` call."""
+    for node in tree.body:
+        value = getattr(node, "value", None)
+        calls = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+        for call in calls:
+            if isinstance(call, ast.Call) and _is_case(call.func) and _case_id(call) == case_id:
+                return node, call
+    raise NotShort(f"no top-level Case(id={case_id!r}, ...) with literal fields")
+
+
+def _is_literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return False
+    return True
+
+
+def _dotted(node: ast.expr) -> bool:
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _is_case(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Name) and func.id == "Case") or (
+        isinstance(func, ast.Attribute) and func.attr == "Case"
+    )
+
+
+def _case_id(call: ast.Call) -> object:
+    return next((kw.value.value for kw in call.keywords if kw.arg == "id" and isinstance(kw.value, ast.Constant)), None)
+
+
+def _defined(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+    return {
+        name.id for target in targets if target is not None for name in ast.walk(target) if isinstance(name, ast.Name)
+    }
+
+
+def _used(node: ast.AST) -> set[str]:
+    return {name.id for name in ast.walk(node) if isinstance(name, ast.Name)}
+
+
+def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[ast.expr]) -> str:
+    """The module's top-level statements that the ``roots`` need, however deep, in their order; every statement that
+    binds no name (a setting, say) is kept, the docstring, ``__future__`` and harness imports and the declaration
+    left out."""
+    body = [node for node in tree.body if node is not declaration and not _dropped(node)]
+    wanted = set().union(*(_used(root) for root in roots))
+    kept: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index, node in enumerate(body):
+            if index not in kept and (not _defined(node) or _defined(node) & wanted):
+                kept.add(index)
+                wanted |= _used(node)
+                changed = True
+    harness = {name for node in tree.body if _dropped(node) for name in _defined(node)}
+    missing = sorted(wanted & harness - {"Case"})
+    if missing:
+        raise NotShort(f"the case's code uses the harness's {', '.join(missing)}")
+    return _joined([body[index] for index in sorted(kept)], source.splitlines())
+
+
+def _joined(nodes: list[ast.stmt], lines: list[str]) -> str:
+    """The statements' source, separated as a module's are: by no blank line within a run of imports or of
+    assignments, by one between those runs, by two around a definition."""
+    text, previous = "", None
+    for node in nodes:
+        if previous is not None:
+            text += (
+                "\n"
+                if _simple(node) and type(node) is type(previous)
+                else "\n\n"
+                if _simple(node) and _simple(previous)
+                else "\n\n\n"
+            )
+        text += "\n".join(lines[_first_line(node) - 1 : node.end_lineno])
+        previous = node
+    return text
+
+
+def _simple(node: ast.stmt) -> bool:
+    """An import or assignment (separated by no blank line from its own kind), not a definition."""
+    return (
+        not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.end_lineno == node.lineno
+    )
+
+
+def _dropped(node: ast.stmt) -> bool:
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+        return True  # the module's docstring
+    if isinstance(node, ast.ImportFrom):
+        return node.module == "__future__" or (node.module or "").split(".")[0] == "harness"
+    return isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "harness" for alias in node.names)
+
+
+def _first_line(node: ast.stmt) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)])
+
+
+STAND_IN = """class Case:  # the module's case declarations, as plain objects: the harness's Case is not needed here
+    def __init__(self, **fields):
+        self.__dict__.update(fields)"""
+
+
+def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, fields: tuple[str, ...]) -> UserCode:
+    """The module as it is (its harness imports left out) with a stand-in ``Case`` defined first, ``CASE`` the case,
+    and each field read by the module's own name for its value, else bound from ``CASE``."""
+    if any(
+        _dropped(node) and not isinstance(node, ast.Expr) and _defined(node) - {"Case", "annotations"}
+        for node in tree.body
+    ):
+        raise NotShort("the case module uses more of the harness than Case")
+    body = _joined([node for node in tree.body if not _dropped(node)], source.splitlines())
+    single = getattr(module, "CASE", None)
+    pick = (
+        "" if single is not None and single.id == case.id else f"\nCASE = next(c for c in CASES if c.id == {case.id!r})"
+    )
+    names: dict[str, str] = {}
+    bindings: list[str] = []
+    owners = {id(value): name for name, value in vars(module).items() if not name.startswith("_")}
+    for name in fields:
+        value = getattr(case, name, None)
+        if value is None or (not callable(value) and not value and value != 0):
+            continue
+        owner = getattr(value, "__self__", None)
+        if inspect.isclass(owner) and id(owner) in owners and getattr(value, "__name__", "") == "apply":
+            names[name] = f"{owners[id(owner)]}.apply"  # a Function's apply, called through its class
+        elif id(value) in owners:
+            names[name] = owners[id(value)]
+        else:
+            names[name] = name.upper() if name in CONSTANTS else f"case_{name}"
+            bindings.append(f"{names[name]} = CASE.{name}")
+    top = {name for node in tree.body for name in _defined(node)}
+    text = "\n\n\n".join([STAND_IN, body + "\n" + pick, "\n".join(bindings)])
+    return UserCode(text.strip("\n") + "\n", names, {n for n in names if n not in owners}, top | set(names.values()))
