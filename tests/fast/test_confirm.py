@@ -153,7 +153,8 @@ def test_a_script_out_of_its_paths_time_is_not_confirmed_nor_a_suspect(
     assert "HARNESS SUSPECTS" not in done.stdout
     chart = (out / "matrix.md").read_text()
     assert "Harness suspects" not in chart and "Not confirmed (1)" in chart
-    assert "— not confirmed: 'repros/error-control-cpu-fallback-none-runtimeerror-x.py' still running after 77 s" in chart
+    script = "repros/error-control-cpu-fallback-none-runtimeerror-x.py"  # named for its failure, style and path
+    assert f"— not confirmed: '{script}' still running after 77 s" in chart
 
 
 def confirmed_in(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environment: str = "") -> list[dict]:
