@@ -82,6 +82,7 @@ class Checks:
     a library's own kernels (graph breaks then count), whether a backward kernel must be compiled too, whether
     FlopCounterMode counts every op (the op as shipped) or the script's library op only."""
 
+    kernel: bool = False  # the style has a kernel of its own to look for in the graphs (not the control)
     op_prefixes: tuple[str, ...] = ()
     shipped_kernels: bool = False
     backward_kernel: bool = False
@@ -110,7 +111,7 @@ def _expect(inputs: str = "inputs", name: str = "expected") -> list[str]:
 
 
 def _compiled(case: Case, checks: Checks, options: str = "", mode: str | None = None) -> str:
-    if not checks.op_prefixes and not checks.shipped_kernels:  # the control: no op to look for
+    if not checks.kernel:  # the control: no kernel to look for
         mode_option = f', mode="{mode}"' if mode else ""
         return f"torch.compile(model{options}{mode_option})"
     patches = f'**torch._inductor.list_mode_options("{mode}")' if mode else ""
@@ -118,7 +119,7 @@ def _compiled(case: Case, checks: Checks, options: str = "", mode: str | None = 
 
 
 def _held_check(checks: Checks, trained: bool) -> list[str]:
-    if not checks.op_prefixes and not checks.shipped_kernels:
+    if not checks.kernel:
         return []
     lines = [
         'breaks = sum(torch._dynamo.utils.counters["graph_break"].values())',
@@ -145,7 +146,7 @@ def path_code(case: Case, path: str, checks: Checks, op: str, trainable: bool) -
     if build is None:
         raise NotShort(f"no short form of path {path}")
     found = build(case, checks, path, op, trainable)
-    if path in COMPILED and (checks.op_prefixes or checks.shipped_kernels):
+    if path in COMPILED and checks.kernel:
         backward = path == "train_compile" and checks.backward_kernel
         helper = INDUCTOR.replace("OP_PREFIXES", repr(checks.op_prefixes))
         inner = "inner_compile=inner" if backward else ""
@@ -367,15 +368,13 @@ def _flop_counter(case: Case, checks: Checks, path: str, op: str, trainable: boo
         f"counted = sum(n for op, n in counts.items(){mine})",
         "declared = 0",
         "",
-        "",
         "def spy(*args):  # the case's formula over the shapes the op is called with",
         "    nonlocal declared",
         f"    declared += {checks.flops}({shapes})",
         f"    return {checks.reference}(*args{', *reference_model.shipped.parameters()' * checks.shipped_module})",
         "",
-        "",
         "with torch.no_grad():",
-        f"    {checks.module}(spy)(*copied(inputs))" if checks.module else "    spy(*copied(inputs))",
+        f"    {checks.module}(spy).to(DEVICE)(*copied(inputs))" if checks.module else "    spy(*copied(inputs))",
         "if counted != declared:",
         '    raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")',
     ]

@@ -148,7 +148,7 @@ def shipped_extra(case: Case, names: dict[str, str], named: bool) -> list[str]:
 def _decorated(case: Case, decorator: str, names: dict[str, str]) -> tuple[list[str], dict[str, Any], str]:
     """``kernel = ...`` (the decorator stack over the case's kernel; none for plain ``@triton.jit``), the constexprs
     the launch still passes, and the kernel's name."""
-    kernel = names["kernel"]
+    kernel = names.get("kernel", "None")  # a case may launch without a Triton kernel of its own
     config_keys = {key for config in case.configs for key in config.kwargs}
     if decorator == "jit":
         return [], dict(case.meta), kernel

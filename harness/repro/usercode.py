@@ -201,7 +201,7 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
     owners = {id(value): name for name, value in vars(module).items() if not name.startswith("_")}
     for name in fields:
         value = getattr(case, name, None)
-        if value is None or (not callable(value) and not value and value != 0):
+        if value is None or (isinstance(value, dict | list | tuple | str) and not value):
             continue
         owner = getattr(value, "__self__", None)
         if inspect.isclass(owner) and id(owner) in owners and getattr(value, "__name__", "") == "apply":
