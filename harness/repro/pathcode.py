@@ -46,14 +46,16 @@ def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
 INNER = """def inner(gm, example_inputs, *args, **kwargs):  # Inductor's compile of each graph, the backward's kept
     (backward_graphs if kwargs.get("is_backward") else []).append(gm)
     return compile_fx_inner(gm, example_inputs, *args, **kwargs)"""
-TRAIN = """def noncontiguous(grad):  # the grad's values in a non-contiguous view: every other element of a wider tensor
+TRAIN = """def noncontiguous(grad):  # the grad's values in a non-contiguous view (one element: as it is)
+    if grad.numel() <= 1:
+        return grad
     wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
     wide[..., ::2] = grad
-    return wide[..., ::2] if grad.numel() > 1 else grad
+    return wide[..., ::2]
 
 
 def forward_backward(model, strided):  # the same seeded output grads for the op and the reference
-    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD(i, v)) if isinstance(v, torch.Tensor) else v
+    inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in NO_GRAD) if torch.is_tensor(v) else v
                    for i, v in enumerate(make_inputs(SIZE, DEVICE, SEED)))
     raw = model(*inputs)
     outs = raw if isinstance(raw, tuple | list) else (raw,)
@@ -328,26 +330,21 @@ def _saveload(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
 def _train(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
     compiled = "compile" in path
     no_grad = tuple(case.arg_names.index(name) for name in case.no_grad)
-    takes = f"TAKES_GRAD = lambda i, v: v.is_floating_point() and i not in {no_grad!r}"
     main = [
         f"model = {_compiled(case, checks)}" if compiled else "",
         'for layout, strided in (("", False), (" (non-contiguous output grad)", True)):',
         "    out, grads = forward_backward(model, strided)",
         "    expected, expected_grads = forward_backward(reference_model, strided)",
         '    check("output", out, expected)',
-        "    for (name, value), (_, reference_value) in zip(grads, expected_grads):",
-        "        if (value.grad is None) != (reference_value.grad is None):",
-        '            raise AssertionError(f"wrong numbers: gradient of {name}{layout}: '
-        "{'missing' if value.grad is None else 'unexpected'}\")",
-        "        if value.grad is not None:",
-        '            check(f"gradient of {name}{layout}", value.grad, reference_value.grad)',
+        "    for (name, value), (_, reference_value) in zip(grads, expected_grads):  # a missing one: None mismatch",
+        '        check(f"gradient of {name}{layout}", value.grad, reference_value.grad)',
         *(
             ["    model.zero_grad(set_to_none=True)", "    reference_model.zero_grad(set_to_none=True)"]
             if checks.parameters
             else []
         ),
     ]
-    return Path([CHECK, takes, TRAIN], [line for line in main if line])
+    return Path([CHECK, TRAIN.replace("NO_GRAD", repr(no_grad))], [line for line in main if line])
 
 
 @writes("flop_counter")
@@ -393,6 +390,7 @@ def _subclass(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
         " second))",
         "with torch.no_grad():",
         f"    out = {runner}(*both)",
+        'torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here',
         "outs = out if isinstance(out, tuple | list) else (out,)",
         "for one in outs:",
         "    if not isinstance(one, TwoTensor):",
@@ -413,6 +411,7 @@ def _vmap(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Pa
         "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",
         "with torch.no_grad():",
         "    out = torch.vmap(model, in_dims=in_dims)(*batched)",
+        'torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here',
         "for one in out if isinstance(out, tuple | list) else (out,):",
         f"    if not isinstance(one, torch.Tensor) or one.shape[:1] != ({VMAP_BATCH},):",
         f'        raise AssertionError(f"wrong numbers: output: expected {VMAP_BATCH} items along dim 0, got '

@@ -150,10 +150,11 @@ def _first_line(record: Record) -> str:
 
 def _ending(record: Record) -> str:
     run = ["    main()"]
+    sync = "    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces"
     if record.flaky:
         run = [
             f"    for attempt in range({REPEAT_FLAKY}):  # the cell's attempts differed: each afresh",
             "        torch._dynamo.reset()",
             "        main()",
         ]
-    return "\n".join(['if __name__ == "__main__":', *run, f'    print("no failure: {record.id} passes here")'])
+    return "\n".join(['if __name__ == "__main__":', *run, sync, f'    print("no failure: {record.id} passes here")'])

@@ -16,6 +16,7 @@ from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES, is_library_op, libra
 from harness.repro.usercode import NotShort
 
 NAMESPACE = "mylib"
+ZEROS = "grad = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads))"  # grads none got
 TRAINING_PATHS = ("train_eager", "train_compile", "opcheck")  # the paths that need the style's autograd
 
 
@@ -355,11 +356,17 @@ def _backward_body(case: Case, call: list[str]) -> list[str]:
     backward takes them (a grad of zeros for an output that got none), then ``call``'s lines."""
     params = parameters(case)
     inputs = f"({', '.join(params)},)"
+    if call[0].startswith("grads = "):  # the backward op's call: the saved values passed as they are
+        spread = "out" if case.outputs == 1 or case.mutates else "*outs"
+        first = call[0].replace("*inputs, ", f"{', '.join(params)}, ").replace("*output, ", f"{spread}, ")
+        first = first.replace(" output, ", f" {spread}, ")
+        grads = [] if case.outputs == 1 or case.mutates else [ZEROS]
+        return [*grads, first, *call[1:]]
     if case.outputs == 1 or case.mutates:
         return [f"inputs, output = {inputs}, out", *call]
     return [
         f"inputs, output = {inputs}, tuple(outs)",
-        "grad = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads))",
+        ZEROS,
         *call,
     ]
 
