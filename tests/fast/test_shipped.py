@@ -310,3 +310,40 @@ def test_the_launch_observer_reads_the_name_and_never_breaks_a_launch():
     with observed_launches() as launched:
         knobs.runtime.launch_enter_hook(metadata)
     assert launched == {"add_kernel"}
+
+
+@torch.library.custom_op("shippedtest::mm", mutates_args=())
+def _shipped_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a @ b
+
+
+_shipped_mm.register_fake(lambda a, b: a.new_empty(a.shape[0], b.shape[1]))
+
+
+def _mm_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(size, 8, generator=gen).to(device), torch.randn(8, 5, generator=gen).to(device)
+
+
+MM_FLOPS = Case(
+    id="shipped_mm",
+    shipped=torch.ops.shippedtest.mm.default,
+    reference=torch.mm,
+    make_inputs=_mm_inputs,
+    arg_names=("a", "b"),
+    sizes=(7,),
+    flops=lambda a, b: 2 * a[0] * a[1] * b[1],
+)
+
+
+def test_flops_counted_are_the_ops_alone_not_the_references_beside_it(tmp_path: Path):
+    """A library op with a flop formula, as shipped: FlopCounterMode counts every op under it, and the reference the
+    path compares with ran inside the counter too (its ``aten.mm`` added as many flops again: ``blind``, a verdict
+    the harness's own comparison caused). Now the reference runs before the count."""
+    from torch.utils.flop_counter import register_flop_formula
+
+    register_flop_formula(torch.ops.shippedtest.mm)(lambda a, b, *args, out_shape=None, **kw: 2 * a[0] * a[1] * b[1])
+    record = run(MM_FLOPS, "as_shipped", "flop_counter", tmp_path, device="cpu")
+    assert record["status"] == "pass", record
+    rows = (record["measurements"].example or {"size": 7})["size"]
+    assert record["capture"].flops == record["capture"].declared_flops == 2 * rows * 8 * 5

@@ -32,10 +32,18 @@ def path(runner: PathRunner) -> PathRunner:
 CALLS = 2  # how often a path calls its model, compiled, exported or loaded artifact on the same inputs
 
 
-def _infer(cell: Cell, model: Callable[..., Any], inputs: Inputs, what: str = "output", calls: int = CALLS) -> None:
+def _infer(
+    cell: Cell,
+    model: Callable[..., Any],
+    inputs: Inputs,
+    what: str = "output",
+    calls: int = CALLS,
+    expected: Any = None,
+) -> None:
     """Run ``model`` without grad on a copy of ``inputs``, ``CALLS`` times, and compare every call's output(s) with
-    the reference's: a pass holds on every call (an artifact right once and wrong the next time is wrong)."""
-    expected = cell.expected(inputs)
+    the reference's (``expected``, by default run here): a pass holds on every call (an artifact right once and wrong
+    the next time is wrong)."""
+    expected = cell.expected(inputs) if expected is None else expected
     cell.keep_call(model, inputs)
     for call in range(1, calls + 1):
         with torch.no_grad():

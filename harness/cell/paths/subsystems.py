@@ -45,10 +45,11 @@ def flop_counter(cell: Cell) -> None:
         raise CellSkip("the case declares no flops (Case.flops): nothing to compare FlopCounterMode's count with")
     inputs = cell.inputs()
     model = cell.model()
+    expected = cell.expected(inputs)  # before the count: FlopCounterMode counts the op's flops alone
     cell.stage = "run"
     counter = FlopCounterMode(display=False)
     with counter:  # one call: the count is of one call's flops
-        _infer(cell, model, inputs, calls=1)
+        _infer(cell, model, inputs, calls=1, expected=expected)
     every = cell.style == AS_SHIPPED
     counts = counter.get_flop_counts().get("Global", {}).items()
     counted = sum(n for op, n in counts if every or str(op).startswith("harness."))
