@@ -86,10 +86,8 @@ def _next(obj: object) -> list[Any]:
         return held if _library(obj, OWN) else [*held, *obj.__globals__.values()]
     if isinstance(obj, type):
         return [] if _library(obj) else list(vars(obj).values())
-    if hasattr(obj, "fn") and type(obj).__module__.startswith("triton"):  # Autotuner, Heuristics over a kernel
-        return [obj.fn]
-    if type(obj).__module__.startswith("triton"):
-        return []
+    if type(obj).__module__.startswith("triton"):  # an Autotuner or Heuristics: the kernel under it; else nothing
+        return [obj.fn] if hasattr(obj, "fn") else []
     return gc.get_referents(obj)
 
 
