@@ -1,7 +1,8 @@
-"""Which Triton kernels a cell launched: ``JITFunction.run`` (and the interpreter's launch) wrapped for kernels
-launched from Python, and Triton's launch-enter hook for the compiled kernels launched by compiled code
-(Inductor's launchers, which call the hook but not ``run``); where each lives in this Triton:
-harness/kernel/compat.py."""
+"""Which Triton kernels a cell launched: Triton's launch-enter hook, which every launch of a compiled kernel calls
+(``JITFunction.run``'s and Inductor's launchers alike), from the launcher, never in code Dynamo traces; and under
+Triton's interpreter, which calls no hook, its launch wrapped. ``JITFunction.run`` is not wrapped: where a launch
+falls back to Python (autotune over heuristics on ``dynamic``) Dynamo traces into ``run``, and a wrapper's code
+would be among the cell's graph breaks. Where each lives in this Triton: harness/kernel/compat.py."""
 
 from __future__ import annotations
 
@@ -37,11 +38,9 @@ def kernel_name(kernel: Any) -> str:
 @contextmanager
 def observed_launches() -> Iterator[set[str]]:
     """The set of kernel names launched while the block runs (filled as they launch)."""
-    from triton.runtime.jit import JITFunction
-
     launched: set[str] = set()
     interpreted, method, function = interpreter_launches()
-    wrapped = {(JITFunction, "run"): lambda self: self, (interpreted, method): function}
+    wrapped = {(interpreted, method): function}
     originals = {where: getattr(where[0], where[1]) for where in wrapped}
 
     def observing(where: tuple[type, str]) -> Any:

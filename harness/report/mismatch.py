@@ -92,10 +92,12 @@ def wrong_kernels(cells: Iterable[Record]) -> dict[str, WrongKernel]:
     ``eager`` (at least one) gave wrong numbers there, while its control passes: the kernel disagrees with its
     reference. A style that errored (a wrapping limit), crashed or was skipped before a comparison says nothing of
     the kernel's numbers: it does not count."""
-    cells = list(cells)
+    by_case: dict[str, list[Record]] = {}
+    for cell in cells:
+        if cell.path == EAGER:
+            by_case.setdefault(cell.case, []).append(cell)
     found: dict[str, WrongKernel] = {}
-    for case in dict.fromkeys(cell.case for cell in cells):
-        eager = [c for c in cells if c.case == case and c.path == EAGER]
+    for case, eager in by_case.items():
         styles = [c for c in eager if c.style != "control"]
         control = [c for c in eager if c.style == "control"]
         compared = [c for c in styles if any(status in COMPARED for status in c.attempts)]
