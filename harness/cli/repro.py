@@ -15,6 +15,7 @@ from harness.matrix.config import load_matrix
 from harness.records.files import read_results
 from harness.records.results import Results
 from harness.repro.failures import named_scripts, write_repros
+from harness.spec import Status
 
 
 def write_repro_scripts(args: argparse.Namespace) -> int:
@@ -31,6 +32,9 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     if args.issue:
         from harness.repro.issue import issue_text
 
+        record = loaded.by_id().get(args.cells[0])
+        if record is not None and record.status in (Status.PASS, Status.SKIP):
+            raise InputError("command line", "CELL", f"{record.id} is a {record.status}: nothing to report")
         (_, source), = named_scripts(loaded, tolerances, out, args.cells).values()
         print(issue_text(loaded.by_id()[args.cells[0]], loaded, source))
         return 0

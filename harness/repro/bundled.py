@@ -96,7 +96,7 @@ def bundled_source(
         code.text(_support(code)),
         f"\n\n# ---- the case: {module} (its kernel, launch and PyTorch reference) ----\n",
         case_code(module, record.case),
-        f"\n# ---- the style: {record.style} ({_style_words(record.style)}) ----\n",
+        f"\n# ---- the style: {record.style} ({style_words(record.style)}) ----\n",
         code.text(STYLE_MODULES),
         f"\n\nWRAPPED = {style_call(case, record.style)}  # built once: a library op registers once per process",
         f"\n\n# ---- the path: {record.path} ----\n",
@@ -143,7 +143,7 @@ Program digest (sha256 of the harness code copied in, as the cell's record holds
 '''
 
 
-def _style_words(style: str) -> str:
+def style_words(style: str) -> str:
     decorator, wrapper = KNOWN_STYLES[style]
     if wrapper == AS_SHIPPED:
         return "the op as its library ships it"

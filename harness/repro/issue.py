@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.repro.bundled import style_words
 from harness.spec import Status
 
 MAX_LISTED = 12  # passing styles or paths a report names before it counts the rest
@@ -79,7 +80,7 @@ def _title(record: Record) -> str:
         "blind": "wrong flop count",
     }
     what = words.get(str(record.status), _first_line(record))
-    return f"{record.path} of a Triton kernel in {record.style}: {what}"[:160]
+    return f"{record.path}: {style_words(record.style)} ({record.case}): {what}"[:160]
 
 
 def _first_line(record: Record) -> str:

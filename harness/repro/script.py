@@ -50,10 +50,9 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     style = style_code(case, record.style, record.path, names, device == "cpu" and not interpreted, code.defined)
     shipped = KNOWN_STYLES[record.style][1] == AS_SHIPPED
     trainable = not case.mutates or KNOWN_STYLES[record.style][1] in ("launcher", CONTROL)
-    named_args = "shipped_args" in names and "shipped_args" not in code.bound  # the case's own name for them
-    checks = _checks(case, record.style, names, style.library, named_args)
+    checks = _checks(case, record.style, names, style.library)
     path = path_code(case, record.path, checks, style.op, trainable)
-    extra = shipped_extra(case, names, named_args) if shipped and case.shipped_args else []
+    extra = shipped_extra(case, names) if shipped and case.shipped_args else []
     if shipped and "shipped_module" in names:
         model_lines, build = [], f"{names['shipped_module']}()"
     elif KNOWN_STYLES[record.style][1] == CONTROL:  # the reference itself, as the cell builds it
@@ -104,7 +103,7 @@ _WALL_CLOCK = """def wall_clock_bench(kernel_call, quantiles):  # each config on
     return [(time.perf_counter() - start) * 1e3] * len(quantiles)"""
 
 
-def _checks(case: Case, style: str, names: dict[str, str], library: str | None, named_args: bool) -> Checks:
+def _checks(case: Case, style: str, names: dict[str, str], library: str | None) -> Checks:
     """What the script's checks look for, as the cell's verdict does (harness/cell/verdict.py)."""
     wrapper = KNOWN_STYLES[style][1]
     common: dict[str, Any] = {
@@ -121,7 +120,7 @@ def _checks(case: Case, style: str, names: dict[str, str], library: str | None, 
         if shipped is None or not is_library_op(shipped):
             return Checks(True, shipped_kernels=True, every_op=True, **common)
         name = str(library_op_name(shipped)).replace("::", ".")
-        extra = "".join(f", {one}" for one in shipped_extra(case, names, named_args)) if case.shipped_args else ""
+        extra = "".join(f", {one}" for one in shipped_extra(case, names)) if case.shipped_args else ""
         return Checks(True, (f"{name}.",), every_op=True, opcheck_args=f"(*inputs{extra},)", **common)
     prefixes = (f"{NAMESPACE}.",) if library else ()
     return Checks(True, prefixes, backward_kernel=case.backward_kernel is not None, library=NAMESPACE, **common)

@@ -137,13 +137,12 @@ def _as_shipped(case: Case, names: dict[str, str]) -> Style:
     return Style([], names["shipped"], library, op=names["shipped"] if library else "")
 
 
-def shipped_extra(case: Case, names: dict[str, str], named: bool) -> list[str]:
-    """The library's own argument choices as ``forward`` passes them: by the name the case gives them (``named``),
-    else each as a literal, else ``*SHIPPED_ARGS``."""
-    texts = [literal(value) for value in case.shipped_args]
-    if not named and all(text is not None for text in texts):
-        return [str(text) for text in texts]
-    return [f"*{names['shipped_args']}"]
+def shipped_extra(case: Case, names: dict[str, str]) -> list[str]:
+    """The library's own argument choices as ``forward`` passes them: by the name the script has for them, else
+    (a literal the case wrote inline) each value written out."""
+    if "shipped_args" in names:
+        return [f"*{names['shipped_args']}"]
+    return [_literal(value) for value in case.shipped_args]
 
 
 def _decorated(case: Case, decorator: str, names: dict[str, str]) -> tuple[list[str], dict[str, Any], str]:

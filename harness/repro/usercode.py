@@ -27,7 +27,6 @@ class UserCode:
 
     text: str
     names: dict[str, str] = field(default_factory=dict)
-    bound: set[str] = field(default_factory=set)  # the fields bound to a name of the script's (no name of the case's)
     defined: set[str] = field(default_factory=set)  # every name the code defines
 
 
@@ -44,7 +43,6 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
     top = {name for node in tree.body for name in _defined(node)}
     names: dict[str, str] = {}
-    bound_fields: set[str] = set()
     bindings: list[str] = []
     for name in fields:
         value = keywords.get(name)
@@ -59,12 +57,9 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
         bound = name.upper() if name in CONSTANTS else name
         bound = bound if bound not in top else f"case_{bound}"
         names[name] = bound
-        bound_fields.add(name)
         bindings.append(f"{bound} = ({text})" if "\n" in text else f"{bound} = {text}")
     kept = _needed(tree, source, statement, [keywords[name] for name in names])
-    return UserCode(
-        "\n\n\n".join([kept, "\n".join(bindings)]).strip("\n") + "\n", names, bound_fields, top | set(names.values())
-    )
+    return UserCode("\n\n\n".join([kept, "\n".join(bindings)]).strip("\n") + "\n", names, top | set(names.values()))
 
 
 def _declaration(tree: ast.Module, case_id: str) -> tuple[ast.stmt, ast.Call]:
@@ -213,4 +208,4 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
             bindings.append(f"{names[name]} = CASE.{name}")
     top = {name for node in tree.body for name in _defined(node)}
     text = "\n\n\n".join([STAND_IN, body + "\n" + pick, "\n".join(bindings)])
-    return UserCode(text.strip("\n") + "\n", names, {n for n in names if n not in owners}, top | set(names.values()))
+    return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))

@@ -321,3 +321,11 @@ def test_an_issue_report_names_one_cell(cells: list[str]):
     assert done.returncode == 2 and done.stderr.strip() == (
         "error: command line: --issue: name one cell to report (repro CELL --issue)"
     )
+
+
+def test_an_issue_report_of_a_passing_cell_is_one_line():
+    results = REPO / "reports" / "results.json"
+    cell = next(c for c in read_results(results).cells if c.status == "pass")
+    done = harness_main("repro", cell.id, "--issue", "--results", str(results))
+    said = f"error: command line: CELL: {cell.id} is a pass: nothing to report"
+    assert done.returncode == 2 and done.stderr.strip() == said
