@@ -72,3 +72,12 @@ def test_the_chart_leaves_the_broken_case_out_of_the_goals_and_blames_no_style(r
     findings = section(chart, "Findings")
     assert "❌ **Cases broken in their own code**, not in the styles (their cells are left out):" in findings
     assert "†" not in section(chart, "Where the cases differ")  # the control fails too, but not the path
+
+
+def test_the_controls_training_names_the_cases_reference(tmp_path: Path):
+    """The control trains the reference itself: where it raises at a drawn size, the cell is the case's bug, as the
+    other styles' cells are (it was a plain error, charged to the control, before the reference's own call)."""
+    case = next(case for case in load_cases(MODULE) if case.id == "reference_raises")
+    record = run(case, "control", "train_eager", tmp_path, device="cpu")
+    assert (record["status"], record["error_type"]) == ("error", "CaseBug"), record
+    assert "the case's reference failed at size" in record["error"]

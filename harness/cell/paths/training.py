@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +11,7 @@ import torch
 from harness.case import Inputs, as_tuple
 from harness.cell.paths.common import _compiled, path
 from harness.kernel.compare import LOW_PRECISION, Mismatch, within_reference_error
+from harness.kernel.styles import CONTROL
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
@@ -29,7 +31,9 @@ def _train(cell: Cell, compiled: bool) -> None:
         model.zero_grad(set_to_none=True)
         reference.zero_grad(set_to_none=True)
         cell.stage = "trace" if compiled and not strided else "run"
-        out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
+        own = cell.style == CONTROL and not compiled  # the control trains the case's reference itself, eagerly
+        with cell.own("reference") if own else contextlib.nullcontext():
+            out, grads, names = _forward_backward(model, cell.inputs(requires_grad=True), strided)
         with cell.own("reference"):
             expected, expected_grads, _ = _forward_backward(reference, cell.inputs(requires_grad=True), strided)
         cell.compare("output", out, expected)
