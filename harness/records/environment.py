@@ -162,8 +162,17 @@ def environment(versions: Mapping[str, str | None], device: str, workers: int, m
         "triton_interpret": triton_interpreted(),
         "autotune_benchmark": autotune_benchmark(),
         "matrix": matrix_file,
+        "matrix_digest": _file_digest(matrix_file),
         "argv": sys.argv[1:],
     }
+
+
+def _file_digest(file: str) -> str | None:
+    """sha256 (16 hex) of a file's bytes (the matrix file's: shares of one run were run from the same text)."""
+    try:
+        return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]
+    except OSError:
+        return None
 
 
 def interpreted(env: Mapping[str, Any]) -> bool:

@@ -133,6 +133,7 @@ def test_out_naming_one_of_the_shares_is_refused_and_the_share_kept(tmp_path: Pa
         ({"matrix": "/runner2/checkout/matrix-liger.toml"}, "environment.matrix", "'matrix-liger.toml', but {first} "
          "has 'matrix.toml': shares of different matrix files do not merge"),
         ({"goals": {"on_cpu": ["cpu_fallback"]}}, "environment.goals", "shares of different matrix files"),
+        ({"matrix_digest": "0123456789abcdef"}, "environment.matrix_digest", "shares of different matrix files"),
         ({"timing_seconds": -2.0}, "environment.timing_seconds", "expected a number >= 0"),
     ],
 )
