@@ -64,6 +64,15 @@ if __name__ == "__main__":
 '''
 
 
+def script_device(record: Record, env: dict[str, Any]) -> str:
+    """The device a cell's script runs on: the CPU under Triton's interpreter, else the one the run's matrix gave
+    the path (by default the CPU for a ``cpu_`` path, CUDA for the rest)."""
+    entry = (env.get("paths") or {}).get(record.path)
+    declared = entry.get("device") if isinstance(entry, dict) else None
+    interpreted = bool(env.get("triton_interpret"))
+    return "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
+
+
 def bundled_source(
     record: Record, env: dict[str, Any], tolerances: dict[str, Any], also: list[str] | None = None
 ) -> str:
@@ -74,9 +83,7 @@ def bundled_source(
     tolerance = tolerances[dtype_name(case.dtype)]
     example = record.measurements.example
     interpreted = bool(env.get("triton_interpret"))
-    entry = (env.get("paths") or {}).get(record.path)  # the device the run's matrix gave the path
-    declared = entry.get("device") if isinstance(entry, dict) else None
-    device = "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
+    device = script_device(record, env)
     code = program(record.style, record.path, case_imports(module))
     constants = [
         f"STYLE, DEVICE = {record.style!r}, {device!r}",

@@ -12,7 +12,7 @@ from harness.case import Case, load_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES, is_library_op, library_op_name
 from harness.records.record import Record
-from harness.repro.bundled import INTERPRETER, INTERPRETER_BENCH, MARKER, REPEAT_FLAKY, bundled_source
+from harness.repro.bundled import INTERPRETER, INTERPRETER_BENCH, MARKER, REPEAT_FLAKY, bundled_source, script_device
 from harness.repro.pathcode import Checks, path_code
 from harness.repro.stylecode import (
     NAMESPACE,
@@ -46,16 +46,17 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     interpreted = bool(env.get("triton_interpret"))
     code = user_code(module, case, fields_needed(case, record.style, record.path))
     names = code.names
-    device = _device(record, env, interpreted)
+    device = script_device(record, env)
     style = style_code(case, record.style, record.path, names, device == "cpu" and not interpreted, code.defined)
-    shipped = KNOWN_STYLES[record.style][1] == AS_SHIPPED
-    trainable = not case.mutates or KNOWN_STYLES[record.style][1] in ("launcher", CONTROL)
+    decorator, wrapper = KNOWN_STYLES[record.style]
+    shipped = wrapper == AS_SHIPPED
+    trainable = not case.mutates or wrapper in ("launcher", CONTROL)
     checks = _checks(case, record.style, names, style.library)
     path = path_code(case, record.path, checks, style.op, trainable)
     extra = shipped_extra(case, names) if shipped and case.shipped_args else []
     if shipped and "shipped_module" in names:
         model_lines, build = [], f"{names['shipped_module']}()"
-    elif KNOWN_STYLES[record.style][1] == CONTROL:  # the reference itself, as the cell builds it
+    elif wrapper == CONTROL:  # the reference itself, as the cell builds it
         model_lines, build = reference_code(case, names, "Model")
     else:
         model_lines, build = model_code(case, style.call, names, extra)
@@ -78,7 +79,7 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
         f"ATOL, RTOL = {tolerance.atol!r}, {tolerance.rtol!r}  # the tolerance for {dtype_name(case.dtype)}",
     ]
     imports = {"import torch", *style.imports, *path.imports}
-    if KNOWN_STYLES[record.style][0] not in (None, "jit"):
+    if decorator not in (None, "jit"):
         imports.add("import triton")
     own = {line.strip() for line in code.text.splitlines()}
     parts = [
@@ -124,12 +125,6 @@ def _checks(case: Case, style: str, names: dict[str, str], library: str | None) 
         return Checks(True, (f"{name}.",), every_op=True, opcheck_args=f"(*inputs{extra},)", **common)
     prefixes = (f"{NAMESPACE}.",) if library else ()
     return Checks(True, prefixes, backward_kernel=case.backward_kernel is not None, library=NAMESPACE, **common)
-
-
-def _device(record: Record, env: dict[str, Any], interpreted: bool) -> str:
-    entry = (env.get("paths") or {}).get(record.path)
-    declared = entry.get("device") if isinstance(entry, dict) else None
-    return "cpu" if interpreted else declared or ("cpu" if record.path.startswith("cpu_") else "cuda")
 
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from harness.case import OPTIONAL_TENSOR, Case
-from harness.kernel.model import literal, model_source, parameters
+from harness.kernel.model import literal, model_source, parameters, reference_source
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES, is_library_op, library_op_name
 from harness.repro.usercode import NotShort
 
@@ -72,7 +72,7 @@ def style_code(case: Case, style: str, path: str, names: dict[str, str], on_cpu:
         if not train:
             return Style(lines, function)
         body = _function(case, function, _backward_call(case, names, launcher=True))
-        return Style([*lines, "", "", *body.lines], f"{_class_name(case)}.apply", imports=body.imports)
+        return Style([*lines, "", "", *body], f"{_class_name(case)}.apply")
     name = f"{NAMESPACE}::{function}"
     lines = [*head, *_library_op(case, wrapper, name, function, names, meta, kernel)]
     if on_cpu:  # a CPU kernel of its own where CPU tensors reach the op (not under Triton's interpreter)
@@ -92,9 +92,7 @@ def style_code(case: Case, style: str, path: str, names: dict[str, str], on_cpu:
         if case.launch_backward is not None:
             op_lines, backward = _backward_op(case, wrapper, function, names, on_cpu)
             lines += ["", "", *op_lines]
-        body = _autograd(case, function, backward)
-        lines += ["", "", *body.lines]
-        imports |= body.imports
+        lines += ["", "", *_autograd(case, function, backward)]
     return Style(lines, f"torch.ops.{NAMESPACE}.{function}", name, imports, function)
 
 
@@ -116,15 +114,8 @@ def reference_code(case: Case, names: dict[str, str], name: str = "Reference") -
     """The reference's module, as the cell builds it (a shipped module's parameters passed after the arguments)."""
     if "shipped_module" not in names:
         return model_code(case, names["reference"], names, [], name)
-    params = parameters(case)
-    source = model_source(names["reference"], params, case.mutates_index, ["*self.shipped.parameters()"], name)
-    head, forward = source.rstrip().split("\n", 1)
-    init = [
-        "    def __init__(self):",
-        "        super().__init__()",
-        f"        self.shipped = {names['shipped_module']}()",
-    ]
-    return [head, *init, *forward.splitlines()], f"{name}()"
+    source = reference_source(case, names["reference"], name)  # the cell's template, which reads CASE
+    return source.replace("CASE.shipped_module()", f"{names['shipped_module']}()").rstrip().splitlines(), f"{name}()"
 
 
 def _as_shipped(case: Case, names: dict[str, str]) -> Style:
@@ -234,12 +225,6 @@ def _class_name(case: Case) -> str:
     return "".join(part.title() for part in case.id.split("_")) + "Function"
 
 
-@dataclass
-class _Body:
-    lines: list[str]
-    imports: set[str] = field(default_factory=set)
-
-
 def _backward_call(case: Case, names: dict[str, str], launcher: bool) -> tuple[list[str], list[str]]:
     """What the backward calls on ``(inputs, output, grad)``, and the helper it needs (autograd of the reference)."""
     if launcher and case.launch_backward is not None:
@@ -329,9 +314,9 @@ def _packed(values: list[str]) -> str:
     return values[0] if len(values) == 1 else f"({', '.join(values)},)"
 
 
-def _saving(case: Case, inputs: str, out: str = "out") -> tuple[list[str], list[str], str]:
+def _saving(case: Case, out: str = "out") -> tuple[list[str], list[str]]:
     """Lines saving what the backward reads (the tensor inputs, an overwritten one as it was before the call or
-    None, and the output(s)), the lines reading it back, and the output expression saved."""
+    None, and the output(s), ``out``), and the lines reading it back."""
     params = parameters(case)
     scalars = [p for p, n in zip(params, case.arg_names, strict=True) if case.arg_type(n) in (float, int, bool)]
     mutated = [params[i] for i in case.mutates_index]
@@ -347,7 +332,7 @@ def _saving(case: Case, inputs: str, out: str = "out") -> tuple[list[str], list[
         else f"{', '.join([*tensors, read_outputs])} = ctx.saved_tensors"
     ]
     read += [f"{p} = ctx.{p}" for p in scalars]
-    return save, read, inputs
+    return save, read
 
 
 def _backward_body(case: Case, call: list[str]) -> list[str]:
@@ -370,17 +355,17 @@ def _backward_body(case: Case, call: list[str]) -> list[str]:
     ]
 
 
-def _function(case: Case, function: str, backward: tuple[list[str], list[str]]) -> _Body:
+def _function(case: Case, function: str, backward: tuple[list[str], list[str]]) -> list[str]:
     """The launcher's training: a ``torch.autograd.Function`` around the launch, its backward the case's."""
     call, helper = backward
     params = parameters(case)
-    save, read, _ = _saving(case, "")
+    save, read = _saving(case)
     mutated = [params[i] for i in case.mutates_index]
     grads = "grad" if case.outputs == 1 or mutated else "*grads"
     forward = [f"before = {mutated[0]}.detach().clone()"] if mutated and case.save_mutated else []
     forward += [f"{'' if mutated else 'out = '}{function}({', '.join(params)})", *save]
     forward += [f"ctx.mark_dirty({', '.join(mutated)})", f"return {mutated[0]}"] if mutated else ["return out"]
-    lines = [
+    return [
         *helper,
         *([""] * 2 * bool(helper)),
         f"class {_class_name(case)}(torch.autograd.Function):",
@@ -392,18 +377,17 @@ def _function(case: Case, function: str, backward: tuple[list[str], list[str]]) 
         f"    def backward(ctx, {grads}):",
         *(f"        {line}" for line in [*read, *_backward_body(case, call)]),
     ]
-    return _Body(lines)
 
 
-def _autograd(case: Case, function: str, backward: tuple[list[str], list[str]]) -> _Body:
+def _autograd(case: Case, function: str, backward: tuple[list[str], list[str]]) -> list[str]:
     """A library op's autograd: ``setup_context`` saving what the backward reads, the backward the case's."""
     call, helper = backward
     params = parameters(case)
-    save, read, _ = _saving(case, "", "output")
+    save, read = _saving(case, "output")
     mutated = [params[i] for i in case.mutates_index]
     grads = "grad" if case.outputs == 1 or mutated else "*grads"
     setup = [f"{', '.join(params)}, = inputs" if len(params) == 1 else f"{', '.join(params)} = inputs"]
-    lines = [
+    return [
         *helper,
         *([""] * 2 * bool(helper)),
         "def setup_context(ctx, inputs, output):",
@@ -416,4 +400,3 @@ def _autograd(case: Case, function: str, backward: tuple[list[str], list[str]]) 
         "",
         f"{function}.register_autograd({function}_gradients, setup_context=setup_context)",
     ]
-    return _Body(lines)
