@@ -72,9 +72,10 @@ class Scripts:
     """Runs scripts, each as a user runs it the first time: in the environment the run was started in, plus only
     what the script sets itself (``TRITON_INTERPRET`` under the interpreter), never what the harness gives its cells
     (matrix.toml's [environment], the bytecode cache, the CPU threads per worker); ``stop`` kills those running and
-    starts no more."""
+    starts no more. ``triton_cache``: a folder of Triton's compiled kernels to share (the run's), else none."""
 
-    def __init__(self) -> None:
+    def __init__(self, triton_cache: str | None = None) -> None:
+        self.triton_cache = triton_cache
         self.lock = threading.Lock()
         self.running: dict[int, subprocess.Popen[str]] = {}
         self.killed: set[int] = set()  # pids that stop() killed
@@ -90,15 +91,17 @@ class Scripts:
 
     def run(self, script: Path, timeout: float) -> ScriptRun:
         """``python script`` in a fresh process, in the environment the run was started in: where the run's case
-        modules import (the working directory leads ``PYTHONPATH``), with Inductor's and Triton's caches empty (a
-        folder of its own), stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when
-        it passes)."""
+        modules import (the working directory leads ``PYTHONPATH``), with Inductor's cache empty (a folder of its
+        own: a stored autotuning result would skip a benchmark that writes into an input), Triton's the shared one
+        if given (a compiled kernel is found by a hash of its source, options and compiler: the same binary a compile
+        gives), stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when it
+        passes)."""
         caches = tempfile.mkdtemp(prefix="harness-confirm-")
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
             "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
-            "TRITON_CACHE_DIR": f"{caches}/triton",
+            "TRITON_CACHE_DIR": self.triton_cache or f"{caches}/triton",
         }
         try:
             return self._run([sys.executable, str(script)], timeout, env)

@@ -10,6 +10,7 @@ scripts run) kills every script still running and starts none: their failures ar
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from collections.abc import Iterator
@@ -63,6 +64,12 @@ class Width:
             self.turn.notify_all()
 
 
+def triton_cache(config: pytest.Config) -> str:
+    """The Triton cache the scripts share: the one the run was started with, else the cells' own under
+    ``--cache-dir`` (matrix.toml's [environment] is the cells' alone, as every setting the harness gives them)."""
+    return os.environ.get("TRITON_CACHE_DIR") or str((options(config).cache_dir / "triton").resolve())
+
+
 class Confirmer:
     """Runs the repro scripts of a run's failures: early, as the first of each kind arrives, and at the end."""
 
@@ -73,7 +80,7 @@ class Confirmer:
         self.pool: ThreadPoolExecutor | None = None
         self.width = Width(max(1, workers(config) // EARLY_SHARE))
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
-        self.scripts = Scripts()
+        self.scripts = Scripts(triton_cache(config))
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ from harness.cell.runner import run_cell
 from harness.execution.confirm import TAIL, ScriptRun
 from harness.plugin.processes import CellProcesses
 from harness.records.confirmation import confirmation, is_suspect, reproduced
-from tests.conftest import cell_spec, harness_main, make_record, typed
+from tests.conftest import REPO, cell_spec, harness_main, make_record, typed
 from tests.fakes import FakeCells
 
 SCHEMA = "Could not find schema for ns::op"
@@ -193,9 +193,16 @@ def test_a_script_runs_in_the_environment_a_user_runs_it_in_not_the_cells(
     assert "OMP_NUM_THREADS" not in env and "PYTHONPYCACHEPREFIX" not in env
 
 
-def test_a_script_starts_with_its_compile_caches_empty(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """As a user's first run has them: nothing of the run's in Inductor's or Triton's cache folder (torch keeps
-    AOTInductor's precompiled headers outside TORCHINDUCTOR_CACHE_DIR, so no link to the run's is made there)."""
+def test_a_script_starts_with_inductors_cache_empty_and_shares_tritons_compiled_kernels(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """As a user's first run has it: nothing in Inductor's cache folder (a stored autotuning result would hide an
+    in-place kernel's wrong numbers; torch keeps AOTInductor's precompiled headers outside it). Triton's compiled
+    kernels are the run's, under --cache-dir, unless the run was started with a Triton cache of its own."""
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
     (script,) = confirmed_in(write_matrix, tmp_path, monkeypatch)
     assert script["caches"] == []
-    assert Path(script["env"]["TRITON_CACHE_DIR"]).parent == Path(script["env"]["TORCHINDUCTOR_CACHE_DIR"]).parent
+    assert script["env"]["TRITON_CACHE_DIR"] == str(REPO / ".cache" / "triton")
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "users"))
+    (script,) = confirmed_in(write_matrix, tmp_path / "again", monkeypatch, 'TRITON_CACHE_DIR = "/cells/own"')
+    assert script["env"]["TRITON_CACHE_DIR"] == str(tmp_path / "users")
