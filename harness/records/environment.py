@@ -93,6 +93,7 @@ class RunEnvironment:
     triton_interpret: bool | None = None
     autotune_benchmark: str | None = None  # how the cells' Triton autotuners benchmark their configs
     matrix: str | None = None
+    matrix_digest: str | None = None  # the matrix file the run read: a digest of its text (merge compares them)
     argv: tuple[str, ...] | None = None
     docs: Docs | None = None
     axes: dict[str, tuple[str, ...]] | None = None

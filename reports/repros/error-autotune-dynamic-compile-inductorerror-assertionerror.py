@@ -124,4 +124,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
     print("no failure: add_inplace-autotune-dynamic passes here")

@@ -87,4 +87,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
     print("no failure: add-raw_jit-export_nonstrict passes here")

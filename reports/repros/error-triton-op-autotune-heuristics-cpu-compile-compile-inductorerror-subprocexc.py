@@ -1,6 +1,5 @@
-"""add-triton_op_autotune_heuristics-cpu_compile: a reproducer written by triton-torch-matrix.
+"""add_inplace-triton_op_autotune_heuristics-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: SubprocException: An exception occurred in a subprocess:
-The same failure in 6 more cell(s) of this style and path: sin-triton_op_autotune_heuristics-cpu_compile, silu-triton_op_autotune_heuristics-cpu_compile, softmax-triton_op_autotune_heuristics-cpu_compile, matmul-triton_op_autotune_heuristics-cpu_compile, add_inplace-triton_op_autotune_heuristics-cpu_compile, rmsnorm-triton_op_autotune_heuristics-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,32 +7,33 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.add) ----
+# ---- the case's own code (cases.add_inplace) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
         x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
 
 
 def launch(kernel, x, y, **meta):
-    out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
-    return out
+    n_elements = x.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
 
 
 def make_inputs(size, device, seed):
@@ -43,30 +43,35 @@ def make_inputs(size, device, seed):
 
 CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
+AUTOTUNE_OPTIONS = {"restore_value": ["x_ptr"]}
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: triton_op_autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY, **AUTOTUNE_OPTIONS)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_inplace_kernel))
 
 
-@torch.library.triton_op("mylib::add", mutates_args=())
-def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(kernel), x, y)
+@torch.library.triton_op("mylib::add_inplace", mutates_args=('x',))
+def add_inplace(x: torch.Tensor, y: torch.Tensor) -> None:
+    launch(torch.library.wrap_triton(kernel), x, y)
 
 
-add.register_kernel("cpu")(torch.add)
+add_inplace.register_kernel("cpu")(reference)
 
 
 class Model(torch.nn.Module):
     def forward(self, x, y):
-        return torch.ops.mylib.add(x, y)
+        x = x.clone()
+        torch.ops.mylib.add_inplace(x, y)
+        return x
 
 
 class Reference(torch.nn.Module):
     def forward(self, x, y):
-        return torch.add(x, y)
+        x = x.clone()
+        reference(x, y)
+        return x
 
 
 # ---- the path: cpu_compile ----
@@ -125,4 +130,5 @@ def main():
 
 if __name__ == "__main__":
     main()
-    print("no failure: add-triton_op_autotune_heuristics-cpu_compile passes here")
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: add_inplace-triton_op_autotune_heuristics-cpu_compile passes here")

@@ -113,17 +113,16 @@ def check(what, out, expected):  # every output against the reference's, on the 
         raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
 
 
-TAKES_GRAD = lambda i, v: v.is_floating_point() and i not in ()
-
-
-def noncontiguous(grad):  # the grad's values in a non-contiguous view: every other element of a wider tensor
+def noncontiguous(grad):  # the grad's values in a non-contiguous view (one element: as it is)
+    if grad.numel() <= 1:
+        return grad
     wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
     wide[..., ::2] = grad
-    return wide[..., ::2] if grad.numel() > 1 else grad
+    return wide[..., ::2]
 
 
 def forward_backward(model, strided):  # the same seeded output grads for the op and the reference
-    inputs = tuple(v.detach().requires_grad_(TAKES_GRAD(i, v)) if isinstance(v, torch.Tensor) else v
+    inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in ()) if torch.is_tensor(v) else v
                    for i, v in enumerate(make_inputs(SIZE, DEVICE, SEED)))
     raw = model(*inputs)
     outs = raw if isinstance(raw, tuple | list) else (raw,)
@@ -146,11 +145,8 @@ def main():
         out, grads = forward_backward(model, strided)
         expected, expected_grads = forward_backward(reference_model, strided)
         check("output", out, expected)
-        for (name, value), (_, reference_value) in zip(grads, expected_grads):
-            if (value.grad is None) != (reference_value.grad is None):
-                raise AssertionError(f"wrong numbers: gradient of {name}{layout}: {'missing' if value.grad is None else 'unexpected'}")
-            if value.grad is not None:
-                check(f"gradient of {name}{layout}", value.grad, reference_value.grad)
+        for (name, value), (_, reference_value) in zip(grads, expected_grads):  # a missing one: None mismatch
+            check(f"gradient of {name}{layout}", value.grad, reference_value.grad)
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
@@ -158,4 +154,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
     print("no failure: add_inplace-triton_op_autotune-train_compile passes here")

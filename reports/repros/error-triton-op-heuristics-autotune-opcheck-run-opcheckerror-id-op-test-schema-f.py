@@ -1,77 +1,63 @@
-"""sin_triton_backward-triton_op_heuristics_autotune-opcheck: a reproducer written by triton-torch-matrix.
+"""softmax-triton_op_heuristics_autotune-opcheck: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: opcheck(op, ...): test_schema failed with wrap_triton only works on functions annotated with triton.jit or triton.autotune (scroll up for stack trace)
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-opcheck, sin-triton_op_heuristics_autotune-opcheck, silu-triton_op_heuristics_autotune-opcheck, softmax-triton_op_heuristics_autotune-opcheck, matmul-triton_op_heuristics_autotune-opcheck, add_inplace-triton_op_heuristics_autotune-opcheck, rmsnorm-triton_op_heuristics_autotune-opcheck, layernorm-triton_op_heuristics_autotune-opcheck.
+The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-opcheck, sin-triton_op_heuristics_autotune-opcheck, silu-triton_op_heuristics_autotune-opcheck, matmul-triton_op_heuristics_autotune-opcheck, add_inplace-triton_op_heuristics_autotune-opcheck, rmsnorm-triton_op_heuristics_autotune-opcheck, layernorm-triton_op_heuristics_autotune-opcheck, sin_triton_backward-triton_op_heuristics_autotune-opcheck.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.sin_triton_backward) ----
+# ---- the case's own code (cases.softmax) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
-
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
-
-
-@triton.jit
-def cos_backward_kernel(x_ptr, grad_ptr, grad_x_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
-    x = tl.load(x_ptr + offsets, mask=mask)
-    grad = tl.load(grad_ptr + offsets, mask=mask)
-    tl.store(grad_x_ptr + offsets, grad * tl.cos(x), mask=mask)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
+    if EVEN:
+        tl.store(out_ptr + row * stride + cols, out)
+    else:
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
     return out
 
 
-def launch_backward(kernel, inputs, out, grad):
-    (x,) = inputs
-    grad_x = torch.empty_like(x)
-    n_elements = x.numel()
-    kernel[(triton.cdiv(n_elements, 256),)](x, grad.contiguous(), grad_x, n_elements, BLOCK_SIZE=256)
-    return (grad_x,)
+def backward(inputs, out, grad):
+    return (out * (grad - (grad * out).sum(dim=-1, keepdim=True)),)
 
 
-def make_inputs(size, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
-KEY = ["n_elements"]
-HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
-backward = lambda inputs, out, grad: (grad * inputs[0].cos(),)
+reference = lambda x: torch.softmax(x, dim=-1)
+CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
+KEY = ["n_cols"]
+HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
 
 
 # ---- the style: triton_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel))
 
 
-@torch.library.triton_op("mylib::sin_triton_backward", mutates_args=())
-def sin_triton_backward(x: torch.Tensor) -> torch.Tensor:
+@torch.library.triton_op("mylib::softmax", mutates_args=())
+def softmax(x: torch.Tensor) -> torch.Tensor:
     return launch(torch.library.wrap_triton(kernel), x)
-
-
-@torch.library.triton_op("mylib::sin_triton_backward_backward", mutates_args=())
-def sin_triton_backward_backward(x: torch.Tensor, output_0: torch.Tensor, grad_0: torch.Tensor) -> torch.Tensor:
-    grads = launch_backward(torch.library.wrap_triton(cos_backward_kernel), (x,), output_0, grad_0)
-    return grads[0]
 
 
 def setup_context(ctx, inputs, output):
@@ -79,28 +65,27 @@ def setup_context(ctx, inputs, output):
     ctx.save_for_backward(x, output)
 
 
-def sin_triton_backward_gradients(ctx, grad):
+def softmax_gradients(ctx, grad):
     x, out = ctx.saved_tensors
     inputs, output = (x,), out
-    grads = sin_triton_backward_backward(*inputs, output, grad)
-    return (grads,)
+    return tuple(backward(inputs, output, grad))
 
 
-sin_triton_backward.register_autograd(sin_triton_backward_gradients, setup_context=setup_context)
+softmax.register_autograd(softmax_gradients, setup_context=setup_context)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return torch.ops.mylib.sin_triton_backward(x)
+        return torch.ops.mylib.softmax(x)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x):
-        return torch.sin(x)
+        return reference(x)
 
 
 # ---- the path: opcheck ----
-DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -110,9 +95,10 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in ()) if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs))
-    torch.library.opcheck(sin_triton_backward, inputs)
+    torch.library.opcheck(softmax, inputs)
 
 
 if __name__ == "__main__":
     main()
-    print("no failure: sin_triton_backward-triton_op_heuristics_autotune-opcheck passes here")
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: softmax-triton_op_heuristics_autotune-opcheck passes here")

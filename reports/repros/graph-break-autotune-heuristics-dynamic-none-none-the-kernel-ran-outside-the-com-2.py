@@ -1,6 +1,5 @@
-"""sin-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (32 graph break(s): Attempted to call function marked as skipped Explanation: Dynamo does not know how to trace the builtin `<unknown module>.set.add.` This f
-The same failure in 4 more cell(s) of this style and path: silu-autotune_heuristics-dynamic, softmax-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
+"""softmax-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+The harness recorded: graph_break: the kernel ran outside the compiled graph (20 graph break(s): triton kernel unsupported feature Explanation: Encountered triton kernel unsupported feature: @triton.heuristics must return constant valu
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,63 +7,68 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.softmax) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
-
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
+    if EVEN:
+        tl.store(out_ptr + row * stride + cols, out)
+    else:
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
     return out
 
 
-def make_inputs(size, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
-KEY = ["n_elements"]
-HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
-CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
+reference = lambda x: torch.softmax(x, dim=-1)
+CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
+KEY = ["n_cols"]
+HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(softmax_kernel))
 
 
-def sin(x):
+def softmax(x):
     return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return sin(x)
+        return softmax(x)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x):
-        return torch.sin(x)
+        return reference(x)
 
 
 # ---- the path: dynamic ----
-DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -106,7 +110,7 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     compiled = torch.compile(model, backend=inductor(), dynamic=True)
-    for size in [3001, 1000, 5003]:
+    for size in [67, 13, 129]:
         inputs = make_inputs(size, DEVICE, SEED)
         with torch.no_grad():
             expected = reference_model(*copied(inputs))
@@ -121,4 +125,5 @@ def main():
 
 if __name__ == "__main__":
     main()
-    print("no failure: sin-autotune_heuristics-dynamic passes here")
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: softmax-autotune_heuristics-dynamic passes here")

@@ -1,5 +1,6 @@
 """add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (33 graph break(s): Attempted to call function marked as skipped Explanation: Dynamo does not know how to trace the builtin `<unknown module>.set.add.` This f
+The harness recorded: graph_break: the kernel ran outside the compiled graph (22 graph break(s): triton kernel unsupported feature Explanation: Encountered triton kernel unsupported feature: @triton.heuristics must return constant valu
+The same failure in 4 more cell(s) of this style and path: sin-autotune_heuristics-dynamic, silu-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -122,4 +123,5 @@ def main():
 
 if __name__ == "__main__":
     main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
     print("no failure: add-autotune_heuristics-dynamic passes here")

@@ -1,6 +1,6 @@
-"""liger_layer_norm-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
+"""liger_geglu-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: backend='inductor' raised:
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_swiglu-as_shipped-subclass_compile, liger_geglu-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_swiglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,14 +9,13 @@ from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.liger_layer_norm) ----
+# ---- the case's own code (cases.liger_geglu) ----
 
 import torch
 
-from liger_kernel.ops import LigerLayerNormFunction
+from liger_kernel.ops import LigerGELUMulFunction
 
 HIDDEN = 256  # the normalized and activated width
-EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -24,36 +23,31 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def layer_norm(x, weight, bias):
-    return torch.nn.functional.layer_norm(x, (x.shape[-1],), weight, bias, EPS)
+def gelu_mul(gate, up):
+    return torch.nn.functional.gelu(gate, approximate="tanh") * up
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = randn(batch, 17, HIDDEN, generator=gen, device=device)
-    weight = 1 + randn(HIDDEN, generator=gen, device=device, scale=0.1)
-    return x, weight, randn(HIDDEN, generator=gen, device=device, scale=0.1)
-
-
-SHIPPED_ARGS = (EPS,)
+    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
 
 
 # ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, bias):
-        return LigerLayerNormFunction.apply(x, weight, bias, 1e-06)
+    def forward(self, gate, up):
+        return LigerGELUMulFunction.apply(gate, up)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, bias):
-        return layer_norm(x, weight, bias)
+    def forward(self, gate, up):
+        return gelu_mul(gate, up)
 
 
 # ---- the path: subclass_compile ----
 DEVICE, SIZE, SEED = 'cuda', 3, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 graphs, backward_graphs = [], []
@@ -101,6 +95,7 @@ def main():
     both = tuple(TwoTensor(*copied((a, b))) if isinstance(a, torch.Tensor) else a for a, b in zip(inputs, second))
     with torch.no_grad():
         out = torch.compile(model, backend=inductor())(*both)
+    torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     outs = out if isinstance(out, tuple | list) else (out,)
     for one in outs:
         if not isinstance(one, TwoTensor):
@@ -117,4 +112,5 @@ def main():
 
 if __name__ == "__main__":
     main()
-    print("no failure: liger_layer_norm-as_shipped-subclass_compile passes here")
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: liger_geglu-as_shipped-subclass_compile passes here")
