@@ -25,7 +25,7 @@ from harness.cell.program import judge, program_digest, run_program
 from harness.cell.timing import faulted_at_size, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
-from harness.kernel.compat import store_autotuning
+from harness.kernel.compat import forget_interpreted_kernels, store_autotuning
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
 from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
@@ -216,9 +216,13 @@ def fresh_autotune(tag: str = FRESH_AUTOTUNE_TAG) -> None:
     generated with stored results on. Inductor's in-memory caches are emptied too: a cell process that already
     loaded a compiled module (an earlier cell's identical graph) would hand back its kernels, autotuned already;
     loaded again from the disk cache, they autotune anew. So are the configs Triton's autotuners of the styles built
-    here picked for earlier cells (harness/cell/autotuners.py). What the run's cells still share is Triton's kernel
-    cache (a compiled kernel binary, keyed by its source, its constants and the compiler), so a cell's compile time
-    depends on which cells ran before it (reported, not gated)."""
+    here picked for earlier cells (harness/cell/autotuners.py), and the kernels Triton's interpreter rewrote for
+    earlier cells: a compiled call that reaches a kernel's first launch traces its rewrite (which Dynamo does not
+    trace: "Attempted to call function marked as skipped", as in a user's fresh process), one launched before traces
+    on into the launch ("Unsupported method call": the error depended on the cells before it in the process). What
+    the run's cells still share is Triton's kernel cache (a compiled kernel binary, keyed by its source, its
+    constants and the compiler), so a cell's compile time depends on which cells ran before it (reported, not
+    gated)."""
     import torch._inductor.config
     import torch._inductor.utils
     import torch.compiler.config
@@ -232,6 +236,7 @@ def fresh_autotune(tag: str = FRESH_AUTOTUNE_TAG) -> None:
     for tuners in AUTOTUNERS.values():
         for tuner in tuners:
             tuner.cache.clear()
+    forget_interpreted_kernels()
 
 
 def run_examples(cell: Cell, runner: Callable[[Cell], None], examples: int) -> None:

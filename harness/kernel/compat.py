@@ -51,6 +51,15 @@ def interpreter_launches() -> tuple[type, str, Callable[[Any], Any]]:
     return interpreter.GridExecutor, "__call__", lambda self: self.fn
 
 
+def forget_interpreted_kernels() -> None:
+    """Empty the interpreter's rewritten kernels (``InterpretedFunction.rewritten_fn``, one dict for the process)."""
+    from triton.runtime import interpreter
+
+    rewritten = getattr(interpreter.InterpretedFunction, "rewritten_fn", None)
+    if isinstance(rewritten, dict):
+        rewritten.clear()
+
+
 def store_autotuning(on: bool) -> None:
     """Whether Triton's autotuners store their results on disk for later processes (where this Triton can)."""
     import triton

@@ -37,3 +37,20 @@ def test_backward_kernels_train_under_the_interpreter():
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [line for line in done.stdout.splitlines() if line.endswith(" None")]
     assert len(lines) == 9 and all(" pass " in line for line in lines), done.stdout
+
+
+def test_the_kernels_the_interpreter_rewrote_for_an_earlier_cell_are_forgotten():
+    """A compiled call reaching a kernel's first launch in a user's fresh process traces the interpreter's rewrite
+    of it (Dynamo stops there); one this process launched for an earlier cell would trace on into the launch, and the
+    cell's error would depend on the cells before it."""
+    done = run_interpreted(
+        "from triton.runtime.interpreter import InterpretedFunction\n"
+        "from harness.case import load_case\n"
+        "from harness.cell import runner\n"
+        "case = load_case('cases.add', 'add')\n"
+        "runner.build(case, 'raw_jit', {}).op(*case.make_inputs(100, 'cpu', 0))  # an earlier cell's launch\n"
+        "print(len(InterpretedFunction.rewritten_fn))\n"
+        "runner.fresh_autotune()\n"
+        "print(len(InterpretedFunction.rewritten_fn))\n"
+    )
+    assert done.stdout.split() == ["1", "0"], done.stderr[-2000:]
