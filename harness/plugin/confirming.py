@@ -1,12 +1,12 @@
 """Every distinct failure's repro script (harness/repro/failures.py) run in a fresh process (harness/execution/
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
-few at a time beside the cells, and as many at a time as workers once the last cell has ended (beside the workers'
-warm-ups, before the timing phase, which they hold back); the end of the run writes the final scripts (for those
-same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept from an earlier
-run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final
-scripts run) kills every script still running and starts none: their failures are "not confirmed", and the run exits
-130."""
+few at a time beside the cells (``early_width``), and as many at a time as workers once the last cell has ended
+(beside the workers' warm-ups, before the timing phase, which they hold back); the end of the run writes the final
+scripts (for those same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept
+from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one
+while the final scripts run) kills every script still running and starts none: their failures are "not confirmed",
+and the run exits 130."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import pytest
 from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.plugin.processes import processes_key
+from harness.plugin.processes import host_cores, processes_key
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
@@ -34,7 +34,8 @@ from harness.repro.failures import failure_signature, safe_source
 from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
-EARLY_SHARE = 4  # while cells run, one script at a time per this many workers
+EARLY_SHARE = 4  # while cells run, one script at a time per this many workers, or more on cores no worker has
+RESERVED_CORES = 2  # the controller's and the compilers' (as -n auto leaves them)
 
 
 class Width:
@@ -64,6 +65,12 @@ class Width:
             self.turn.notify_all()
 
 
+def early_width(workers: int, cores: int) -> int:
+    """How many scripts may run at once while cells run: one per ``EARLY_SHARE`` workers, or one per core no worker
+    has where there are more (14 workers on a 64-core host leave 48 idle)."""
+    return max(1, workers // EARLY_SHARE, cores - workers - RESERVED_CORES)
+
+
 def triton_cache(config: pytest.Config) -> str:
     """The Triton cache the scripts share: the one the run was started with, else the cells' own under
     ``--cache-dir`` (matrix.toml's [environment] is the cells' alone, as every setting the harness gives them)."""
@@ -78,7 +85,7 @@ class Confirmer:
         self.enabled = options(config).confirm
         self.folder = options(config).report_dir / ".confirming"
         self.pool: ThreadPoolExecutor | None = None
-        self.width = Width(max(1, workers(config) // EARLY_SHARE))
+        self.width = Width(early_width(workers(config), host_cores()))
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         self.scripts = Scripts(triton_cache(config))
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took

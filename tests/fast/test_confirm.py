@@ -12,6 +12,7 @@ import pytest
 from harness.case import load_case
 from harness.cell.runner import run_cell
 from harness.execution.confirm import TAIL, ScriptRun
+from harness.plugin.confirming import early_width
 from harness.plugin.processes import CellProcesses
 from harness.records.confirmation import confirmation, is_suspect, reproduced
 from tests.conftest import REPO, cell_spec, harness_main, make_record, typed
@@ -206,3 +207,13 @@ def test_a_script_starts_with_inductors_cache_empty_and_shares_tritons_compiled_
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "users"))
     (script,) = confirmed_in(write_matrix, tmp_path / "again", monkeypatch, 'TRITON_CACHE_DIR = "/cells/own"')
     assert script["env"]["TRITON_CACHE_DIR"] == str(tmp_path / "users")
+
+
+@pytest.mark.parametrize(
+    ("workers", "cores", "width"),
+    [(14, 16, 3), (28, 32, 7), (56, 64, 14), (14, 64, 48), (1, 2, 1), (1, 1, 1)],
+)
+def test_scripts_run_beside_the_cells_one_per_four_workers_or_on_the_cores_no_worker_has(
+    workers: int, cores: int, width: int
+):
+    assert early_width(workers, cores) == width
