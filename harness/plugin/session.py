@@ -76,11 +76,24 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         if config.args_source != pytest.Config.ArgsSource.ARGS and (command or asked_for(config)):
             config.args = [str(given.matrix_file)]
         if runs_matrix(config) or command:  # run: a node id of another file is an error, not another run
+            _take_sigterm(config)
             _check(config)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # a signal while the case modules import (torch: seconds), before the session
+        return EXIT_INTERRUPTED
     return None
+
+
+sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler the run found, given back once it ends
+
+
+def _take_sigterm(config: pytest.Config) -> None:
+    """SIGTERM as Ctrl-C from before the case modules import, under plain pytest too (whose own handling starts
+    with its session), keeping the handler found for the end of the run (``MatrixSession``)."""
+    if threading.current_thread() is threading.main_thread() and sigterm_key not in config.stash:
+        config.stash[sigterm_key] = signal.signal(signal.SIGTERM, interrupt.interrupt)
 
 
 def _check(config: pytest.Config) -> None:
@@ -119,7 +132,8 @@ class MatrixSession:
         self.stopped = False  # a pytest process stopped the session: cell processes cannot start (processes.py)
         self.sigterm: Any = None
         if not config.option.collectonly and threading.current_thread() is threading.main_thread():
-            self.sigterm = signal.signal(signal.SIGTERM, interrupt.interrupt)
+            found = signal.signal(signal.SIGTERM, interrupt.interrupt)
+            self.sigterm = config.stash.get(sigterm_key, found)
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         if str(excinfo.value).startswith(CANNOT_START):  # a worker's stop, which xdist's controller raises so

@@ -160,3 +160,22 @@ def test_python_m_ends_with_the_exit_status_after_an_interrupt_left_code_run_fro
     SIGINT instead of exit 130: a run signalled while a dataclass was made (about 1 in 5 tries in its first 0.3 s)."""
     done = subprocess.run([sys.executable, "-m", "tests.fixtures.interrupt_in_exec"], cwd=REPO, capture_output=True)
     assert (done.returncode, done.stdout, done.stderr) == (130, b"", b"")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_plain_pytest_signalled_while_a_case_module_imports_exits_130_leaving_nothing(
+    signum: int, write_matrix, tmp_path: Path
+):
+    """Under plain pytest the case modules import before pytest's session starts (and its own handling of an
+    interrupt): SIGTERM killed it there (-15), SIGINT ended it with a traceback."""
+    matrix = write_matrix(["tests.fixtures.slow_import"], ["control"], {"cpu_fallback": ("cpu", 120)})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", str(matrix), "-p", "no:cacheprovider", "--report-dir", str(tmp_path / "out")],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    assert process.stderr.readline() == "slow_import: importing\n"
+    code, lines = stopped(process, signum)
+    assert code == 130, lines
+    assert not [line for line in lines if "Traceback" in line or "KeyboardInterrupt" in line], lines
+    assert running(process.pid) == []
