@@ -113,7 +113,7 @@ def _owned_by(pid: int) -> list[str]:
 def fake_config() -> SimpleNamespace:
     """The little of a pytest config ``MatrixSession`` reads, in a session that registered no other plugin."""
     plugins = SimpleNamespace(get_plugin=lambda name: None)
-    return SimpleNamespace(option=SimpleNamespace(collectonly=False), pluginmanager=plugins)
+    return SimpleNamespace(option=SimpleNamespace(collectonly=False), pluginmanager=plugins, stash=pytest.Stash())
 
 
 def test_a_second_sigterm_does_not_cut_the_clean_up_short(capsys):
