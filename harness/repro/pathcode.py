@@ -96,6 +96,7 @@ class Checks:
     parameters: bool = False  # the module may hold parameters (the case's own module, or one shipped)
     module: str | None = None  # the case's own module factory's name, where it has one
     opcheck_args: str = "inputs"  # what opcheck passes the op
+    make_inputs: str = "make_inputs"  # the case's input maker's name in the script
 
 
 def _infer(model: str, what: str, calls: int = 2, inputs: str = "inputs", expected: str = "expected") -> list[str]:
@@ -193,7 +194,7 @@ def _dynamic(case: Case, checks: Checks, path: str, op: str, trainable: bool) ->
     main = [
         f"compiled = {_compiled(case, checks, ', dynamic=True')}",
         f"for size in {list(case.sizes)!r}:",
-        "    inputs = make_inputs(size, DEVICE, SEED)",
+        f"    inputs = {checks.make_inputs}(size, DEVICE, SEED)",
     ]
     body = [*_expect(), *_infer("compiled", "output at size {size}")]
     body = [line.replace('"output at size {size}"', 'f"output at size {size}"') for line in body]
@@ -205,7 +206,7 @@ def _cudagraphs(case: Case, checks: Checks, path: str, op: str, trainable: bool)
     main = [
         f"compiled = {_compiled(case, checks, mode='reduce-overhead')}",
         f"for seed in range({CUDAGRAPH_CALLS}):  # fresh inputs each call; the next replay overwrites the output",
-        "    inputs = make_inputs(SIZE, DEVICE, seed)",
+        f"    inputs = {checks.make_inputs}(SIZE, DEVICE, seed)",
         "    with torch.no_grad():",
         "        out = compiled(*copied(inputs))",
         "        out = tuple(o.clone() for o in out) if isinstance(out, tuple | list) else out.clone()",
@@ -231,13 +232,13 @@ def _spec(dims: tuple[int, ...]) -> str:
     return "{" + ", ".join(f"{d}: size" for d in dims) + "}" if dims else "None"
 
 
-def _sizes(case: Case, runner: str) -> list[str]:
+def _sizes(case: Case, checks: Checks, runner: str) -> list[str]:
     traced = case.sizes[0]
     body = [*_expect("at"), *_infer(runner, "output at size {size}", inputs="at")]
     body = [line.replace('"output at size {size}"', 'f"output at size {size}"') for line in body]
     return [
         f"for size in {[traced, *case.sizes_around(traced)]!r}:",
-        "    at = inputs if size == SIZE else make_inputs(size, DEVICE, SEED)",
+        f"    at = inputs if size == SIZE else {checks.make_inputs}(size, DEVICE, SEED)",
         *(f"    {b}" for b in body),
     ]
 
@@ -261,7 +262,11 @@ def _export(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> 
 def _export_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
     return Path(
         [COPIED, CHECK],
-        [*_export_lines(case, "nonstrict" not in path, True), "runner = program.module()", *_sizes(case, "runner")],
+        [
+            *_export_lines(case, "nonstrict" not in path, True),
+            "runner = program.module()",
+            *_sizes(case, checks, "runner"),
+        ],
     )
 
 
@@ -283,7 +288,7 @@ def _aoti_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: boo
         *_export_lines(case, True, True),
         *_package("model"),
         "runner = torch._inductor.aoti_load_package(package)",
-        *_sizes(case, "runner"),
+        *_sizes(case, checks, "runner"),
     ]
     return Path([COPIED, CHECK], main, {"import os", "import tempfile"})
 
@@ -344,7 +349,8 @@ def _train(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> P
             else []
         ),
     ]
-    return Path([CHECK, TRAIN.replace("NO_GRAD", repr(no_grad))], [line for line in main if line])
+    helper = TRAIN.replace("NO_GRAD", repr(no_grad)).replace("make_inputs(", f"{checks.make_inputs}(")
+    return Path([CHECK, helper], [line for line in main if line])
 
 
 @writes("flop_counter")
@@ -384,7 +390,7 @@ def _subclass(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
     main = [
         *_expect(),
         "second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs,"
-        " make_inputs(SIZE, DEVICE, SEED + 1)))",
+        f" {checks.make_inputs}(SIZE, DEVICE, SEED + 1)))",
         *_expect("second", "expected_b"),
         "both = tuple(TwoTensor(*copied((a, b))) if isinstance(a, torch.Tensor) else a for a, b in zip(inputs,"
         " second))",
@@ -405,7 +411,8 @@ def _subclass(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
 @writes("vmap")
 def _vmap(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
     main = [
-        f"items = [inputs] + [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs, make_inputs("
+        "items = [inputs] + [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs,"
+        f" {checks.make_inputs}("
         f"SIZE, DEVICE, SEED + k))) for k in range(1, {VMAP_BATCH})]",
         "batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))",
         "in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)",

@@ -64,8 +64,6 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     tolerance = tolerances[dtype_name(case.dtype)]
     example = record.measurements.example
     size, seed = (example["size"], example["seed"]) if example else (case.sizes[0], 0)
-    path.main = [line.replace("make_inputs(", f"{names['make_inputs']}(") for line in path.main]
-    path.helpers = [text.replace("make_inputs(", f"{names['make_inputs']}(") for text in path.helpers]
     main = [
         "torch.manual_seed(0)",
         f"model = {build}.to(DEVICE)",
@@ -109,6 +107,7 @@ def _checks(case: Case, style: str, names: dict[str, str], library: str | None) 
     wrapper = KNOWN_STYLES[style][1]
     common: dict[str, Any] = {
         "reference": names["reference"],
+        "make_inputs": names["make_inputs"],
         "module": names.get("module"),
         "shipped_module": "shipped_module" in names,
         "parameters": "module" in names or "shipped_module" in names,
