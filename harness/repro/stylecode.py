@@ -20,6 +20,16 @@ ZEROS = "grad = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(ou
 TRAINING_PATHS = ("train_eager", "train_compile", "opcheck")  # the paths that need the style's autograd
 
 
+@dataclass(frozen=True)
+class Backward:
+    """A backward's body: ``call``'s lines, the ``helper`` definitions they need, and whether they take the saved
+    values as they are (``saved``: the backward op's call) or ``(inputs, output, grad)`` as the case's backward."""
+
+    call: list[str]
+    helper: list[str] = field(default_factory=list)
+    saved: bool = False
+
+
 @dataclass
 class Style:
     """The style's lines, the expression the model calls, the library op's name (None for none), and the
@@ -225,15 +235,15 @@ def _class_name(case: Case) -> str:
     return "".join(part.title() for part in case.id.split("_")) + "Function"
 
 
-def _backward_call(case: Case, names: dict[str, str], launcher: bool) -> tuple[list[str], list[str]]:
+def _backward_call(case: Case, names: dict[str, str], launcher: bool) -> Backward:
     """What the backward calls on ``(inputs, output, grad)``, and the helper it needs (autograd of the reference)."""
     if launcher and case.launch_backward is not None:
         kernels = f", kernels={names['kernels']}" if case.kernels else ""
-        return [
-            f"return tuple({names['launch_backward']}({names['backward_kernel']}, inputs, output, grad{kernels}))"
-        ], []
+        return Backward(
+            [f"return tuple({names['launch_backward']}({names['backward_kernel']}, inputs, output, grad{kernels}))"]
+        )
     if case.backward is not None:
-        return [f"return tuple({names['backward']}(inputs, output, grad))"], []
+        return Backward([f"return tuple({names['backward']}(inputs, output, grad))"])
     no_grad = tuple(case.arg_names.index(name) for name in case.no_grad)
     helper = [
         "def reference_backward(inputs, output, grad):  # autograd of the reference",
@@ -251,12 +261,12 @@ def _backward_call(case: Case, names: dict[str, str], launcher: bool) -> tuple[l
         " allow_unused=True))",
         "    return tuple(next(found) if t else None for t in takes)",
     ]
-    return ["return reference_backward(inputs, output, grad)"], helper
+    return Backward(["return reference_backward(inputs, output, grad)"], helper)
 
 
 def _backward_op(
     case: Case, wrapper: str, function: str, names: dict[str, str], on_cpu: bool
-) -> tuple[list[str], tuple[list[str], list[str]]]:
+) -> tuple[list[str], Backward]:
     """The case's backward kernel as a library op of its own (``<op>_backward``: the recipe's ``mysin`` calling a
     ``mycos`` op), with its CPU kernel (the case's torch backward) and, for a ``custom_op``, a fake; and the call
     the forward op's backward makes of it."""
@@ -279,9 +289,10 @@ def _backward_op(
             else f", kernels={names['kernels']}"
         )
     picked = ", ".join(f"grads[{i}]" for i in tensors)
-    torch_lines, helper = _backward_call(case, names, launcher=False)
-    torch_call = torch_lines[-1].removeprefix("return ").replace("(inputs, output, grad)", f"({', '.join(packed)})")
-    helper = helper if on_cpu else []  # the CPU kernel's alone
+    torch_backward = _backward_call(case, names, launcher=False)
+    torch_call = torch_backward.call[-1].removeprefix("return ")
+    torch_call = torch_call.replace("(inputs, output, grad)", f"({', '.join(packed)})")
+    helper = torch_backward.helper if on_cpu else []  # the CPU kernel's alone
     lines = [
         *helper,
         *([""] * 2 * bool(helper)),
@@ -306,8 +317,9 @@ def _backward_op(
     per_arg = ", ".join(
         ("grads" if single else f"grads[{tensors.index(i)}]") if i in tensors else "None" for i in range(len(params))
     )
-    spread = "output, grad" if case.outputs == 1 else "*output, *grad"
-    return lines, ([f"grads = {back}(*inputs, {spread})", f"return ({per_arg},)"], [])
+    saved = "out" if case.outputs == 1 or case.mutates else "*outs"  # the output(s) as the backward reads them
+    spread = f"{saved}, grad" if case.outputs == 1 else f"{saved}, *grad"
+    return lines, Backward([f"grads = {back}({', '.join(params)}, {spread})", f"return ({per_arg},)"], saved=True)
 
 
 def _packed(values: list[str]) -> str:
@@ -335,29 +347,20 @@ def _saving(case: Case, out: str = "out") -> tuple[list[str], list[str]]:
     return save, read
 
 
-def _backward_body(case: Case, call: list[str]) -> list[str]:
+def _backward_body(case: Case, backward: Backward) -> list[str]:
     """The backward's body after the saved values are read: ``inputs``, ``output`` and ``grad`` as the case's
-    backward takes them (a grad of zeros for an output that got none), then ``call``'s lines."""
-    params = parameters(case)
-    inputs = f"({', '.join(params)},)"
-    if call[0].startswith("grads = "):  # the backward op's call: the saved values passed as they are
-        spread = "out" if case.outputs == 1 or case.mutates else "*outs"
-        first = call[0].replace("*inputs, ", f"{', '.join(params)}, ").replace("*output, ", f"{spread}, ")
-        first = first.replace(" output, ", f" {spread}, ")
-        grads = [] if case.outputs == 1 or case.mutates else [ZEROS]
-        return [*grads, first, *call[1:]]
-    if case.outputs == 1 or case.mutates:
-        return [f"inputs, output = {inputs}, out", *call]
-    return [
-        f"inputs, output = {inputs}, tuple(outs)",
-        ZEROS,
-        *call,
-    ]
+    backward takes them, or the saved values as they are (a grad of zeros for an output that got none), then the
+    backward's call."""
+    zeros = [] if case.outputs == 1 or case.mutates else [ZEROS]
+    if backward.saved:
+        return [*zeros, *backward.call]
+    output = "out" if case.outputs == 1 or case.mutates else "tuple(outs)"
+    return [f"inputs, output = ({', '.join(parameters(case))},), {output}", *zeros, *backward.call]
 
 
-def _function(case: Case, function: str, backward: tuple[list[str], list[str]]) -> list[str]:
+def _function(case: Case, function: str, backward: Backward) -> list[str]:
     """The launcher's training: a ``torch.autograd.Function`` around the launch, its backward the case's."""
-    call, helper = backward
+    helper = backward.helper
     params = parameters(case)
     save, read = _saving(case)
     mutated = [params[i] for i in case.mutates_index]
@@ -375,13 +378,13 @@ def _function(case: Case, function: str, backward: tuple[list[str], list[str]]) 
         "",
         "    @staticmethod",
         f"    def backward(ctx, {grads}):",
-        *(f"        {line}" for line in [*read, *_backward_body(case, call)]),
+        *(f"        {line}" for line in [*read, *_backward_body(case, backward)]),
     ]
 
 
-def _autograd(case: Case, function: str, backward: tuple[list[str], list[str]]) -> list[str]:
+def _autograd(case: Case, function: str, backward: Backward) -> list[str]:
     """A library op's autograd: ``setup_context`` saving what the backward reads, the backward the case's."""
-    call, helper = backward
+    helper = backward.helper
     params = parameters(case)
     save, read = _saving(case, "output")
     mutated = [params[i] for i in case.mutates_index]
@@ -395,7 +398,7 @@ def _autograd(case: Case, function: str, backward: tuple[list[str], list[str]]) 
         "",
         "",
         f"def {function}_gradients(ctx, {grads}):",
-        *(f"    {line}" for line in [*read, *_backward_body(case, call)]),
+        *(f"    {line}" for line in [*read, *_backward_body(case, backward)]),
         "",
         "",
         f"{function}.register_autograd({function}_gradients, setup_context=setup_context)",
