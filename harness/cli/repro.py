@@ -32,11 +32,12 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     if args.issue:
         from harness.repro.issue import issue_text
 
-        record = loaded.by_id().get(args.cells[0])
+        records = loaded.by_id()
+        record = records.get(args.cells[0])
         if record is not None and record.status in (Status.PASS, Status.SKIP):
             raise InputError("command line", "CELL", f"{record.id} is a {record.status}: nothing to report")
-        (_, source), = named_scripts(loaded, tolerances, out, args.cells).values()
-        print(issue_text(loaded.by_id()[args.cells[0]], loaded, source))
+        ((cell, source),) = named_scripts(loaded, tolerances, out, args.cells).values()
+        print(issue_text(records[cell], loaded, source))
         return 0
     if args.cells:
         return write_named(args, loaded, tolerances, out)

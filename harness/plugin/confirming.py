@@ -24,7 +24,7 @@ import pytest
 from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.plugin.processes import host_cores, processes_key
+from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
@@ -35,7 +35,6 @@ from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
 EARLY_SHARE = 4  # while cells run, one script at a time per this many workers, or more on cores no worker has
-RESERVED_CORES = 2  # the controller's and the compilers' (as -n auto leaves them)
 
 
 class Width:
@@ -74,7 +73,7 @@ def early_width(workers: int, cores: int) -> int:
 def triton_cache(config: pytest.Config) -> str:
     """The Triton cache the scripts share: the one the run was started with, else the cells' own under
     ``--cache-dir`` (matrix.toml's [environment] is the cells' alone, as every setting the harness gives them)."""
-    return os.environ.get("TRITON_CACHE_DIR") or str((options(config).cache_dir / "triton").resolve())
+    return os.environ.get("TRITON_CACHE_DIR") or cache_folders(options(config).cache_dir)["TRITON_CACHE_DIR"]
 
 
 class Confirmer:

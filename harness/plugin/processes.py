@@ -31,6 +31,7 @@ CANNOT_START = "the cell processes cannot start"
 RETRIES_AFTER_START = 1  # a cell process that fails to start, after others did in this run, is tried this once more
 MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each holds a CUDA context)
 WORKERS_PER_GPU = 14  # -n auto's bound: as many workers as one GPU has had (16 cores less two, on one H200)
+RESERVED_CORES = 2  # the cores -n auto leaves to the controller and the compilers
 MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool of processes, as by default
 
 processes_key = pytest.StashKey["CellProcesses"]()
@@ -262,7 +263,7 @@ def suspect(status: str, expected: str | None) -> bool:
 def default_workers(cores: int, gpus: int) -> int:
     """``-n auto``: one worker per core less two (the controller, the compilers), and on a host with GPUs at most
     ``WORKERS_PER_GPU`` per GPU."""
-    by_cores = max(1, cores - 2)
+    by_cores = max(1, cores - RESERVED_CORES)
     return min(by_cores, WORKERS_PER_GPU * gpus) if gpus else by_cores
 
 
@@ -283,6 +284,16 @@ def host_cores() -> int:
     return os.cpu_count() or 1
 
 
+def cache_folders(cache_dir: Path) -> dict[str, str]:
+    """The cell processes' caches under ``cache_dir``, as the variables naming them: bytecode, Inductor, Triton."""
+    cache_dir = cache_dir.resolve()
+    return {
+        "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
+        "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
+        "TRITON_CACHE_DIR": str(cache_dir / "triton"),
+    }
+
+
 def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int = 1) -> dict[str, str]:
     """The cell processes' environment: matrix.toml's [environment], then the caches under ``cache_dir``
     (bytecode, Inductor, Triton), torch's CPU threads and Inductor's compile threads per process (the cores shared
@@ -290,12 +301,9 @@ def cell_environment(environment: dict[str, str], cache_dir: Path, workers: int 
     bound every cell process starts one intra-op thread per core: 30 workers on 32 cores ran each cell about twice
     as long; without the compile bound each starts Inductor's pool of one compile process per core (up to 32) at its
     first compile (``compile_threads``)."""
-    cache_dir = cache_dir.resolve()
     cores = host_cores()
     chosen = {
-        "PYTHONPYCACHEPREFIX": str(cache_dir / "pycache"),
-        "TORCHINDUCTOR_CACHE_DIR": str(cache_dir / "inductor"),
-        "TRITON_CACHE_DIR": str(cache_dir / "triton"),
+        **cache_folders(cache_dir),
         "OMP_NUM_THREADS": str(cores_per_worker(workers, cores)),
         "TORCHINDUCTOR_COMPILE_THREADS": str(compile_threads(workers, cores)),
     }
