@@ -121,3 +121,22 @@ def test_memory_by_process_is_each_process_series_in_cell_order():
         },
     }
     assert memory_by_process([]) == {}
+
+
+def test_a_compile_error_inductors_pool_wrapped_is_recorded_as_its_own_words():
+    """One failure, one headline: whether Inductor's compile pool had started decides whether a kernel's compile
+    error arrives wrapped; the record keeps the wrapped error's own line either way."""
+    wrapped = (
+        "SubprocException: An exception occurred in a subprocess:\n\nName=add_kernel\n"
+        "Traceback (most recent call last):\n  File \"compile_tasks.py\", line 68, in _worker_compile_triton\n"
+        "    kernel.precompile(warm_cache_only=True)\n"
+        "RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.\n\n\n"
+        "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace"
+    )
+    bare = "RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one."
+    outcome = classify(RuntimeError(wrapped), "compile")
+    assert outcome.error.splitlines()[0] == bare and outcome.error_type == "RuntimeError"
+    assert classify(RuntimeError(bare), "compile").error == bare
+    assert classify(RuntimeError("SubprocException: An exception occurred in a subprocess:"), "run").error.startswith(
+        "SubprocException"
+    )
