@@ -1,14 +1,15 @@
-"""Confirmation: each repro script run in a fresh Python, a few at a time, each within its time limit and in a
-process group of its own (a Ctrl-C at the terminal reaches the run, not its scripts; ``Scripts.stop`` kills every
-one still running, its children too). What it did comes back: exit code, or killed at its limit, or stopped with
-the run, and its error line (the ``Type: message`` line a user would paste), read from its whole output."""
+"""Confirmation: each repro script run in a fresh process (forked from a Python that has imported torch and triton
+only, harness/execution/script_server.py, or a fresh Python where that cannot serve), a few at a time, each within
+its time limit and in a process group of its own (a Ctrl-C at the terminal reaches the run, not its scripts;
+``Scripts.stop`` kills every one still running, its children too). What it did comes back: exit code, or killed at
+its limit, or stopped with the run, and its error line (the ``Type: message`` line a user would paste), read from its
+whole output."""
 
 from __future__ import annotations
 
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.execution.prestarted import ScriptServer, ServerFailed, forkable, kill_group
 
 TAIL = 8000  # characters of a script's output kept
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(:\s|:$)")  # ``torch._dynamo.exc.Unsupported: ...``
@@ -74,12 +77,15 @@ class Scripts:
     (matrix.toml's [environment], the bytecode cache, the CPU threads per worker); ``stop`` kills those running and
     starts no more. ``triton_cache``: a folder of Triton's compiled kernels to share (the run's), else none."""
 
-    def __init__(self, triton_cache: str | None = None) -> None:
+    def __init__(self, triton_cache: str | None = None, forked: bool = True) -> None:
         self.triton_cache = triton_cache
         self.lock = threading.Lock()
-        self.running: dict[int, subprocess.Popen[str]] = {}
+        self.running: set[int] = set()
         self.killed: set[int] = set()  # pids that stop() killed
         self.stopped = False
+        self.forked = forked  # scripts that ``forkable`` allows run in the fork server while it serves
+        self.server: ScriptServer | None = None
+        self.starting = threading.Lock()
 
     def stop(self) -> None:
         """Every script still running killed with its children, and none started after."""
@@ -87,10 +93,14 @@ class Scripts:
             self.stopped = True
             for pid in self.running:
                 self.killed.add(pid)
-                _kill(pid)
+                kill_group(pid)
+            server, self.server = self.server, None
+        if server is not None:
+            server.stop()
 
     def run(self, script: Path, timeout: float) -> ScriptRun:
-        """``python script`` in a fresh process, in the environment the run was started in: where the run's case
+        """``python script`` in a fresh process (forked from the fork server where ``forkable``, else a fresh
+        Python), in the environment the run was started in: where the run's case
         modules import (the working directory leads ``PYTHONPATH``), with Inductor's cache empty (a folder of its
         own: a stored autotuning result would skip a benchmark that writes into an input), Triton's the shared one
         if given (a compiled kernel is found by a hash of its source, options and compiler: the same binary a compile
@@ -104,11 +114,69 @@ class Scripts:
             "TRITON_CACHE_DIR": self.triton_cache or f"{caches}/triton",
         }
         try:
-            return self._run([sys.executable, str(script)], timeout, env)
+            return self._run(script.absolute(), timeout, env)
         finally:
             shutil.rmtree(caches, ignore_errors=True)
 
-    def _run(self, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
+    def _run(self, script: Path, timeout: float, env: dict[str, str]) -> ScriptRun:
+        server = self._server(env) if forkable(script.read_text(errors="replace")) else None
+        if server is not None:
+            try:
+                return self._run_forked(server, script, timeout, env, Path(env["TORCHINDUCTOR_CACHE_DIR"]).parent)
+            except (ServerFailed, OSError, EOFError):
+                self._server_failed(server)
+        return self._run_fresh([sys.executable, str(script)], timeout, env)
+
+    def _server(self, env: dict[str, str]) -> ScriptServer | None:
+        """The fork server, started on first use in the scripts' environment (without a script's own Inductor
+        cache, which its request sets); None where it is off, could not start, or the run has stopped."""
+        with self.starting:
+            if self.forked and self.server is None and not self.stopped:
+                try:
+                    shared = {key: value for key, value in env.items() if key != "TORCHINDUCTOR_CACHE_DIR"}
+                    server = ScriptServer(shared)
+                except ServerFailed:
+                    self.forked = False
+                    return None
+                with self.lock:
+                    self.server, server = (None, server) if self.stopped else (server, None)
+                if server is not None:  # stopped while it started
+                    server.stop()
+            return self.server if self.forked else None
+
+    def _server_failed(self, server: ScriptServer) -> None:
+        """A server that stopped serving is not asked again: the remaining scripts run as fresh Pythons."""
+        with self.lock:
+            self.forked = False
+            self.server = None
+        server.stop()
+
+    def _run_forked(
+        self, server: ScriptServer, script: Path, timeout: float, env: dict[str, str], folder: Path
+    ) -> ScriptRun:
+        start, started = time.perf_counter(), time.time()
+        outputs = (folder / "stdout", folder / "stderr")
+        mine: list[int] = []
+
+        def running(pid: int) -> None:
+            with self.lock:
+                mine.append(pid)
+                self.running.add(pid)
+                if self.stopped:
+                    self.killed.add(pid)
+                    kill_group(pid)
+
+        try:
+            code = server.run(script, env, outputs, timeout, running)
+        finally:
+            with self.lock:
+                self.running.difference_update(mine)
+        stopped = any(pid in self.killed for pid in mine)
+        said = "".join(path.read_text(errors="replace") for path in (outputs[1], outputs[0]) if path.exists())
+        seconds = round(time.perf_counter() - start, 1)
+        return ScriptRun.of(None if stopped else code, said, seconds, stopped, round(started, 3))
+
+    def _run_fresh(self, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
         start, started = time.perf_counter(), time.time()
         with self.lock:
             if self.stopped:
@@ -117,28 +185,20 @@ class Scripts:
                 command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
                 errors="replace", env=env, start_new_session=True,
             )
-            self.running[process.pid] = process
+            self.running.add(process.pid)
         limited = False
         try:
             stdout, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             limited = True
-            _kill(process.pid)
+            kill_group(process.pid)
             stdout, stderr = _drain(process)
         finally:
             with self.lock:
-                del self.running[process.pid]
+                self.running.discard(process.pid)
         stopped = process.pid in self.killed
         code = None if stopped or limited else process.returncode
         return ScriptRun.of(code, stderr + stdout, round(time.perf_counter() - start, 1), stopped, round(started, 3))
-
-
-def _kill(pid: int) -> None:
-    """The script's process group (it leads one): the script and the processes it started."""
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _drain(process: subprocess.Popen[str]) -> tuple[str, str]:

@@ -1,7 +1,7 @@
 """The run's temp folders (``harness-zygote-*``: the zygote's socket and AOTInductor packages, ``harness-cells-*``:
-a cell process's work folder, ``harness-timing-*``: the timing phase's barrier and lock): each names the process
-that made it, and a run removes those whose maker has died without removing them (a run killed by SIGKILL
-cannot)."""
+a cell process's work folder, ``harness-timing-*``: the timing phase's barrier and lock, ``harness-scripts-*``: the
+repro scripts' fork server's socket): each names the process that made it, and a run removes those whose maker has
+died without removing them (a run killed by SIGKILL cannot)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PREFIXES = ("harness-zygote-", "harness-cells-", "harness-timing-")
+PREFIXES = ("harness-zygote-", "harness-cells-", "harness-timing-", "harness-scripts-")
 OWNER = "owner"  # in each folder: "PID START", the process that made it and its start time (pids are reused)
 
 

@@ -69,7 +69,7 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
         )
     assert process.stdout is not None
     try:
-        started = until in _lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT)  # reads up to that line
+        started = until in read_lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT)  # up to that line
     except BaseException:  # interrupted (Ctrl-C, SIGTERM): the caller never gets the process to stop
         stop(process, address)
         raise
@@ -94,7 +94,7 @@ def cause(log_file: Path, offset: int = 0) -> str:
     return f"{said[:400]} (see {log_file})"
 
 
-def _lines(fd: int, deadline: float) -> Iterator[str]:
+def read_lines(fd: int, deadline: float) -> Iterator[str]:
     """The lines written to ``fd`` (unbuffered: nothing read beyond a line's end) until EOF or ``deadline``."""
     line = b""
     while select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:

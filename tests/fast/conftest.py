@@ -1,5 +1,6 @@
 """The fast tier runs in this process: a test here that starts the harness in a Python of its own (``python -m
-harness``, the zygote and its cell processes, a repro or example script) fails, and belongs in tests/process.
+harness``, the zygote and its cell processes, a repro or example script, the scripts' fork server) fails, and
+belongs in tests/process.
 PyTorch's own helper processes (Inductor's compile workers and library probes, the standalone server that an
 AOTInductor path loads its package in) are part of the paths measured and are let through."""
 
@@ -9,6 +10,7 @@ import sys
 import pytest
 
 from harness.cell import timing as cell_timing
+from harness.execution import prestarted
 from harness.kernel import casecheck
 from tests.fakes import FakeTimer
 
@@ -16,8 +18,8 @@ from tests.fakes import FakeTimer
 def starts_the_harness(argv: list[str]) -> bool:
     if len(argv) < 2 or argv[0] != sys.executable:
         return False
-    if argv[1] == "-c":
-        return "from harness" in argv[2] or "import harness" in argv[2]
+    if argv[1] == "-c":  # the zygote's boot, or the repro scripts' fork server (which runs scripts)
+        return "from harness" in argv[2] or "import harness" in argv[2] or argv[2] == prestarted.SOURCE
     return argv[1] == "-m" or argv[1].endswith(".py")
 
 

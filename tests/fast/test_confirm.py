@@ -12,6 +12,7 @@ import pytest
 from harness.case import load_case
 from harness.cell.runner import run_cell
 from harness.execution.confirm import TAIL, ScriptRun
+from harness.execution.prestarted import forkable
 from harness.plugin.confirming import early_width
 from harness.plugin.processes import CellProcesses
 from harness.records.confirmation import confirmation, is_suspect, reproduced
@@ -163,7 +164,7 @@ def confirmed_in(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     repro script was started with: its environment, and what its cache folder held as it started."""
     started: list[dict] = []
 
-    def start(scripts, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
+    def start(scripts, script: Path, timeout: float, env: dict[str, str]) -> ScriptRun:
         caches = Path(env["TORCHINDUCTOR_CACHE_DIR"]).parent
         started.append({"env": env, "caches": sorted(path.name for path in caches.rglob("*"))})
         return ScriptRun.of(1, "RuntimeError: x", 1.0)
@@ -217,3 +218,19 @@ def test_scripts_run_beside_the_cells_one_per_four_workers_or_on_the_cores_no_wo
     workers: int, cores: int, width: int
 ):
     assert early_width(workers, cores) == width
+
+
+@pytest.mark.parametrize(
+    ("source", "forked"),
+    [
+        ("import torch\nimport os\nos.environ['X'] = '1'\n", True),
+        ("from torch.utils.flop_counter import FlopCounterMode\n", True),
+        ('import os\nos.environ["TRITON_INTERPRET"] = "1"  # before any kernel\nimport torch\n', False),
+        ("import os\nos.environ.setdefault('CUDA_VISIBLE_DEVICES', '1')\n", False),
+        ("print('no torch at all')\n", True),
+    ],
+)
+def test_a_script_that_sets_the_environment_before_importing_torch_is_not_forked(source: str, forked: bool):
+    """torch and triton read some variables as they are imported: a script that sets them first runs as a fresh
+    Python, since the fork server imported both before the script's first line."""
+    assert forkable(source) is forked

@@ -96,6 +96,7 @@ def test_costs_add_up_a_runs_own_records(
     fake_subprocess = SimpleNamespace(Popen=ScriptProcess, PIPE=subprocess.PIPE, DEVNULL=subprocess.DEVNULL,
                                       TimeoutExpired=subprocess.TimeoutExpired)  # fmt: skip
     monkeypatch.setattr(confirm, "subprocess", fake_subprocess)
+    monkeypatch.setattr(confirm, "forkable", lambda source: False)  # every script a (fake) fresh Python
     paths = {"eager": ("cpu", 120), "cpu_compile": ("cpu", 120)}
     matrix = write_matrix(["tests.fixtures.good"], ["raw_jit", "control"], paths)
     out = tmp_path / "out"

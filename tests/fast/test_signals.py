@@ -140,7 +140,7 @@ def test_a_zygote_interrupted_while_it_starts_is_stopped_and_its_folder_removed(
         yield ""
 
     monkeypatch.setattr(zygote.subprocess, "Popen", StartingZygote)
-    monkeypatch.setattr(zygote, "_lines", ctrl_c)
+    monkeypatch.setattr(zygote, "read_lines", ctrl_c)
     with pytest.raises(KeyboardInterrupt):
         zygote.start({}, tmp_path / "zygote.log", until="imported")
     process = started.pop()

@@ -1,0 +1,139 @@
+"""The repro scripts' fork server: a Python that has imported torch and triton, and nothing of the harness or of
+Inductor, forks one child per script, which runs it as ``python script.py`` does: a session of its own, the
+request's working directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file__``, standard
+streams, uncaught exception printed from the script's first frame, ``atexit`` and exit status. A fresh Python spends
+3-4 s of a 6-25 s script importing torch (one H200 host); a forked one starts at the script's first line. A script
+that sets the environment before it imports torch runs as a fresh Python (harness/execution/confirm.py).
+
+Started as ``python -c`` with this file's source and a socket address; prints "ready", then for each connection
+forks a supervisor that forks the child, sends its pid, waits, and sends its exit status. Imports nothing but the
+standard library at the top."""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import ctypes
+import importlib.machinery
+import os
+import signal
+import sys
+import threading
+import types
+from multiprocessing.connection import Connection, Listener
+from typing import Any, NoReturn
+
+PRELOAD = ("torch", "triton")  # what every script imports first
+BACKLOG = 64  # scripts asked for at once
+
+
+def run_script(request: dict[str, Any]) -> NoReturn:
+    """In the child: the script run as ``python script`` runs it; exits with its status."""
+    os.setsid()
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["environment"])
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
+        os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
+    script = os.path.abspath(request["script"])
+    sys.argv = [request["script"]]
+    sys.orig_argv = [sys.executable, request["script"]]
+    sys.path[0] = os.path.dirname(script)
+    try:
+        _run_as_main(script)
+    except SystemExit as exit:
+        _finish(_status(exit.code))
+    except KeyboardInterrupt as error:
+        _print_uncaught(error, script)
+        _finish(1, signal.SIGINT)
+    except BaseException as error:
+        _print_uncaught(error, script)
+        _finish(1)
+    _finish(0)
+
+
+def _run_as_main(script: str) -> None:
+    """Execute the script as the ``__main__`` module Python makes of it."""
+    main = types.ModuleType("__main__")
+    main.__file__ = script
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", script)
+    main.__builtins__ = builtins
+    main.__cached__ = None
+    if sys.version_info < (3, 14):  # the interpreter's own __main__ holds an empty one
+        main.__annotations__ = {}
+    sys.modules["__main__"] = main
+    with open(script, "rb") as source:
+        code = compile(source.read(), script, "exec")
+    exec(code, main.__dict__)
+
+
+def _status(code: object) -> int:
+    """The exit status ``sys.exit(code)`` gives: None is 0, an int itself, anything else printed and 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_uncaught(error: BaseException, script: str) -> None:
+    """The traceback Python prints for an uncaught exception: from the script's own first frame (not the server's)."""
+    frames = error.__traceback__
+    while frames is not None and frames.tb_frame.f_code.co_filename != script:
+        frames = frames.tb_next
+    if frames is not None:
+        error.with_traceback(frames)
+    sys.excepthook(type(error), error, error.__traceback__)
+
+
+def _finish(status: int, killed_by: int | None = None) -> NoReturn:
+    """What the interpreter does at exit: wait for the script's threads, run its ``atexit`` functions, flush."""
+    threading._shutdown()  # type: ignore[attr-defined]
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    if killed_by is not None:  # an uncaught Ctrl-C ends Python by the signal itself
+        signal.signal(killed_by, signal.SIG_DFL)
+        os.kill(os.getpid(), killed_by)
+    os._exit(status & 0xFF)
+
+
+def supervise(conn: Connection) -> None:
+    """In a supervisor: fork the script's child, send its pid, then its exit status."""
+    request: dict[str, Any] = conn.recv()
+    pid = os.fork()
+    if pid == 0:
+        conn.close()
+        run_script(request)
+    conn.send(pid)
+    conn.send(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+
+
+def serve(address: str) -> None:
+    """Import what scripts import first, then serve at ``address`` (a Unix socket) until its starter dies."""
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
+    for module in PRELOAD:
+        __import__(module)
+    if sys.modules["torch"].cuda.is_initialized():
+        raise SystemExit("importing torch started CUDA: a forked script could not use it")
+    listener = Listener(address, family="AF_UNIX", backlog=BACKLOG)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
+    print("ready", flush=True)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    while True:
+        conn = listener.accept()
+        if os.fork() == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            supervise(conn)
+            os._exit(0)
+        conn.close()
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1])

@@ -1,0 +1,132 @@
+"""The repro scripts' fork server (harness/execution/script_server.py): a script forked from a Python that has
+imported torch and triton sees what ``python script.py`` gives it, ends with the same status and prints the same
+traceback; a script past its limit or stopped with the run is killed with what it started."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from harness.execution.confirm import Scripts
+
+WHAT_A_SCRIPT_SEES = '''
+import json, os, signal, sys, threading
+import torch
+print(json.dumps({
+    "name": __name__, "file": __file__, "argv": sys.argv, "orig_argv": sys.orig_argv[1:], "path0": sys.path[0],
+    "cwd": os.getcwd(), "session_leader": os.getsid(0) == os.getpid(), "pythonpath": os.environ["PYTHONPATH"],
+    "caches": [os.environ["TORCHINDUCTOR_CACHE_DIR"] != "", os.environ["TRITON_CACHE_DIR"] != ""],
+    "threads": threading.active_count(), "stdin": os.read(0, 10).decode(),
+    "signals": [str(signal.getsignal(number)) for number in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE)],
+    "main": sorted(vars(sys.modules["__main__"])), "is_main": sys.modules["__main__"].__dict__ is globals(),
+    "spec": repr(__spec__), "loader": type(__loader__).__name__, "package": __package__, "doc": __doc__,
+    "cuda_started": torch.cuda.is_initialized(), "harness": sorted(m for m in sys.modules if m.startswith("harness")),
+}))
+import atexit
+atexit.register(lambda: print("atexit ran"))
+def fail():
+    raise ValueError("boom")
+fail()
+'''
+
+
+def run_both(tmp_path: Path, source: str, timeout: float = 120.0) -> list:
+    """The script run as a fresh Python and forked from the server: both runs, the forked one checked to be so."""
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    runs = []
+    for forked in (False, True):
+        scripts = Scripts(forked=forked)
+        try:
+            runs.append(scripts.run(script, timeout))
+            assert (scripts.server is not None) == forked
+        finally:
+            scripts.stop()
+    return runs
+
+
+def same_output(text: str) -> str:
+    return re.sub(r"harness-confirm-\w+", "CACHES", text)
+
+
+def test_a_forked_script_sees_what_a_fresh_python_gives_it(tmp_path: Path):
+    fresh, forked = run_both(tmp_path, WHAT_A_SCRIPT_SEES)
+    assert fresh.returncode == forked.returncode == 1
+    assert fresh.raised == forked.raised == "ValueError: boom"
+    assert same_output(forked.output) == same_output(fresh.output)
+    assert '"is_main": true' in forked.output and '"harness": []' in forked.output
+    assert forked.output.index('in <module>') < forked.output.index("in fail") < forked.output.index("atexit")
+    assert "<string>" not in forked.output  # the traceback starts at the script, not in the server
+
+
+@pytest.mark.parametrize(
+    ("ending", "status", "said"),
+    [
+        ("print('no failure: fixed')", 0, "no failure: fixed"),
+        ("sys.exit(3)", 3, None),
+        ("sys.exit('stopped here')", 1, "stopped here"),
+        ("os.kill(os.getpid(), signal.SIGABRT)", -6, None),
+        ("threading.Thread(target=lambda: (time.sleep(1), print('thread ended'))).start()", 0, "thread ended"),
+    ],
+)
+def test_a_forked_script_ends_as_a_fresh_one(tmp_path: Path, ending: str, status: int, said: str | None):
+    source = f"import os, signal, sys, threading, time\nimport torch\n{ending}\n"
+    fresh, forked = run_both(tmp_path, source)
+    assert fresh.returncode == forked.returncode == status
+    assert forked.output.strip() == fresh.output.strip()
+    if said:
+        assert forked.last_line == said
+
+
+def test_a_script_that_sets_the_environment_first_runs_as_a_fresh_python(tmp_path: Path):
+    script = tmp_path / "interpreted.py"
+    script.write_text('import os\nos.environ["TRITON_INTERPRET"] = "1"\nimport torch\nprint(torch.__name__)\n')
+    scripts = Scripts()
+    try:
+        run = scripts.run(script, 120.0)
+        assert run.returncode == 0 and scripts.server is None
+    finally:
+        scripts.stop()
+
+
+def test_a_forked_script_past_its_limit_is_killed_with_its_children(tmp_path: Path):
+    pid_file = tmp_path / "child"
+    source = (
+        "import subprocess, sys, time\nimport torch\n"
+        f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(child.pid))\ntime.sleep(600)\n"
+    )
+    script = tmp_path / "slow.py"
+    script.write_text(source)
+    scripts = Scripts()
+    try:
+        run = scripts.run(script, 20.0)
+        assert scripts.server is not None
+    finally:
+        scripts.stop()
+    assert run.returncode is None and 20 <= run.seconds < 40
+    assert not Path(f"/proc/{pid_file.read_text()}").exists() or "Z" in _state(int(pid_file.read_text()))
+
+
+def test_a_forked_script_stopped_with_the_run_is_not_confirmed(tmp_path: Path):
+    script = tmp_path / "slow.py"
+    script.write_text("import time\nimport torch\ntime.sleep(600)\n")
+    scripts = Scripts()
+    runs = []
+    thread = threading.Thread(target=lambda: runs.append(scripts.run(script, 300.0)))
+    thread.start()
+    deadline = time.monotonic() + 120
+    while not scripts.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    scripts.stop()
+    thread.join(30)
+    assert runs and runs[0].stopped and runs[0].last_line.startswith("not confirmed")
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()[0]
