@@ -45,8 +45,12 @@ class ScriptServer:
         self.address = str(self.folder / "socket")
         with open(self.folder / "log", "w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", SOURCE, self.address], env=environment, stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=log, start_new_session=True,
+                [sys.executable, "-c", SOURCE, self.address, str(os.getpid())],
+                env=environment,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                start_new_session=True,
             )
         assert self.process.stdout is not None
         try:
@@ -72,10 +76,12 @@ class ScriptServer:
             })
             if not conn.poll(ANSWER_TIMEOUT):
                 raise ServerFailed("the scripts' fork server did not answer")
-            pid = conn.recv()
+            kind, pid = conn.recv()
+            if kind != "pid":
+                raise ServerFailed(pid)
             started(pid)
             if conn.poll(timeout):
-                return conn.recv()
+                return conn.recv()[1]
             kill_group(pid)
             if conn.poll(DRAIN):
                 conn.recv()

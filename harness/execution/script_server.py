@@ -5,9 +5,9 @@ streams, uncaught exception printed from the script's first frame, ``atexit`` an
 3-4 s of a 6-25 s script importing torch (one H200 host); a forked one starts at the script's first line. A script
 that sets the environment before it imports torch runs as a fresh Python (harness/execution/confirm.py).
 
-Started as ``python -c`` with this file's source and a socket address; prints "ready", then for each connection
-forks a supervisor that forks the child, sends its pid, waits, and sends its exit status. Imports nothing but the
-standard library at the top."""
+Started as ``python -c`` with this file's source, a socket address and its starter's pid; prints "ready", then for
+each connection forks a supervisor that prepares and forks the child, sends its pid, waits, and sends its exit
+status. Imports nothing but the standard library at the top."""
 
 from __future__ import annotations
 
@@ -27,19 +27,23 @@ PRELOAD = ("torch", "triton")  # what every script imports first
 BACKLOG = 64  # scripts asked for at once
 
 
-def run_script(request: dict[str, Any]) -> NoReturn:
-    """In the child: the script run as ``python script`` runs it; exits with its status."""
-    os.setsid()
+def prepare(request: dict[str, Any]) -> None:
+    """In the supervisor, before it forks the script's child: what the child inherits (working directory,
+    environment, standard streams, ``sys.argv`` and ``sys.path[0]`` as ``python script`` sets them)."""
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["environment"])
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
         os.dup2(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644), fd)
-    script = os.path.abspath(request["script"])
     sys.argv = [request["script"]]
     sys.orig_argv = [sys.executable, request["script"]]
-    sys.path[0] = os.path.dirname(script)
+    sys.path[0] = os.path.dirname(os.path.abspath(request["script"]))
+
+
+def run_script(script: str) -> NoReturn:
+    """In the child: the script run as ``python script`` runs it, in a session of its own; exits with its status."""
+    os.setsid()
     try:
         _run_as_main(script)
     except SystemExit as exit:
@@ -104,19 +108,27 @@ def _finish(status: int, killed_by: int | None = None) -> NoReturn:
 
 
 def supervise(conn: Connection) -> None:
-    """In a supervisor: fork the script's child, send its pid, then its exit status."""
+    """In a supervisor: prepare and fork the script's child; send ``("pid", pid)`` then ``("exit", status)``, or
+    ``("failed", why)`` where it could not prepare (the runner then runs the script as a fresh Python)."""
     request: dict[str, Any] = conn.recv()
+    try:
+        prepare(request)
+    except Exception as error:
+        conn.send(("failed", f"{type(error).__name__}: {error}"))
+        return
     pid = os.fork()
     if pid == 0:
         conn.close()
-        run_script(request)
-    conn.send(pid)
-    conn.send(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        run_script(os.path.abspath(request["script"]))
+    conn.send(("pid", pid))
+    conn.send(("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
 
 
-def serve(address: str) -> None:
-    """Import what scripts import first, then serve at ``address`` (a Unix socket) until its starter dies."""
+def serve(address: str, starter: int) -> None:
+    """Import what scripts import first, then serve at ``address`` (a Unix socket) until ``starter`` dies."""
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
+    if os.getppid() != starter:  # it died before that was asked
+        raise SystemExit("the run that started the scripts' fork server has ended")
     for module in PRELOAD:
         __import__(module)
     if sys.modules["torch"].cuda.is_initialized():
@@ -128,12 +140,14 @@ def serve(address: str) -> None:
     while True:
         conn = listener.accept()
         if os.fork() == 0:
-            listener.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            supervise(conn)
-            os._exit(0)
+            try:
+                listener.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                supervise(conn)
+            finally:  # the script's runner gone (the run stopped): nobody to tell
+                os._exit(0)
         conn.close()
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], int(sys.argv[2]))

@@ -19,7 +19,7 @@ def confirmed_section(cells: list[Record]) -> list[str]:
         return []
     shown = len(failed) - len(suspects) - len(unconfirmed)
     out = [f"**Confirmed outside the harness**: {shown} of {len(failed)} failed cells were reproduced by their "
-           "repro script (repros/), run in a fresh Python with no harness code."
+           "repro script (repros/), run in a fresh process with no harness code."
            + (f" Not confirmed ({len(unconfirmed)}): the script was stopped with the run or ran out of its path's "
               f"timeout: {', '.join(record.id for record in unconfirmed)}." if unconfirmed else ""), ""]
     if suspects:

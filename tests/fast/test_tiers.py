@@ -19,7 +19,7 @@ def test_a_fast_test_cannot_start_the_harness_in_a_process():
         (["reports/repros/x.py"], True),
         (["-c", "import json, sys; from harness.execution.zygote import main"], True),
         (["-c", "from ctypes import cdll; import torch"], False),  # Inductor's library probe
-        (["-c", prestarted.SOURCE, "/tmp/socket"], True),  # the repro scripts' fork server
+        (["-c", prestarted.SOURCE, "/tmp/socket", "4242"], True),  # the repro scripts' fork server
     ],
 )
 def test_which_python_processes_are_the_harness(argv: list[str], harness: bool):

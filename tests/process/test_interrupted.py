@@ -1,6 +1,7 @@
 """A run killed mid-way keeps every finished record; report draws it as incomplete; --resume finishes it."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -101,7 +102,8 @@ def test_sigterm_during_confirmation_stops_the_run_at_once_keeping_every_record(
     )
     try:
         deadline = time.monotonic() + 120
-        while not scripts_running(out):
+        servers: set[str] = set()
+        while not scripts_running(out, run.pid, servers):
             assert run.poll() is None and time.monotonic() < deadline, "the run ended before its script started"
             time.sleep(0.2)
         time.sleep(1)  # the script's Python starts
@@ -113,7 +115,7 @@ def test_sigterm_during_confirmation_stops_the_run_at_once_keeping_every_record(
         run.wait(timeout=60)
     finally:
         run.kill()
-        for pid in scripts_running(out):
+        for pid in scripts_running(out, run.pid, servers):
             os.kill(pid, signal.SIGKILL)
     assert (run.returncode, took < 10) == (130, True), (took, printed[-3000:])
     cell = read_results(out / "results.json")["cells"][0]
@@ -121,10 +123,20 @@ def test_sigterm_during_confirmation_stops_the_run_at_once_keeping_every_record(
     assert cell["confirmation"]["reproduced"] is None
     assert cell["confirmation"]["line"] == "not confirmed: the run was stopped before the script ended"
     assert "HARNESS SUSPECTS" not in printed and "not confirmed" in printed
-    assert scripts_running(out) == []
+    assert scripts_running(out, run.pid, servers) == []
 
 
-def scripts_running(out: Path) -> list[int]:
-    """The processes running a repro script of the run writing into ``out``."""
-    ps = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True).stdout.splitlines()
-    return [int(line.split()[0]) for line in ps if f"{out / '.confirming'}/" in line]
+def scripts_running(out: Path, run_pid: int, servers: set[str]) -> list[int]:
+    """The processes running a repro script of the run ``run_pid`` writing into ``out``: a fresh Python given the
+    script, or a child of the run's scripts' fork server (a session leader forked from the server, whose socket is
+    named in its command line; ``servers`` keeps those seen while the run lived)."""
+    ps = subprocess.run(["ps", "-ww", "-eo", "pid=,ppid=,sid=,args="], capture_output=True, text=True).stdout
+    rows = {int(line.split()[0]): line.split(None, 3) for line in ps.splitlines() if len(line.split(None, 3)) == 4}
+    started = {pid for pid, (_, ppid, _, args) in rows.items() if int(ppid) == run_pid and "harness-scripts-" in args}
+    servers.update(re.findall(r"\S*harness-scripts-\w+/socket", " ".join(rows[pid][3] for pid in started)))
+    return [
+        pid
+        for pid, (_, _, sid, args) in rows.items()
+        if f"{out / '.confirming'}/" in args
+        or (int(sid) == pid and pid not in started and any(server in args for server in servers))
+    ]
