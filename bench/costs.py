@@ -62,8 +62,7 @@ def costs(data: Results) -> str:
         f"# Where the run's time went ({env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')})",
         "",
         f"- wall: {wall} s; cells from the first start to the last end: {span:.1f} s; after the last cell: "
-        f"{(env.get('timing_seconds') or 0.0):.1f} s (timing phase and confirmation, "
-        f"{100 * (env.get('timing_seconds') or 0.0) / (wall or 1):.0f}% of the wall)",
+        + _after(env.get("timing_seconds"), wall),
         f"- {len(cells)} cells, {total:.0f} cell-seconds on {workers} workers ({total / workers:.1f} s each if even); "
         f"{len(starts)} cell processes started, {sum(starts):.0f} s",
         "",
@@ -84,6 +83,13 @@ def costs(data: Results) -> str:
         _phases(env.get("timing_phases") or {}, last),
     ]
     return "\n".join(out) + "\n"
+
+
+def _after(seconds: float | None, wall: float | None) -> str:
+    """The wall after the last cell (the timing phase and the confirmation it waits for), where the run recorded it."""
+    if seconds is None:
+        return "not recorded (no timing phase: a run without one, or stopped before it)"
+    return f"{seconds:.1f} s (timing phase and confirmation, {100 * seconds / (wall or 1):.0f}% of the wall)"
 
 
 def _by_path(cells: list[Any]) -> str:
