@@ -1,7 +1,8 @@
 """Every distinct failure's repro script (harness/repro/failures.py) run in a fresh process (harness/execution/
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
-few at a time beside the cells (``early_width``), and as many at a time as workers once the last cell has ended
+few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
+scriptqueue.py), and as many at a time as workers once the last cell has ended
 (beside the workers' warm-ups, before the timing phase, which they hold back); the end of the run writes the final
 scripts (for those same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept
 from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one
@@ -12,10 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,7 @@ from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
+from harness.plugin.scriptqueue import ScriptQueue, Width
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
@@ -35,33 +34,6 @@ from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
 EARLY_SHARE = 4  # while cells run, one script at a time per this many workers, or more on cores no worker has
-
-
-class Width:
-    """How many early scripts may run at once: a few while cells run, more once they have all ended."""
-
-    def __init__(self, allowed: int) -> None:
-        self.allowed = allowed
-        self.running = 0
-        self.turn = threading.Condition()
-
-    @contextmanager
-    def slot(self) -> Iterator[None]:
-        """Held while one script runs; waits while ``allowed`` already do."""
-        with self.turn:
-            self.turn.wait_for(lambda: self.running < self.allowed)
-            self.running += 1
-        try:
-            yield
-        finally:
-            with self.turn:
-                self.running -= 1
-                self.turn.notify_all()
-
-    def widen(self, allowed: int) -> None:
-        with self.turn:
-            self.allowed = max(self.allowed, allowed)
-            self.turn.notify_all()
 
 
 def early_width(workers: int, cores: int) -> int:
@@ -83,7 +55,7 @@ class Confirmer:
         self.config = config
         self.enabled = options(config).confirm
         self.folder = options(config).report_dir / ".confirming"
-        self.pool: ThreadPoolExecutor | None = None
+        self.queue: ScriptQueue | None = None
         self.width = Width(early_width(workers(config), host_cores()))
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         self.scripts = Scripts(triton_cache(config))
@@ -103,19 +75,18 @@ class Confirmer:
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=max(1, workers(self.config)))
-        future = self.pool.submit(self._run_early, script, self.limit(record.path))
+        if self.queue is None:
+            self.queue = ScriptQueue(self.width, workers(self.config), self._run_early)
+        future = self.queue.submit(script, self.limit(record.path), record.path, record.seconds or 0.0)
         self.early[signature] = (record.id, future)
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
         """An early script runs holding every GPU's lock shared: no timing (harness/plugin/timing.py) meanwhile."""
         folder = self.config.stash[processes_key].timing_folder
-        with self.width.slot():
-            if folder is None:
-                return self.scripts.run(script, limit)
-            with FileCoordination(folder, 1).shared(inputs(self.config).plan.gpus):
-                return self.scripts.run(script, limit)
+        if folder is None:
+            return self.scripts.run(script, limit)
+        with FileCoordination(folder, 1).shared(inputs(self.config).plan.gpus):
+            return self.scripts.run(script, limit)
 
     def cells_ended(self) -> None:
         """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
@@ -141,8 +112,8 @@ class Confirmer:
             return self._confirmed(results, scripts)
         finally:
             self.stop()  # scripts a run that broke left running
-            if self.pool is not None:
-                self.pool.shutdown(cancel_futures=True)
+            if self.queue is not None:
+                self.queue.shutdown()
             shutil.rmtree(self.folder, ignore_errors=True)
 
     def _confirmed(self, results: Results, scripts: dict[Path, list[str]]) -> list[Record]:

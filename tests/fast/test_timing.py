@@ -298,7 +298,7 @@ def test_an_early_script_of_a_run_on_several_gpus_holds_every_gpus_lock(tmp_path
 def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells_have_ended():
     """While cells run, early scripts take one slot per four workers; once every cell has its record the queue
     drains as wide as the workers, beside their warm-ups, before the timing phase that waits for it."""
-    from harness.plugin.confirming import Width
+    from harness.plugin.scriptqueue import Width
 
     width, started, release = Width(1), [], threading.Event()
 
@@ -450,3 +450,31 @@ def test_a_slow_artifact_gets_fewer_samples_within_the_budget(fake_timer: FakeTi
     assert timing.samples == cell_timing.MIN_SAMPLES and fake_timer.calls == cell_timing.MIN_SAMPLES
     timing = cell_timing.sample(lambda: None, None, fake_timer)
     assert timing.samples == cell_timing.SAMPLES
+
+
+def test_the_early_script_expected_to_run_longest_goes_next():
+    """First come first served, a script whose cell failed early waited behind shorter ones and ended long after the
+    last cell. One place: a first script holds it; the others go by their cell's seconds times what scripts took
+    over their cells so far, or, once a script of their path has run, by what those took."""
+    from harness.execution.confirm import ScriptRun
+    from harness.plugin.scriptqueue import ScriptQueue, Width
+
+    ran, release = [], threading.Event()
+    took = {"first": 1.0, "mid": 5.0, "slow-a": 100.0, "slow-b": 90.0, "quick": 2.0, "small": 1.0}
+
+    def run(script: Path, limit: float) -> ScriptRun:
+        if script.name == "first":
+            release.wait(10)
+        ran.append(script.name)
+        return ScriptRun.of(1, "", took[script.name])
+
+    queue = ScriptQueue(Width(1), 4, run)
+    futures = [queue.submit(Path("first"), 60.0, "eager", 0.1)]
+    time.sleep(0.1)
+    jobs = [("quick", "export", 0.3), ("slow-a", "aoti", 0.35), ("mid", "compile", 0.5), ("slow-b", "aoti", 0.1),
+            ("small", "vmap", 0.2)]  # fmt: skip
+    futures += [queue.submit(Path(name), 60.0, path, seconds) for name, path, seconds in jobs]
+    release.set()
+    assert [future.result(10).seconds for future in futures] == [1.0, 2.0, 100.0, 5.0, 90.0, 1.0]
+    queue.shutdown()
+    assert ran == ["first", "mid", "slow-a", "slow-b", "quick", "small"]  # slow-b once slow-a showed aoti's cost
