@@ -9,6 +9,8 @@
 #                                        10-minute device call); merged with python -m harness merge --out
 #                                        reports/results.json S1 S2 S3 and gated afterwards (a share is not gated:
 #                                        it holds a third of the baseline's cells)
+# On one H200 of 16 cores the full matrix no longer fits one 10-minute device call (7c5a2ea: the 570 s limit stopped
+# it while its scripts ran): run it there in shares, or on a host of several GPUs.
 # Every run writes its own folder under OUT; the callers copy it into the repository unchanged.
 set -uo pipefail
 phase=$1

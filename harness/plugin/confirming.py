@@ -23,7 +23,7 @@ from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
-from harness.plugin.scriptqueue import ScriptQueue, Width
+from harness.plugin.scriptqueue import IdleCores, ScriptQueue, Width
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation
 from harness.records.record import Record
@@ -56,7 +56,7 @@ class Confirmer:
         self.enabled = options(config).confirm
         self.folder = options(config).report_dir / ".confirming"
         self.queue: ScriptQueue | None = None
-        self.width = Width(early_width(workers(config), host_cores()))
+        self.width = Width(early_width(workers(config), host_cores()), most=workers(config), idle=IdleCores())
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         self.scripts = Scripts(triton_cache(config))
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took

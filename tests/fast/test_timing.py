@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
+import os
 import random
 import threading
 import time
@@ -478,3 +479,40 @@ def test_the_early_script_expected_to_run_longest_goes_next():
     assert [future.result(10).seconds for future in futures] == [1.0, 2.0, 100.0, 5.0, 90.0, 1.0]
     queue.shutdown()
     assert ran == ["first", "mid", "slow-a", "slow-b", "quick", "small"]  # slow-b once slow-a showed aoti's cost
+
+
+def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_path: Path):
+    """Cells waiting for the GPU leave cores idle: one more script starts per reading of two idle cores, up to the
+    workers; none beyond the width while the host is busy."""
+    from harness.plugin import scriptqueue
+    from harness.plugin.scriptqueue import IdleCores, Width
+
+    idle = [0.0]
+    width, started, release = Width(1, most=3, idle=lambda: idle[0]), [], threading.Event()
+
+    def script(name: str) -> None:
+        with width.slot():
+            started.append(name)
+            release.wait(20)
+
+    threads = [threading.Thread(target=script, args=(name,)) for name in "abcd"]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    assert len(started) == 1  # busy: the width alone
+    idle[0] = 2.0
+    deadline = time.monotonic() + 3 * scriptqueue.IDLE_SAMPLE + 5
+    while len(started) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    assert len(started) == 3  # idle cores: up to ``most``, never beyond
+    release.set()
+    for thread in threads:
+        thread.join(20)
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
+    cores = IdleCores(str(stat))
+    assert cores() == 0.0  # no new sample yet
+    stat.write_text("cpu  200 0 200 1400 0 0 0 0 0 0\n")
+    cores.taken -= scriptqueue.IDLE_SAMPLE
+    assert cores() == pytest.approx((os.cpu_count() or 1) * 600 / 800)
