@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,18 +35,21 @@ fail()
 '''
 
 
-def run_both(tmp_path: Path, source: str, timeout: float = 120.0) -> list:
+@pytest.fixture(scope="module")
+def both() -> Iterator[tuple[Scripts, Scripts]]:
+    """Scripts run as fresh Pythons, and forked from one fork server for the module's tests."""
+    fresh, forked = Scripts(forked=False), Scripts()
+    yield fresh, forked
+    fresh.stop()
+    forked.stop()
+
+
+def run_both(scripts: tuple[Scripts, Scripts], tmp_path: Path, source: str, timeout: float = 120.0) -> list:
     """The script run as a fresh Python and forked from the server: both runs, the forked one checked to be so."""
     script = tmp_path / "script.py"
     script.write_text(source)
-    runs = []
-    for forked in (False, True):
-        scripts = Scripts(forked=forked)
-        try:
-            runs.append(scripts.run(script, timeout))
-            assert (scripts.server is not None) == forked
-        finally:
-            scripts.stop()
+    runs = [scripts[0].run(script, timeout), scripts[1].run(script, timeout)]
+    assert scripts[0].server is None and scripts[1].server is not None
     return runs
 
 
@@ -53,8 +57,8 @@ def same_output(text: str) -> str:
     return re.sub(r"harness-confirm-\w+", "CACHES", text)
 
 
-def test_a_forked_script_sees_what_a_fresh_python_gives_it(tmp_path: Path):
-    fresh, forked = run_both(tmp_path, WHAT_A_SCRIPT_SEES)
+def test_a_forked_script_sees_what_a_fresh_python_gives_it(both, tmp_path: Path):
+    fresh, forked = run_both(both, tmp_path, WHAT_A_SCRIPT_SEES)
     assert fresh.returncode == forked.returncode == 1
     assert fresh.raised == forked.raised == "ValueError: boom"
     assert same_output(forked.output) == same_output(fresh.output)
@@ -73,9 +77,9 @@ def test_a_forked_script_sees_what_a_fresh_python_gives_it(tmp_path: Path):
         ("threading.Thread(target=lambda: (time.sleep(1), print('thread ended'))).start()", 0, "thread ended"),
     ],
 )
-def test_a_forked_script_ends_as_a_fresh_one(tmp_path: Path, ending: str, status: int, said: str | None):
+def test_a_forked_script_ends_as_a_fresh_one(both, tmp_path: Path, ending: str, status: int, said: str | None):
     source = f"import os, signal, sys, threading, time\nimport torch\n{ending}\n"
-    fresh, forked = run_both(tmp_path, source)
+    fresh, forked = run_both(both, tmp_path, source)
     assert fresh.returncode == forked.returncode == status
     assert forked.output.strip() == fresh.output.strip()
     if said:
@@ -104,11 +108,11 @@ def test_a_forked_script_past_its_limit_is_killed_with_its_children(tmp_path: Pa
     script.write_text(source)
     scripts = Scripts()
     try:
-        run = scripts.run(script, 20.0)
+        run = scripts.run(script, 8.0)
         assert scripts.server is not None
     finally:
         scripts.stop()
-    assert run.returncode is None and 20 <= run.seconds < 40
+    assert run.returncode is None and 8 <= run.seconds < 30
     assert not Path(f"/proc/{pid_file.read_text()}").exists() or "Z" in _state(int(pid_file.read_text()))
 
 
