@@ -1,7 +1,7 @@
 """The client of the repro scripts' fork server (harness/execution/script_server.py): started on first use in the
 environment the scripts run in, it runs each script in a child forked from a Python that has imported torch and
-triton only. A script that sets the environment before importing torch (Triton's interpreter: ``TRITON_INTERPRET``
-is read at import) is no script for it: ``forkable`` says which are."""
+triton only. A script that sets the environment, or imports a package of its own, before importing torch (Triton's
+interpreter: ``TRITON_INTERPRET`` is read at import) is no script for it: ``forkable`` says which are."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ ANSWER_TIMEOUT = 60.0  # seconds a running server may take to fork a script
 DRAIN = 5.0  # seconds a killed script's supervisor may take to say so
 SOURCE = Path(script_server.__file__).read_text()
 FIRST_IMPORT = re.compile(r"^\s*(import|from)\s+(torch|triton)\b", re.MULTILINE)
+IMPORT_LINE = re.compile(r"^\s*(?:from\s+(\S+)\s+import\b|import\s+(.+))", re.MULTILINE)
 
 
 class ServerFailed(Exception):
@@ -31,10 +32,21 @@ class ServerFailed(Exception):
 
 
 def forkable(source: str) -> bool:
-    """Whether a script runs the same forked from a Python that imported torch and triton: it sets nothing in the
-    environment before its first import of either."""
+    """Whether a script runs the same forked from a Python that imported torch and triton: before its first import
+    of either it sets nothing in the environment and imports nothing but the standard library (a package of the
+    user's may set variables torch reads as it is imported)."""
     first = FIRST_IMPORT.search(source)
-    return "os.environ" not in source[: first.start() if first else len(source)]
+    before = source[: first.start() if first else len(source)]
+    return "os.environ" not in before and _top_modules(before) <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def _top_modules(code: str) -> set[str]:
+    """The top-level modules the import statements of ``code`` name (``import a.b as c, d``: a and d)."""
+    names = set()
+    for package, listed in IMPORT_LINE.findall(code):
+        for name in [package] if package else listed.split("#")[0].split(","):
+            names.add(name.split()[0].split(".")[0] if name.split() else "")
+    return names - {""}
 
 
 class ScriptServer:

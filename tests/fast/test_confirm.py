@@ -228,9 +228,11 @@ def test_scripts_run_beside_the_cells_one_per_four_workers_or_on_the_cores_no_wo
         ('import os\nos.environ["TRITON_INTERPRET"] = "1"  # before any kernel\nimport torch\n', False),
         ("import os\nos.environ.setdefault('CUDA_VISIBLE_DEVICES', '1')\n", False),
         ("print('no torch at all')\n", True),
+        ("import users_package  # may set what torch reads at import\nimport torch\n", False),
+        ("from __future__ import annotations\nimport os, json as js\nfrom torch import nn\n", True),
     ],
 )
 def test_a_script_that_sets_the_environment_before_importing_torch_is_not_forked(source: str, forked: bool):
-    """torch and triton read some variables as they are imported: a script that sets them first runs as a fresh
-    Python, since the fork server imported both before the script's first line."""
+    """torch and triton read some variables as they are imported: a script that sets them first, or imports a
+    package of its own first, runs as a fresh Python, since the fork server imported both before its first line."""
     assert forkable(source) is forked
