@@ -13,7 +13,11 @@ from harness.spec import STATUSES
 from tests.conftest import run_harness
 from tests.process.test_cpu_matrix import CPU_PATHS, MATRIX, read_results
 
-pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run")
+# one worker runs the module: its run (2-3 minutes on two cores) is made once, not once per worker
+pytestmark = [
+    pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run"),
+    pytest.mark.xdist_group("cpu_run"),
+]
 
 
 
