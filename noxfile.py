@@ -116,8 +116,7 @@ def tests(session: nox.Session) -> None:
     # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
     # its cases import it at their ops' first call)
     _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
-    # loadgroup: a module whose tests share one expensive fixture (xdist_group) runs on one worker, so it is made once
-    session.run(_python(session), "-m", "pytest", "-n", "2", "--dist", "loadgroup", *session.posargs)
+    session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
 
 
 @nox.session

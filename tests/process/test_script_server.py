@@ -35,9 +35,6 @@ fail()
 '''
 
 
-pytestmark = pytest.mark.xdist_group("script_server")  # one worker starts the module's fork server
-
-
 @pytest.fixture(scope="module")
 def both() -> Iterator[tuple[Scripts, Scripts]]:
     """Scripts run as fresh Pythons, and forked from one fork server for the module's tests."""

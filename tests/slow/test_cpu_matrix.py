@@ -1,6 +1,8 @@
 """The real matrix, run on this machine through the CLI, exactly as users run it; asserts on its records."""
 
+import fcntl
 import json
+import pickle
 import subprocess
 from pathlib import Path
 
@@ -13,18 +15,24 @@ from harness.spec import STATUSES
 from tests.conftest import run_harness
 from tests.process.test_cpu_matrix import CPU_PATHS, MATRIX, read_results
 
-# one worker runs the module: its run (2-3 minutes on two cores) is made once, not once per worker
-pytestmark = [
-    pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run"),
-    pytest.mark.xdist_group("cpu_run"),
-]
+pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="the CPU-machine run")
 
 
 
 @pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    out = tmp_path_factory.mktemp("reports")
-    return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
+def cpu_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[subprocess.CompletedProcess, Path]:
+    """The run, made once for the session: under xdist the first worker to ask makes it and the others wait for it
+    (each worker made its own: the same 2-3 minutes twice on CI's two cores)."""
+    if worker_id == "master":
+        out = tmp_path_factory.mktemp("reports")
+        return run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500), out
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, beside each worker's own folder
+    out, made = shared / "cpu-run-reports", shared / "cpu-run.pickle"
+    with open(shared / "cpu-run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.exists():
+            made.write_bytes(pickle.dumps(run_harness("run", "--report-dir", str(out), "-n", "2", "-q", timeout=1500)))
+        return pickle.loads(made.read_bytes()), out
 
 def test_every_cell_has_a_record(cpu_run):
     done, out = cpu_run

@@ -38,8 +38,6 @@ def _tree(folder: Path) -> set[str]:
     return {str(path.relative_to(folder)) for path in folder.rglob("*")}
 
 
-pytestmark = pytest.mark.xdist_group("wheel")  # one worker builds and installs the wheel, once
-
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, set[str]]:
     """The wheel built (``pip wheel``) from a copy of the checkout's sources; what the build left in that copy."""
