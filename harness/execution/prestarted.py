@@ -45,8 +45,10 @@ def _top_modules(code: str) -> set[str]:
     names = set()
     for package, listed in IMPORT_LINE.findall(code):
         for name in [package] if package else listed.split("#")[0].split(","):
-            names.add(name.split()[0].split(".")[0] if name.split() else "")
-    return names - {""}
+            words = name.split()
+            if words:
+                names.add(words[0].split(".")[0])
+    return names
 
 
 class ScriptServer:

@@ -8,7 +8,6 @@ failed 115 s into the run waited 243 s behind shorter ones, and ran 188 s."""
 from __future__ import annotations
 
 import itertools
-import os
 import statistics
 import threading
 import time
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.execution.confirm import ScriptRun
+from harness.plugin.processes import host_cores
 
 IDLE_SAMPLE = 2.0  # seconds between two readings of the host's idle cores
 SPARE_CORES = 2.0  # idle cores that let one more script start beside the cells
@@ -79,7 +79,7 @@ class IdleCores:
         idle = now[0] - self.last[0]
         total = now[1] - self.last[1]
         self.last, self.taken = now, time.monotonic()
-        return (os.cpu_count() or 1) * idle / total if total > 0 else 0.0
+        return host_cores() * idle / total if total > 0 else 0.0
 
     def _read(self) -> tuple[int, int]:
         try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import os
 import random
 import threading
 import time
@@ -25,7 +24,7 @@ from harness.cell import timing as cell_timing
 from harness.cell.runner import run_cell
 from harness.plugin import options
 from harness.plugin import timing as phase
-from harness.plugin.processes import TIMING_INPUT, TIMING_OUTPUT, CellProcesses, processes_key
+from harness.plugin.processes import TIMING_INPUT, TIMING_OUTPUT, CellProcesses, host_cores, processes_key
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
 from harness.spec import CellSpec, Outcome, Timing, TimingMethod, TimingState
@@ -515,4 +514,4 @@ def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_pat
     assert cores() == 0.0  # no new sample yet
     stat.write_text("cpu  200 0 200 1400 0 0 0 0 0 0\n")
     cores.taken -= scriptqueue.IDLE_SAMPLE
-    assert cores() == pytest.approx((os.cpu_count() or 1) * 600 / 800)
+    assert cores() == pytest.approx(host_cores() * 600 / 800)
