@@ -1,6 +1,6 @@
-"""softmax-autotune_heuristics-flop_counter: a reproducer written by triton-torch-matrix.
-The harness recorded: blind at compare: flops: FlopCounterMode counted 0 for the op, the case declares 3905
-The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-flop_counter, sin-autotune_heuristics-flop_counter, silu-autotune_heuristics-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
+"""add-autotune_heuristics-flop_counter: a reproducer written by triton-torch-matrix.
+The harness recorded: blind at compare: flops: FlopCounterMode counted 0 for the op, the case declares 1
+The same failure in 8 more cell(s) of this style and path: sin-autotune_heuristics-flop_counter, silu-autotune_heuristics-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,66 +8,63 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch.utils.flop_counter import FlopCounterMode
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.add) ----
 
 import math
 import torch
 import triton
 import triton.language as tl
 
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-flops = lambda x: 5 * math.prod(x)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+flops = lambda x, y: math.prod(x)
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(softmax_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_kernel))
 
 
-def softmax(x):
-    return launch(kernel, x)
+def add(x, y):
+    return launch(kernel, x, y)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return softmax(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return reference(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: flop_counter ----
@@ -109,7 +106,7 @@ def main():
     def spy(*args):  # the case's formula over the shapes the op is called with
         nonlocal declared
         declared += flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
-        return reference(*args)
+        return torch.add(*args)
 
     with torch.no_grad():
         spy(*copied(inputs))
@@ -120,4 +117,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-autotune_heuristics-flop_counter passes here")
+    print("no failure: add-autotune_heuristics-flop_counter passes here")

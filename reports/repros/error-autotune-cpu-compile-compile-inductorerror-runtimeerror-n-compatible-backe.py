@@ -1,6 +1,6 @@
 """sin-autotune-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.
-The same failure in 4 more cell(s) of this style and path: silu-autotune-cpu_compile, add_inplace-autotune-cpu_compile, layernorm-autotune-cpu_compile, sin_triton_backward-autotune-cpu_compile.
+The same failure in 8 more cell(s) of this style and path: add-autotune-cpu_compile, silu-autotune-cpu_compile, softmax-autotune-cpu_compile, matmul-autotune-cpu_compile, add_inplace-autotune-cpu_compile, rmsnorm-autotune-cpu_compile, layernorm-autotune-cpu_compile, sin_triton_backward-autotune-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 

@@ -1,6 +1,6 @@
 """silu-raw_jit-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.
-The same failure in 2 more cell(s) of this style and path: add_inplace-raw_jit-cpu_compile, sin_triton_backward-raw_jit-cpu_compile.
+The same failure in 8 more cell(s) of this style and path: add-raw_jit-cpu_compile, sin-raw_jit-cpu_compile, softmax-raw_jit-cpu_compile, matmul-raw_jit-cpu_compile, add_inplace-raw_jit-cpu_compile, rmsnorm-raw_jit-cpu_compile, layernorm-raw_jit-cpu_compile, sin_triton_backward-raw_jit-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 

@@ -1,6 +1,6 @@
-"""softmax-autotune-cpu_compile: a reproducer written by triton-torch-matrix.
-The harness recorded: error at compile: SubprocException: An exception occurred in a subprocess:
-The same failure in 3 more cell(s) of this style and path: add-autotune-cpu_compile, matmul-autotune-cpu_compile, rmsnorm-autotune-cpu_compile.
+"""liger_swiglu-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
+The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-cpu_compile, liger_rms_norm_gemma-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_rope-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,68 +8,45 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.liger_swiglu) ----
 
 import torch
-import triton
-import triton.language as tl
+
+from liger_kernel.ops import LigerSiLUMulFunction
+
+HIDDEN = 256  # the normalized and activated width
 
 
-@triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
-    else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def launch(kernel, x, **meta):
-    out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
-    return out
+def silu_mul(gate, up):
+    return torch.nn.functional.silu(gate) * up
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-
-
-# ---- the style: autotune ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel)
-
-
-def softmax(x):
-    return launch(kernel, x, EVEN=False)
+# ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return softmax(x)
+    def forward(self, gate, up):
+        return LigerSiLUMulFunction.apply(gate, up)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return reference(x)
+    def forward(self, gate, up):
+        return silu_mul(gate, up)
 
 
 # ---- the path: cpu_compile ----
-DEVICE, SIZE, SEED = 'cpu', 67, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cpu', 3, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 graphs, backward_graphs = [], []
@@ -119,9 +96,11 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+    if breaks:
+        raise AssertionError(f"graph break: {breaks} graph break(s): a kernel ran outside the graph")
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-autotune-cpu_compile passes here")
+    print("no failure: liger_swiglu-as_shipped-cpu_compile passes here")
