@@ -168,7 +168,7 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
     )
     limits = (
         ("--max-slowdown", 0.05, "a passing cell's bandwidth-bound median time (beyond both runs' dispersions)"),
-        ("--max-memory-growth", 0.20, "its peak GPU memory"),
+        ("--max-memory-growth", 0.20, "the peak GPU memory of one warm call"),
     )
     for flag, default, what in limits:
         gate.add_argument(flag, type=fraction, default=default, help=f"fail when {what} grows more (default {default})")

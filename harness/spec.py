@@ -303,7 +303,10 @@ class Timing:
     gives its ``size``. ``method``: how the device time was measured: at the cell's own size, the durations of the
     GPU activities (kernels, copies, memsets) each call ran, from the profiler (``kernels``, how many each call ran,
     median; ``kernel_names``, those of one call, shortened), or CUDA events around each call where the profiler
-    could not be used (``fallback`` says why); at the bandwidth size, CUDA events."""
+    could not be used (``fallback`` says why); at the bandwidth size, CUDA events. ``call_mb``: the GPU memory one
+    warm call allocates at its peak above what was allocated before it (MiB): what the gate compares, where the
+    cell's own peak (``Measurements.gpu_peak_mb``) counts the benchmarking buffers only the cell that autotuned a
+    kernel first allocated."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)
@@ -321,6 +324,7 @@ class Timing:
     kernels: int | None = field(default=None, metadata=OMIT)  # GPU activities per call (median; method kernels)
     kernel_names: tuple[str, ...] = field(default=(), metadata=OMIT)  # those of one call, in launch order
     fallback: str | None = field(default=None, metadata=OMIT)  # why the profiler was not used (method events)
+    call_mb: float | None = field(default=None, metadata=OMIT)  # one warm call's peak GPU memory above before it
     bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod

@@ -179,7 +179,8 @@ def fake_config(tmp_path: Path, cells: tuple[CellSpec, ...], workerid: str | Non
 class FakeTimer:
     """Device seconds from a list (cycled), host seconds fixed; each timed call is made, as a real timer's is, and
     each device sample's cover kept (``covers``). ``kernels``: each profiled call's GPU activities (name, seconds),
-    cycled; ``profiler``: what the profiler raises instead (None: it works)."""
+    cycled; ``profiler``: what the profiler raises instead (None: it works); ``memory``: the bytes a call allocates
+    at its peak."""
 
     def __init__(
         self,
@@ -187,8 +188,9 @@ class FakeTimer:
         host: float = 2e-6,
         kernels: list[list[tuple[str, float]]] | None = None,
         profiler: Exception | None = None,
+        memory: int = 3 * 2**20,
     ) -> None:
-        self.device, self.host, self.calls, self.covers = device, host, 0, []
+        self.device, self.host, self.calls, self.covers, self.memory = device, host, 0, [], memory
         self.kernels = kernels if kernels is not None else [[("add_k", 1e-6)], [("add_k", 1.25e-6)], [("add_k", 2e-6)]]
         self.profiler, self.profiled = profiler, 0
 
@@ -218,6 +220,10 @@ class FakeTimer:
 
     def copy_gbps(self) -> float | None:
         return 3000.0
+
+    def call_bytes(self, call: Callable[[], object]) -> int:
+        call()
+        return self.memory
 
 
 def without_cost(timing: Timing | None) -> Timing | None:

@@ -78,6 +78,8 @@ class DeviceTimer(Protocol):
 
     def copy_gbps(self) -> float | None: ...  # the device's copy bandwidth (read + write), GB/s
 
+    def call_bytes(self, call: Callable[[], object]) -> int: ...  # one call's peak of allocated device memory
+
 
 class CudaTimer:
     """The GPU's activities per call from the profiler, or CUDA events around each call, the L2 cache flushed before
@@ -134,6 +136,16 @@ class CudaTimer:
 
     def synchronize(self) -> None:
         torch.cuda.synchronize()
+
+    def call_bytes(self, call: Callable[[], object]) -> int:
+        """The device memory one call allocates at its peak above what was allocated before it (its output and
+        workspace: the caching allocator's bytes allocated, not those it reserved)."""
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        call()
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - before
 
     def copy_gbps(self) -> float | None:
         source = torch.empty(COPY_BYTES, dtype=torch.int8, device="cuda")
@@ -449,23 +461,25 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
 
 
 def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, kernels: bool = False) -> Timing:
-    """``WARMUP`` calls, then up to ``HOST_SAMPLES`` host samples, then the device time of up to ``SAMPLES`` calls
-    (fewer for a slow artifact: each kind within ``SAMPLING_BUDGET_S``): with ``kernels``, the sum of each call's
-    GPU activities' durations (``by_kernels``), else, or where the profiler cannot be used, CUDA events around each
-    call behind a cover of ``cover_for`` the host samples."""
+    """``WARMUP`` calls, one more for its peak GPU memory (``call_mb``), then up to ``HOST_SAMPLES`` host samples,
+    then the device time of up to ``SAMPLES`` calls (fewer for a slow artifact: each kind within
+    ``SAMPLING_BUDGET_S``): with ``kernels``, the sum of each call's GPU activities' durations (``by_kernels``), else,
+    or where the profiler cannot be used, CUDA events around each call behind a cover of ``cover_for`` the host
+    samples."""
     began = time.perf_counter()
     fallback = None
     try:
         for _ in range(WARMUP):
             call()
         timer.synchronize()
+        call_mb = round(timer.call_bytes(call) / 2**20, 1)
         sampling = time.perf_counter()
         host = repeat(lambda: host_sample(call, timer), HOST_SAMPLES)
         if kernels:
             each = (time.perf_counter() - sampling) / len(host)  # a call's wall time, the GPU waited for after it
             timing = by_kernels(call, timer, fitting(each, SAMPLES), host, moved)
             if isinstance(timing, Timing):
-                return dataclasses.replace(timing, cost_s=round(time.perf_counter() - began, 3))
+                return dataclasses.replace(timing, cost_s=round(time.perf_counter() - began, 3), call_mb=call_mb)
             fallback = timing
         cover = cover_for(host)
         device = repeat(lambda: timer.device_seconds(call, cover), SAMPLES)
@@ -475,7 +489,7 @@ def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, ke
     if timing.median_us == 0:  # events with nothing between them: no time a reader could compare
         return Timing.not_timed("no GPU time between its CUDA events: the call ran no GPU work")
     cost = round(time.perf_counter() - began, 3)
-    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback)
+    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback, call_mb=call_mb)
 
 
 def by_kernels(

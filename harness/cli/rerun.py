@@ -26,9 +26,12 @@ from harness.report.speedgate import (
     BANDWIDTH_TIME,
     LAUNCH_TIME,
     MEASURES,
+    MEMORIES,
+    MEMORY_SHOWN,
     Limits,
     Slowdown,
     measured_apart,
+    memory,
     more,
     regime,
     time_change,
@@ -107,13 +110,17 @@ def _measured_again(slow: Slowdown, before: Record, current: Record, again: Reco
             return slow
         excused = time_change(was, timing, limits.time_limit(slow.what)) is None
         return dataclasses.replace(slow, retimed=timing.text, excused=excused)
+    if slow.what in MEMORIES:
+        measured = regime(again.timing, MEMORIES[slow.what])
+        if measured is None or measured.call_mb is None:
+            return slow
+        still = [s for s in memory(before, again, limits) if s.what == slow.what]
+        return dataclasses.replace(slow, retimed=MEMORY_SHOWN.format(measured.call_mb), excused=not still)
     name, shown = next((name, shown) for name, (what, shown) in MEASURES.items() if what == slow.what)
     value = getattr(again.measurements, name, None)
     if value is None:
         return slow
     still = [s for s in more(before, again, limits) if s.what == slow.what]
-    if name == "gpu_peak_mb":
-        return dataclasses.replace(slow, retimed=shown.format(value), excused=not still)
     now = getattr(current.measurements, name)
     noise = abs(value / now - 1) if now else 0.0  # two measurements of one commit: how far they lie apart
     return dataclasses.replace(slow, retimed=shown.format(value), excused=not still or noise >= slow.change)

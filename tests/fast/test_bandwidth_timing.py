@@ -47,7 +47,7 @@ def test_a_case_with_a_bandwidth_size_is_timed_at_both_sizes_where_the_artifact_
     assert eager.timed and eager.bytes_moved == 2 * 3001 * 4 and eager.size is None  # the launch-bound size
     assert without_cost(eager.bandwidth) == Timing(
         TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=cell_timing.SAMPLES,
-        host_us=2.0, bytes_moved=2 * SIZE * 4, size=SIZE, cover_us=54.0,
+        host_us=2.0, bytes_moved=2 * SIZE * 4, size=SIZE, cover_us=54.0, call_mb=3.0,
     )  # fmt: skip
     assert eager.bandwidth.cost_s > 0
     assert timings["bwsin-control-compile"].bandwidth.timed and timings["bwsin-control-train_eager"].bandwidth.timed

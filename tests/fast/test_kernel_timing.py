@@ -45,11 +45,12 @@ def test_the_launch_bound_device_time_is_the_median_of_each_call_s_kernel_durati
     timing = sample(lambda: None, 24, timer, kernels=True)
     assert without_cost(timing) == Timing(
         TimingState.TIMED, median_us=1.6, iqr_us=0.2, dispersion=0.125, samples=30, host_us=2.0, bytes_moved=24,
-        method=TimingMethod.KERNELS, kernels=2, kernel_names=("add_k", "Memset (Device)"),
+        method=TimingMethod.KERNELS, kernels=2, kernel_names=("add_k", "Memset (Device)"), call_mb=3.0,
     )  # fmt: skip
     assert timing.cost_s is not None and timer.covers == [] and timer.profiled == 30
-    events = sample(lambda: None, 24, timer)  # the bandwidth regime's method: CUDA events behind a cover
+    events = sample(lambda: None, 24, FakeTimer([10e-6], memory=5 * 2**20 + 2**19))  # CUDA events behind a cover
     assert (events.median_us, events.method, events.kernels, events.cover_us) == (10.0, TimingMethod.EVENTS, None, 54.0)
+    assert events.call_mb == 5.5  # one warm call's peak of GPU memory, in either method
 
 
 def timeline(calls: list[list[tuple[str, int]]], flush: list[str] = ("Memset (Device)",)) -> list[Activity]:
@@ -170,6 +171,9 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
     monkeypatch.setattr(cell_timing, "profile", fake.profile)
     monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: fake.run(SPIN, 700))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 2**30)  # held before a call: its inputs
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: None)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 2**30 + 2 * 2**20)  # its output, workspace
     monkeypatch.setattr(cell_timing, "SAMPLING_BUDGET_S", 1e6)
     return fake
 
@@ -188,6 +192,7 @@ def test_the_cuda_timer_profiles_flush_marker_call_marker_in_one_session(gpu: Fa
     timing = sample(gpu.call, None, cuda_timer(gpu), kernels=True)
     assert (timing.median_us, timing.samples, timing.method, timing.kernels) == (2.88, 30, TimingMethod.KERNELS, 2)
     assert timing.kernel_names == ("at::native::multi_tensor_apply_kernel", "add_k") and len(gpu.sessions) == 2
+    assert timing.call_mb == 2.0  # the call's peak above what was allocated before it
 
 
 def test_names_are_shortened_for_a_person():
@@ -232,7 +237,7 @@ def test_where_the_profiler_cannot_be_used_the_events_method_times_the_cell_and_
     timing = sample(lambda: None, 24, timer, kernels=True)
     assert without_cost(timing) == Timing(
         TimingState.TIMED, median_us=10.5, iqr_us=1.0, dispersion=0.0952, samples=30, host_us=2.0, bytes_moved=24,
-        cover_us=54.0, fallback=why,
+        cover_us=54.0, fallback=why, call_mb=3.0,
     )  # fmt: skip
     assert timing.method is TimingMethod.EVENTS and len(timer.covers) == 30
 

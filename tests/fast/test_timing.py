@@ -115,7 +115,7 @@ def test_a_passing_cell_keeps_the_artifact_it_checked_and_the_phase_times_it(fak
     samples = cell_timing.SAMPLES
     assert without_cost(timings["sin-control-eager"]) == Timing(
         TimingState.TIMED, median_us=1.25, iqr_us=1.0, dispersion=0.8, samples=samples, host_us=2.0,
-        bytes_moved=24008, method=TimingMethod.KERNELS, kernels=1, kernel_names=("add_k",),
+        bytes_moved=24008, method=TimingMethod.KERNELS, kernels=1, kernel_names=("add_k",), call_mb=3.0,
     )  # fmt: skip
     assert fake_timer.covers == [] and fake_timer.profiled == len(paths) * samples  # by its kernels, not by events
     assert timings["sin-control-dynamic"].reason == "its artifact was not in the cell process at the timing phase"
