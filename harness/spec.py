@@ -131,6 +131,21 @@ SEVERITY = tuple(sorted((status for status in Status if status.rule.severity), k
 # repro script that shows one reproduces a faulting cell
 CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
 
+IN_A_SUBPROCESS = "SubprocException: An exception occurred in a subprocess:"  # Inductor's compile pool's wrapper
+
+
+def own_words(message: str) -> str:
+    """An error as its own raiser said it: Inductor's compile pool wraps a kernel's compile error in
+    "SubprocException: An exception occurred in a subprocess: ... Traceback ..." where the same compile in-process
+    says "RuntimeError: ..." (whether the pool had started decides which): the exception line of the wrapped
+    traceback and what follows it."""
+    if not message.startswith(IN_A_SUBPROCESS):
+        return message
+    lines = message.splitlines()
+    starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
+    after = [index for index in range(starts[-1] + 1, len(lines)) if lines[index][:1].strip()] if starts else []
+    return "\n".join(lines[after[0] :]).strip() if after else message
+
 
 class CellId(NamedTuple):
     """A cell's id, ``case-style-path``: formatted and parsed here only. Case, style and path ids hold letters,

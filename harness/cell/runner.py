@@ -28,9 +28,18 @@ from harness.kernel.compare import Mismatch, dtype_name
 from harness.kernel.compat import forget_interpreted_kernels, store_autotuning
 from harness.kernel.interpreter import interpreter_fault, triton_interpreted
 from harness.kernel.styles import CONTROL, NotApplicable, Wrapped, build_style
-from harness.spec import CUDA_FAULT_MARKERS, TIMED_PATHS, CellSpec, Outcome, RunLocations, Stage, Status, Timing
+from harness.spec import (
+    CUDA_FAULT_MARKERS,
+    TIMED_PATHS,
+    CellSpec,
+    Outcome,
+    RunLocations,
+    Stage,
+    Status,
+    Timing,
+    own_words,
+)
 
-IN_A_SUBPROCESS = "SubprocException: An exception occurred in a subprocess:"  # Inductor's compile pool's wrapper
 FRESH_AUTOTUNE_TAG = "harness-fresh-autotune"  # torch.compiler.config.cache_key_tag's start (``cache_tag``)
 
 
@@ -298,19 +307,6 @@ def classify(error: BaseException, stage: str) -> Outcome:
         cuda_fault=any(marker in said for marker in CUDA_FAULT_MARKERS)
         or isinstance(error, torch.cuda.OutOfMemoryError),
     )
-
-
-def own_words(message: str) -> str:
-    """An error as its own raiser said it: Inductor's compile pool wraps a kernel's compile error in
-    "SubprocException: An exception occurred in a subprocess: ... Traceback ..." where the same compile in-process
-    says "RuntimeError: ..." (whether the pool had started decides which): the exception line of the wrapped
-    traceback and what follows it."""
-    if not message.startswith(IN_A_SUBPROCESS):
-        return message
-    lines = message.splitlines()
-    starts = [index for index, line in enumerate(lines) if line.startswith("Traceback (most recent call last)")]
-    after = [index for index in range(starts[-1] + 1, len(lines)) if lines[index][:1].strip()] if starts else []
-    return "\n".join(lines[after[0] :]).strip() if after else message
 
 
 def _refine_stage(error: BaseException, stage: str) -> str:

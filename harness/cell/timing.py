@@ -42,7 +42,7 @@ from torch.profiler import ProfilerActivity, profile
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingMethod, TimingState
+from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingMethod, TimingState, own_words
 from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
@@ -386,7 +386,7 @@ def check_at(at: AtSize) -> None:
         first = (str(error).strip().splitlines() or [""])[0][:200]
         at.failed = f"{NOT_AT} {at.size}: its output there differs from the reference ({first})"
     except Exception as error:  # the artifact of a passing cell: recorded, not raised
-        at.failed = f"{NOT_AT} {at.size}: its call there failed: {type(error).__name__}: {str(error).strip()[:200]}"
+        at.failed = f"{NOT_AT} {at.size}: its call there failed: {in_own_words(error)}"
 
 
 def warm_kept() -> None:
@@ -404,7 +404,7 @@ def warm_kept() -> None:
         try:
             kept.call()
         except Exception as error:  # the artifact of a cell that passed: recorded, not raised
-            kept.failed = f"its warm-up call failed: {type(error).__name__}: {str(error).strip()[:200]}"
+            kept.failed = f"its warm-up call failed: {in_own_words(error)}"
             continue
         at = kept.bandwidth
         if isinstance(at, AtSize) and not at.failed:
@@ -412,7 +412,7 @@ def warm_kept() -> None:
                 with static_shapes():
                     at.call(made_at(at))()
             except Exception as error:  # recorded, not raised
-                why = f"{type(error).__name__}: {str(error).strip()[:200]}"
+                why = in_own_words(error)
                 at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {why}"
 
 
@@ -425,6 +425,14 @@ def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | N
     KEPT.clear()
     MADE.clear()
     return timings, timer.copy_gbps()
+
+
+def in_own_words(error: BaseException) -> str:
+    """``Type: message`` of an error a timing records, at most 200 characters of its message; one Inductor's compile
+    pool wrapped, by the wrapped exception's own line (``own_words``), as the cell's record says it."""
+    said = str(error).strip()
+    own = own_words(said)
+    return own[:200] if own != said else f"{type(error).__name__}: {said[:200]}"
 
 
 def lost() -> Timing:
@@ -455,7 +463,7 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
             inputs = made_at(at)
             call, moved = at.call(inputs), at.bytes_moved(inputs)
         except Exception as error:
-            why = f"{NOT_AT} {at.size}: making its inputs failed: {type(error).__name__}: {str(error)[:200]}"
+            why = f"{NOT_AT} {at.size}: making its inputs failed: {in_own_words(error)}"
             return dataclasses.replace(Timing.not_timed(why), size=at.size)
         return dataclasses.replace(sample(call, moved, timer), size=at.size)
 
@@ -484,7 +492,7 @@ def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, ke
         cover = cover_for(host)
         device = repeat(lambda: timer.device_seconds(call, cover), SAMPLES)
     except Exception as error:  # a passing artifact failing now: recorded, not raised
-        return Timing.not_timed(f"it failed while timed: {type(error).__name__}: {str(error).strip()[:200]}")
+        return Timing.not_timed(f"it failed while timed: {in_own_words(error)}")
     timing = summarize(device, host, moved)
     if timing.median_us == 0:  # events with nothing between them: no time a reader could compare
         return Timing.not_timed("no GPU time between its CUDA events: the call ran no GPU work")
@@ -502,7 +510,7 @@ def by_kernels(
     try:
         calls = timer.kernel_samples(call, count)
     except Exception as error:  # the profiler, or a call under it: the events method finds out which
-        return f"the profiler could not be used: {type(error).__name__}: {str(error).strip()[:200]}"
+        return f"the profiler could not be used: {in_own_words(error)}"
     if len(calls) != count:
         return f"the profiler gave {len(calls)} calls for {count}"
     counts = [len(one) for one in calls]

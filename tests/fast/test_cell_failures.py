@@ -8,6 +8,7 @@ import torch
 
 from harness.case import load_cases
 from harness.cell.runner import CUDA_FAULT_MARKERS, classify, run_cell
+from harness.cell.timing import in_own_words
 from harness.records.record import Record
 from harness.records.results import memory_by_process
 from harness.records.reuse import reusable
@@ -140,3 +141,16 @@ def test_a_compile_error_inductors_pool_wrapped_is_recorded_as_its_own_words():
     assert classify(RuntimeError("SubprocException: An exception occurred in a subprocess:"), "run").error.startswith(
         "SubprocException"
     )
+
+
+def test_a_timing_records_a_pool_wrapped_error_in_its_own_words_too():
+    """The chart's "not timed" reasons said "InductorError: SubprocException: An exception occurred in a
+    subprocess: Name=silu_kernel Traceback ..." for a warm-up call whose compile the pool wrapped."""
+    wrapped = (
+        "SubprocException: An exception occurred in a subprocess:\n\nName=silu_kernel\n"
+        "Traceback (most recent call last):\n  File \"compile_tasks.py\", line 68, in _worker_compile_triton\n"
+        "ValueError: pointer argument at 0 cannot be accessed from Triton (cpu tensor?)\n"
+    )
+    said = in_own_words(RuntimeError(wrapped))
+    assert said == "ValueError: pointer argument at 0 cannot be accessed from Triton (cpu tensor?)"
+    assert in_own_words(KeyError("x" * 300)) == "KeyError: '" + "x" * 199

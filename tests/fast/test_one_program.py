@@ -32,8 +32,8 @@ MATRIX = load_matrix(REPO / "matrix.toml")
 # what runs a cell and observes it from outside its program: the runner, the bundler that computes the program's
 # digest, the build cache's dispatch to the style's functions (and the op name it gives, which a script writes as
 # a literal) and its check that this torch has the style's API, the kept call for the timing phase (and its
-# bandwidth-size regime), and what the runner asks or sets (Triton's autotuning store, the interpreter's rewritten
-# kernels) before it runs the program
+# bandwidth-size regime), the error's own words the record keeps, and what the runner asks or sets (Triton's
+# autotuning store, the interpreter's rewritten kernels) before it runs the program
 OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle", "harness.cell.bandwidth", "harness.cell.autotuners")
 OUTSIDE = {
     "harness.cell.program.program",
@@ -53,6 +53,7 @@ OUTSIDE = {
     "harness.spec.CellSpec",
     "harness.spec.CellId",
     "harness.spec.Outcome",
+    "harness.spec.own_words",
     "harness.kernel.interpreter.interpreter_fault",
 }
 STYLES = [style for style in KNOWN_STYLES if style != AS_SHIPPED]
