@@ -1,6 +1,6 @@
-"""rmsnorm-autotune_heuristics-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""softmax-autotune_heuristics-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, pleas
-The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-aoti_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-autotune_heuristics-aoti_nonstrict, softmax-autotune_heuristics-aoti_nonstrict, matmul-autotune_heuristics-aoti_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-aoti_nonstrict, sin-autotune_heuristics-aoti_nonstrict, silu-autotune_heuristics-aoti_nonstrict, matmul-autotune_heuristics-aoti_nonstrict, add_inplace-autotune_heuristics-aoti_nonstrict, rmsnorm-autotune_heuristics-aoti_nonstrict, layernorm-autotune_heuristics-aoti_nonstrict, sin_triton_backward-autotune_heuristics-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,78 +9,64 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.rmsnorm) ----
+# ---- the case's own code (cases.softmax) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS = 1000
-
 
 @triton.jit
-def rmsnorm_kernel(
-    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
-):
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     row = tl.program_id(axis=0)
     cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
-        w = tl.load(w_ptr + cols).to(tl.float32)
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    tl.store(rstd_ptr + row, rstd)
-    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
     if EVEN:
-        tl.store(y_ptr + row * y_row_stride + cols, y)
+        tl.store(out_ptr + row * stride + cols, out)
     else:
-        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
-def launch(kernel, x, weight, eps, **meta):
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
     n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    block = triton.next_power_of_2(n_cols)
-    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
-    return y, rstd
-
-
-def reference(x, weight, eps):
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
-    return x * rstd[:, None] * weight, rstd
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    return out
 
 
 def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, N_COLS, generator=gen)
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x.to(device), weight.to(device), 1e-6
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
+reference = lambda x: torch.softmax(x, dim=-1)
 CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
 KEY = ["n_cols"]
 HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(rmsnorm_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(softmax_kernel))
 
 
-def rmsnorm(x, weight, eps):
-    return launch(kernel, x, weight, eps)
+def softmax(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return rmsnorm(x, weight, eps)
+    def forward(self, x):
+        return softmax(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return reference(x, weight, eps)
+    def forward(self, x):
+        return reference(x)
 
 
 # ---- the path: aoti_nonstrict ----
@@ -122,4 +108,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: rmsnorm-autotune_heuristics-aoti_nonstrict passes here")
+    print("no failure: softmax-autotune_heuristics-aoti_nonstrict passes here")
