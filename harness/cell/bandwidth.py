@@ -11,7 +11,8 @@ import torch
 from harness.case import Inputs, as_tuple, copy_inputs
 from harness.cell.paths.training import training_step
 from harness.cell.timing import NOT_AT, AtSize, bytes_moved, inference_call
-from harness.spec import BOUNDED_PATHS, RESIZED_PATHS
+from harness.kernel.compare import FLOATING, Mismatch, within_reference_error
+from harness.spec import BOUNDED_PATHS, CUDA_FAULT_MARKERS, RESIZED_PATHS
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
@@ -59,15 +60,38 @@ def _infer_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:
 
 def _train_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:
     """A training step's outputs and input gradients at ``size`` against the reference's, the same output grads
-    given to both."""
-    out, grads = _step(model, _leaves(cell, inputs))
+    given to both. A floating gradient outside the tolerance passes when it is about as close to the reference
+    run in float64 as the reference is (``within_reference_error``, float32 included: a weight's gradient summed
+    over 16384 rows in another order than PyTorch's differs from it by more than float32's fixed tolerance)."""
+    out, grads, _ = _step(model, _leaves(cell, inputs))
     with cell.own("reference", size, 0):
-        expected, expected_grads = _step(cell.reference_model(), _leaves(cell, inputs))
+        expected, expected_grads, out_grads = _step(cell.reference_model(), _leaves(cell, inputs))
     cell.synchronize()
     cell.compare(f"output at the bandwidth size {size}", out, expected)
-    for name, grad, want in zip(cell.case.arg_names, grads, expected_grads, strict=False):
-        if grad is not None and want is not None:
+    exact: list[Any] = []  # the reference's gradients in float64, computed at the first mismatch
+    for index, (name, grad, want) in enumerate(zip(cell.case.arg_names, grads, expected_grads, strict=False)):
+        if grad is None or want is None:
+            continue
+        try:
             cell.compare(f"gradient of {name} at the bandwidth size {size}", grad, want)
+        except Mismatch:
+            exact = exact or _exact_grads(cell, inputs, out_grads, size)
+            anchor = exact[index] if index < len(exact) else None
+            if anchor is None or not within_reference_error(grad, want, anchor, cell.tolerance.atol, FLOATING):
+                raise
+
+
+def _exact_grads(cell: Cell, inputs: Inputs, out_grads: list[Any], size: int) -> list[Any]:
+    """The reference's input gradients with its floating inputs and its output grads (``out_grads``) in float64
+    (none where it cannot run so: the plain tolerance decides)."""
+    wide = tuple(v.detach().double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v for v in inputs)
+    try:
+        with cell.own("reference", size, 0):
+            return _step(cell.reference_model().double(), _leaves(cell, wide), [g.double() for g in out_grads])[1]
+    except Exception as error:  # a reference that needs its own dtype; a GPU fault is not one
+        if isinstance(error, torch.cuda.OutOfMemoryError) or any(m in str(error) for m in CUDA_FAULT_MARKERS):
+            raise
+        return []
 
 
 def _leaves(cell: Cell, inputs: Inputs) -> Inputs:
@@ -82,11 +106,14 @@ def _leaf(cell: Cell, index: int, value: Any) -> Any:
     return copy_inputs((value,))[0].requires_grad_(cell.case.takes_grad(index, value))
 
 
-def _step(model: Any, inputs: Inputs) -> tuple[Any, list[Any]]:
+def _step(model: Any, inputs: Inputs, out_grads: list[Any] | None = None) -> tuple[Any, list[Any], list[Any]]:
+    """One training step: the outputs, the inputs' gradients and the output grads given (``out_grads``, else drawn
+    from a generator seeded 0, one per output that requires grad)."""
     outs = as_tuple(model(*inputs))
     live = [out for out in outs if isinstance(out, torch.Tensor) and out.requires_grad]
-    generator = torch.Generator(device=live[0].device).manual_seed(0) if live else None
-    grads = [torch.randn(out.shape, generator=generator, dtype=out.dtype, device=out.device) for out in live]
-    torch.autograd.backward(live, grads)
+    if out_grads is None:
+        generator = torch.Generator(device=live[0].device).manual_seed(0) if live else None
+        out_grads = [torch.randn(out.shape, generator=generator, dtype=out.dtype, device=out.device) for out in live]
+    torch.autograd.backward(live, out_grads)
     detached = tuple(out.detach() if isinstance(out, torch.Tensor) else out for out in outs)
-    return detached, [value.grad if isinstance(value, torch.Tensor) else None for value in inputs]
+    return detached, [value.grad if isinstance(value, torch.Tensor) else None for value in inputs], out_grads
