@@ -321,7 +321,8 @@ class Timing:
     could not be used (``fallback`` says why); at the bandwidth size, CUDA events. ``call_mb``: the GPU memory one
     warm call allocates at its peak above what was allocated before it (MiB): what the gate compares, where the
     cell's own peak (``Measurements.gpu_peak_mb``) counts the benchmarking buffers only the cell that autotuned a
-    kernel first allocated."""
+    kernel first allocated. ``picked``: the config each of its style's Triton autotuners had picked, per key, when
+    the cell ended (``kernel (key): config``): the ones timed."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)
@@ -340,6 +341,7 @@ class Timing:
     kernel_names: tuple[str, ...] = field(default=(), metadata=OMIT)  # those of one call, in launch order
     fallback: str | None = field(default=None, metadata=OMIT)  # why the profiler was not used (method events)
     call_mb: float | None = field(default=None, metadata=OMIT)  # one warm call's peak GPU memory above before it
+    picked: tuple[str, ...] = field(default=(), metadata=OMIT)  # the configs its Triton autotuners had picked
     bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod

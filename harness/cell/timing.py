@@ -445,10 +445,22 @@ def measure(kept: Kept, timer: DeviceTimer) -> Timing:
     if kept.failed:
         return Timing.not_timed(kept.failed)
     kept.restore()
-    timing = sample(kept.call, kept.bytes_moved, timer, kernels=True)
+    timing = dataclasses.replace(sample(kept.call, kept.bytes_moved, timer, kernels=True), picked=picked(kept))
     if kept.bandwidth is None:
         return timing
     return dataclasses.replace(timing, bandwidth=at_bandwidth(kept.bandwidth, timer))
+
+
+def picked(kept: Kept) -> tuple[str, ...]:
+    """The config each of the style's Triton autotuners had picked for each key when the cell ended (the ones
+    timed), as ``kernel (key): config``, sorted."""
+    return tuple(
+        sorted(
+            f"{getattr(getattr(tuner, 'base_fn', None), '__name__', type(tuner).__name__)} {tuple(key)}: {config}"
+            for tuner, configs in kept.configs
+            for key, config in configs.items()
+        )
+    )
 
 
 def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:

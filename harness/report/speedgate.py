@@ -74,6 +74,7 @@ class Slowdown:
     retimed: str | None = None  # its time when the gate timed it again here (harness/cli/rerun.py)
     excused: bool = False  # ... no longer slower then: shown, not failing
     reported: bool = False  # a launch-bound time while those are not gated: shown, not failing
+    picks: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # a time's autotuner picks, where they differ
 
 
 def regime(timing: Timing | None, what: str) -> Timing | None:
@@ -159,8 +160,15 @@ def _time(before: Record, after: Record, limits: Limits) -> list[Slowdown]:
         if change is not None:
             assert was is not None and now is not None
             reported = what == LAUNCH_TIME and limits.launch is None
-            found.append(Slowdown(before.id, what, was.text, now.text, change, reported=reported))
+            picks = _picks(before.timing, after.timing)
+            found.append(Slowdown(before.id, what, was.text, now.text, change, reported=reported, picks=picks))
     return found
+
+
+def _picks(before: Timing | None, after: Timing | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The configs the style's autotuners picked in each run, where both runs recorded them and they differ."""
+    was, now = (() if timing is None else timing.picked for timing in (before, after))
+    return (was, now) if was and now and was != now else None
 
 
 def measured_apart(was: Timing, now: Timing) -> bool:
@@ -269,8 +277,22 @@ def render(found: list[Slowdown], limits: Limits) -> list[str]:
         if kind == "reported":
             out += [f"## {REPORTED}", "", *details(f"{len(rows)} measurements slower, not gated", [text])]
         else:
-            out += [f"## {heading}", "", text, ""]
+            out += [f"## {heading}", "", text, "", *_other_picks(rows)]
     return out
+
+
+def _other_picks(rows: list[Slowdown]) -> list[str]:
+    """The slower cells whose autotuners picked other configs than in the baseline: the kernel may be no slower,
+    its autotuner's benchmark having chosen otherwise (they choose at the case's first size, where configs tie)."""
+    picked = [s for s in rows if s.picks]
+    if not picked:
+        return []
+    lines = [f"{len(picked)} of them ran configs their autotuners picked otherwise than in the baseline:", ""]
+    for slow in picked:
+        assert slow.picks is not None
+        was, now = slow.picks
+        lines.append(f"- `{slow.id}`: {'; '.join(now)} (baseline: {'; '.join(was)})")
+    return [*lines, ""]
 
 
 def _kind(slow: Slowdown) -> str:

@@ -50,8 +50,9 @@ def test_a_kept_artifact_is_warmed_and_timed_with_the_configs_its_cell_picked(fa
     tuner.cache[(3001, "torch.float32")] = other
     cell_timing.warm_kept()
     tuner.cache[(3001, "torch.float32")] = other  # another artifact of the style warmed in between
-    cell_timing.time_kept(["add-autotune-eager"], "cuda")
+    timings, _ = cell_timing.time_kept(["add-autotune-eager"], "cuda")
     assert seen and all(cache == {(3001, "torch.float32"): picked} for cache in seen)
+    assert timings["add-autotune-eager"].picked == (f"add_kernel (3001, 'torch.float32'): {picked}",)  # in its record
 
 
 def test_a_kept_compiled_artifact_is_warmed_from_its_own_cells_graph(

@@ -30,10 +30,11 @@ def timed(
     bandwidth: Timing | None = None,
     method: TimingMethod = TimingMethod.EVENTS,
     call_mb: float | None = None,
+    picked: tuple[str, ...] = (),
 ) -> Timing:
     return Timing(
         TimingState.TIMED, median_us=median, iqr_us=median * dispersion, dispersion=dispersion, samples=30,
-        bandwidth=bandwidth, method=method, call_mb=call_mb,
+        bandwidth=bandwidth, method=method, call_mb=call_mb, picked=picked,
     )  # fmt: skip
 
 
@@ -45,17 +46,20 @@ def run(
     launch: dict[str, float] | None = None,
     method: TimingMethod = TimingMethod.EVENTS,
     call_mb: tuple[float, float] | None = None,
+    picked: dict[str, tuple[str, ...]] | None = None,
     **measured,
 ) -> Path:
     """A results file of ``CELLS``, all passing, each with its bandwidth-bound median (µs; None: not timed at a
     bandwidth size), its launch-bound one (``launch``, default ``LAUNCH_US``, measured by ``method``), a warm call's
-    GPU memory at each size (``call_mb``: bandwidth-bound, launch-bound) and ``measured`` measurements."""
+    GPU memory at each size (``call_mb``: bandwidth-bound, launch-bound), its autotuners' picks (``picked``) and
+    ``measured`` measurements."""
     cells = []
     memory = call_mb or (None, None)
     for cell in CELLS:
         name = "-".join(cell)
         bandwidth = timed(medians[name], dispersion, call_mb=memory[0]) if medians.get(name) is not None else None
-        timing = timed((launch or {}).get(name, LAUNCH_US), 0.01, bandwidth, method, call_mb=memory[1])
+        picks = (picked or {}).get(name, ())
+        timing = timed((launch or {}).get(name, LAUNCH_US), 0.01, bandwidth, method, call_mb=memory[1], picked=picks)
         cells.append(make_record(*cell, status="pass", timing=timing, measurements=Measurements(**measured)))
     return results_file(path, cells, **(env or {}))
 
@@ -314,3 +318,21 @@ def test_compile_times_from_a_cold_and_a_warm_cache_are_not_compared(tmp_path: P
                                               compile_seconds=18.0), "--rerun", "0",
                       "--max-compile-slowdown", "0.15")  # fmt: skip
     assert code == 1 and "compile time" in text
+
+
+def test_a_slower_cell_whose_autotuner_picked_another_config_says_so(tmp_path: Path):
+    """Autotuned kernels pick their config by a benchmark at the case's first size, where configs tie: between two
+    cold runs of one commit a softmax read 54.7 or 66.0 µs at its bandwidth size. The gate still fails the cell, and
+    names the configs each run timed, so that a reader tells a pick from a slower kernel."""
+    was, now = (
+        ("softmax_kernel (1000, 'torch.float32'): num_warps: 4",),
+        ("softmax_kernel (1000, 'torch.float32'): num_warps: 8",),
+    )
+    baseline = run(tmp_path / "old.json", BASE, picked={"add-triton_op-eager": was, "sin-raw_jit-aoti_strict": was})
+    slow = {**BASE, "add-triton_op-eager": 48.0, "sin-raw_jit-aoti_strict": 1100.0}
+    current = run(tmp_path / "new.json", slow, picked={"add-triton_op-eager": now, "sin-raw_jit-aoti_strict": was})
+    code, text = gate(tmp_path, baseline, current, "--rerun", "0")
+    assert code == 1 and "2 slower" in text
+    assert "1 of them ran configs their autotuners picked otherwise than in the baseline:" in text
+    assert f"- `add-triton_op-eager`: {now[0]} (baseline: {was[0]})" in text
+    assert "- `sin-raw_jit-aoti_strict`" not in text  # the same pick: a slower kernel
