@@ -283,7 +283,7 @@ def render(found: list[Slowdown], limits: Limits) -> list[str]:
 
 def _other_picks(rows: list[Slowdown]) -> list[str]:
     """The slower cells whose autotuners picked other configs than in the baseline: the kernel may be no slower,
-    its autotuner's benchmark having chosen otherwise (they choose at the case's first size, where configs tie)."""
+    its autotuner's benchmark having chosen otherwise (it chooses once per key, at the case's small first size)."""
     picked = [s for s in rows if s.picks]
     if not picked:
         return []
