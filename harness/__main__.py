@@ -156,7 +156,8 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         "--rerun",
         type=count,
         default=2,
-        help="re-run each regression N times, and time each slower cell again (0: neither), before it counts",
+        help="re-run each regression N times, and time each slower cell again up to N times (0: neither), before it "
+        "counts",
     )
     gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
     gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")

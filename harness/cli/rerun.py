@@ -1,7 +1,7 @@
 """The gate's re-runs: regressed cells run again on this machine (when it is the one that measured them), and
 what the re-runs saw applied to the diff. A re-run that passes makes a regression flaky; one that gives wrong
 numbers makes it wrong, which no re-run excuses. A cell found slower (time, compile time, memory) is measured again
-the same way, in a run of its own; no longer slower then, it is excused."""
+the same way, in a run of its own, up to as many times; no longer slower on one, it is excused."""
 
 from __future__ import annotations
 
@@ -85,16 +85,24 @@ class Rerun:
 def retime_slowdowns(
     found: list[Slowdown], baseline: Results, current: Results, how: Rerun, limits: Limits
 ) -> list[Slowdown]:
-    """Each cell found slower (in time, compile time or memory) measured again here, once, in a run of its own
-    (fresh cell processes, the GPU to that run alone, caches as cold or warm as the current run's): one no longer
-    slower than the baseline past ``limits`` is excused (shown, not failing). Not when re-runs are off (``--rerun
-    0``) or ``current`` was measured on another machine."""
-    cells = list(dict.fromkeys(s.id for s in found if not s.reported))
-    if not cells or how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
+    """Each cell found slower (in time, compile time or memory) measured again here, in a run of its own (fresh cell
+    processes, the GPU to that run alone, caches as cold or warm as the current run's), up to ``how.times`` times:
+    one no longer slower than the baseline past ``limits`` on a re-run is excused (shown, not failing), so a
+    slowdown fails only when every re-run shows it (a cold run's autotuners may pick another config, and a re-run
+    picks afresh). Not when re-runs are off (``--rerun 0``) or ``current`` was measured on another machine."""
+    if how.times <= 0 or stamp_differs(current.environment, here_stamp(interpreted(current.environment))):
         return found
-    again, before = _run_cells(cells, current, how.matrix), baseline.by_id()
-    now = current.by_id()
-    return [_measured_again(slow, before[slow.id], now[slow.id], again.get(slow.id), limits) for slow in found]
+    before, now = baseline.by_id(), current.by_id()
+    for _ in range(how.times):
+        cells = list(dict.fromkeys(s.id for s in found if not s.reported and not s.excused))
+        if not cells:
+            break
+        again = _run_cells(cells, current, how.matrix)
+        found = [
+            s if s.reported or s.excused else _measured_again(s, before[s.id], now[s.id], again.get(s.id), limits)
+            for s in found
+        ]
+    return found
 
 
 def _measured_again(slow: Slowdown, before: Record, current: Record, again: Record | None, limits: Limits) -> Slowdown:
@@ -109,13 +117,13 @@ def _measured_again(slow: Slowdown, before: Record, current: Record, again: Reco
         if timing is None or not timing.timed or was is None or measured_apart(was, timing):
             return slow
         excused = time_change(was, timing, limits.time_limit(slow.what)) is None
-        return dataclasses.replace(slow, retimed=timing.text, excused=excused)
+        return dataclasses.replace(slow, retimed=_then(slow, timing.text), excused=excused)
     if slow.what in MEMORIES:
         measured = regime(again.timing, MEMORIES[slow.what])
         if measured is None or measured.call_mb is None:
             return slow
         still = [s for s in memory(before, again, limits) if s.what == slow.what]
-        return dataclasses.replace(slow, retimed=MEMORY_SHOWN.format(measured.call_mb), excused=not still)
+        return dataclasses.replace(slow, retimed=_then(slow, MEMORY_SHOWN.format(measured.call_mb)), excused=not still)
     name, shown = next((name, shown) for name, (what, shown) in MEASURES.items() if what == slow.what)
     value = getattr(again.measurements, name, None)
     if value is None:
@@ -123,7 +131,13 @@ def _measured_again(slow: Slowdown, before: Record, current: Record, again: Reco
     still = [s for s in more(before, again, limits) if s.what == slow.what]
     now = getattr(current.measurements, name)
     noise = abs(value / now - 1) if now else 0.0  # two measurements of one commit: how far they lie apart
-    return dataclasses.replace(slow, retimed=shown.format(value), excused=not still or noise >= slow.change)
+    excused = not still or noise >= slow.change
+    return dataclasses.replace(slow, retimed=_then(slow, shown.format(value)), excused=excused)
+
+
+def _then(slow: Slowdown, measured: str) -> str:
+    """What ``slow``'s re-runs measured so far, this one last."""
+    return f"{slow.retimed} / {measured}" if slow.retimed else measured
 
 
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:

@@ -13,8 +13,9 @@ size, 60 MiB on an H200), which only the cell that autotuned a kernel first allo
 and caches (two cold runs of one commit: 0.1 MiB and 60.1 MiB). One sample each, an absolute floor
 (``MIN_COMPILE_S``, ``MIN_MEMORY_MB``) keeps a change smaller than the noise of a busy run from failing it, and
 compile times are compared only between runs that both started from empty cache folders, or both not. Before it
-fails, a slower cell is measured again in a run of its own (harness/cli/rerun.py): a compile time is excused where
-that second measurement of the current commit lies further from the run's than the change. Each slower cell is
+fails, a slower cell is measured again in a run of its own, up to ``--rerun`` times (harness/cli/rerun.py), and
+excused on the first that is not slower; a compile time also where that second measurement of the current commit
+lies further from the run's than the change. Each slower cell is
 named with both medians and both dispersions. Two device times measured by different methods (``Timing.method``)
 are not compared: the gate says how many cells it left out."""
 
