@@ -7,21 +7,46 @@ sets these before it imports anything else."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from harness.errors import EXIT_INTERRUPTED
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+REDELIVER_S = 0.05  # a lost interrupt is delivered again this long after Python dropped it
 _received: list[int] | None = None  # the signals that interrupted the command ``run`` runs (None: none runs)
 
 
 def install() -> None:
-    """SIGINT and SIGTERM interrupt this process from now on (``interrupt``)."""
+    """SIGINT and SIGTERM interrupt this process from now on (``interrupt``), none of them lost (``keep_lost``)."""
     for each in SIGNALS:
         signal.signal(each, interrupt)
+    keep_lost()
+
+
+def keep_lost() -> None:
+    """A ``KeyboardInterrupt`` raised where Python cannot raise it is lost: in a weakref callback (importlib runs
+    one for each module lock while modules import) Python prints "Exception ignored in ..." and goes on, as if no
+    signal had come. From now on such a one is not printed, and SIGINT is delivered to this process again a moment
+    later, where it lands; any other unraisable exception goes to the hook found."""
+    found = sys.unraisablehook
+    if getattr(found, "keeps_lost_interrupts", False):
+        return
+
+    def hook(unraisable: Any) -> None:
+        if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+            found(unraisable)
+            return
+        again = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signal.SIGINT))
+        again.daemon = True
+        again.start()
+
+    hook.keeps_lost_interrupts = True  # type: ignore[attr-defined]
+    sys.unraisablehook = hook
 
 
 def interrupt(signum: int, frame: Any) -> None:

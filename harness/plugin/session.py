@@ -91,9 +91,11 @@ sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler the run found, given
 
 def _take_sigterm(config: pytest.Config) -> None:
     """SIGTERM as Ctrl-C from before the case modules import, under plain pytest too (whose own handling starts
-    with its session), keeping the handler found for the end of the run (``MatrixSession``)."""
+    with its session), keeping the handler found for the end of the run (``MatrixSession``); no interrupt lost
+    while they import (``interrupt.keep_lost``)."""
     if threading.current_thread() is threading.main_thread() and sigterm_key not in config.stash:
         config.stash[sigterm_key] = signal.signal(signal.SIGTERM, interrupt.interrupt)
+        interrupt.keep_lost()
 
 
 def _check(config: pytest.Config) -> None:

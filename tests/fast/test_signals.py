@@ -183,3 +183,28 @@ def test_an_interrupt_torch_lost_as_it_imported_starts_no_re_run(handlers: None)
         return 1
 
     assert interrupt.run(interrupted(signal.SIGTERM, lost)) == 130
+
+
+@pytest.mark.parametrize("signum", interrupt.SIGNALS)
+def test_an_interrupt_python_drops_is_delivered_again_where_it_lands(
+    signum: int, handlers: None, capsys, monkeypatch: pytest.MonkeyPatch
+):
+    """A signal handled while a weakref callback runs (importlib's module locks run one while modules import)
+    raised ``KeyboardInterrupt`` there, which Python dropped with "Exception ignored in ..." and went on: a
+    command finished its work and printed it, and a plain pytest run slept out a slow case import (both red in a
+    clean clone's tests session). Now SIGINT comes again a moment later, where it lands."""
+    monkeypatch.setattr("sys.unraisablehook", __import__("sys").unraisablehook)  # given back after the test
+
+    class Dropping:
+        def __del__(self) -> None:  # where Python cannot raise: it reports the exception as unraisable
+            os.kill(os.getpid(), signum)
+            time.sleep(0.5)  # the handler runs here, in __del__
+
+    def command() -> int:
+        Dropping()  # made and dropped at once: its __del__ runs, and the interrupt raised there is lost
+        time.sleep(5)  # where the interrupt delivered again lands
+        raise AssertionError("not interrupted")
+
+    started = time.monotonic()
+    assert interrupt.run(command) == 130 and time.monotonic() - started < 4
+    assert "Exception ignored" not in capsys.readouterr().err
