@@ -70,6 +70,16 @@ def descendants(parent: int) -> dict[int, str]:
     return found
 
 
+def as_from_a_terminal() -> None:
+    """A child's SIGINT and SIGTERM as a terminal gives them: default, not blocked. A blocked signal stays blocked
+    across exec, and in a whole tests session this xdist worker had SIGINT blocked by the time this test ran (after
+    earlier tests' in-process compiles): a plain pytest run signalled with SIGINT was still in its slow case import's
+    sleep 20 s after the signal; with SIGINT blocked before it starts, the same test fails alone too."""
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
 def stopped(command: subprocess.Popen[str], signum: int) -> tuple[int, list[str]]:
     """Send ``signum`` to ``command``: its exit status and the lines it printed from then on."""
     command.send_signal(signum)
@@ -172,6 +182,7 @@ def test_plain_pytest_signalled_while_a_case_module_imports_exits_130_leaving_no
     process = subprocess.Popen(
         [sys.executable, "-m", "pytest", str(matrix), "-p", "no:cacheprovider", "--report-dir", str(tmp_path / "out")],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=as_from_a_terminal,
     )  # fmt: skip
     assert process.stderr is not None
     assert process.stderr.readline() == "slow_import: importing\n"
