@@ -456,7 +456,7 @@ def picked(kept: Kept) -> tuple[str, ...]:
     timed), as ``kernel (key): config``, sorted."""
     return tuple(
         sorted(
-            f"{getattr(getattr(tuner, 'base_fn', None), '__name__', type(tuner).__name__)} {tuple(key)}: {config}"
+            f"{tuner.base_fn.__name__} {tuple(key)}: {config}"
             for tuner, configs in kept.configs
             for key, config in configs.items()
         )

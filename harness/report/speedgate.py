@@ -15,9 +15,9 @@ and caches (two cold runs of one commit: 0.1 MiB and 60.1 MiB). One sample each,
 compile times are compared only between runs that both started from empty cache folders, or both not. Before it
 fails, a slower cell is measured again in a run of its own, up to ``--rerun`` times (harness/cli/rerun.py), and
 excused on the first that is not slower; a compile time also where that second measurement of the current commit
-lies further from the run's than the change. Each slower cell is
-named with both medians and both dispersions. Two device times measured by different methods (``Timing.method``)
-are not compared: the gate says how many cells it left out."""
+lies further from the run's than the change. Each slower cell is named with both medians and both dispersions.
+Two device times measured by different methods (``Timing.method``) are not compared: the gate says how many cells
+it left out."""
 
 from __future__ import annotations
 
@@ -134,10 +134,10 @@ def memory(before: Record, after: Record, limits: Limits) -> list[Slowdown]:
     for what, regime_of in MEMORIES.items():
         was, now = regime(before.timing, regime_of), regime(after.timing, regime_of)
         was_mb, now_mb = (None if one is None else one.call_mb for one in (was, now))
-        if not was_mb or now_mb is None or now_mb - was_mb < MIN_MEMORY_MB or now_mb / was_mb - 1 <= limits.memory:
-            continue
-        shown = (MEMORY_SHOWN.format(was_mb), MEMORY_SHOWN.format(now_mb))
-        found.append(Slowdown(before.id, what, *shown, now_mb / was_mb - 1))
+        change = _grown(was_mb, now_mb, limits.memory, MIN_MEMORY_MB)
+        if change is not None:
+            assert was_mb is not None and now_mb is not None
+            found.append(Slowdown(before.id, what, MEMORY_SHOWN.format(was_mb), MEMORY_SHOWN.format(now_mb), change))
     return found
 
 
@@ -192,10 +192,18 @@ def _more(
     before: Record, after: Record, name: str, limit: float, floor: float, reported: bool = False
 ) -> list[Slowdown]:
     was, now = getattr(before.measurements, name), getattr(after.measurements, name)
-    if not was or now is None or now - was < floor or now / was - 1 <= limit:
+    change = _grown(was, now, limit, floor)
+    if change is None:
         return []
     what, shown = MEASURES[name]
-    return [Slowdown(before.id, what, shown.format(was), shown.format(now), now / was - 1, reported=reported)]
+    return [Slowdown(before.id, what, shown.format(was), shown.format(now), change, reported=reported)]
+
+
+def _grown(was: float | None, now: float | None, limit: float, floor: float) -> float | None:
+    """How much ``now`` grew over ``was`` (0.2: 20%), when past ``limit`` and by at least ``floor``; else None."""
+    if not was or now is None or now - was < floor or now / was - 1 <= limit:
+        return None
+    return now / was - 1
 
 
 def failing(found: list[Slowdown]) -> list[Slowdown]:
