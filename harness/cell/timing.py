@@ -139,10 +139,12 @@ class CudaTimer:
 
     def call_bytes(self, call: Callable[[], object]) -> int:
         """The device memory one call allocates at its peak above what was allocated before it (its output and
-        workspace: the caching allocator's bytes allocated, not those it reserved)."""
+        workspace: the caching allocator's bytes allocated, not those it reserved). Before it is the peak just
+        reset, read from the same counter: a collection that frees tensors between two readings (a reference
+        cycle that held an earlier timing's inputs) cannot make it negative."""
         torch.cuda.synchronize()
-        before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.max_memory_allocated()
         call()
         torch.cuda.synchronize()
         return torch.cuda.max_memory_allocated() - before

@@ -133,6 +133,10 @@ class FakeGpu:
 
     def __init__(self) -> None:
         self.clock, self.events, self.recording, self.sessions = 0, [], False, []
+        self.allocated = self.peak = 2**30  # held before a call: its inputs
+
+    def reset_peak(self) -> None:
+        self.peak = self.allocated
 
     def run(self, name: str, ns: int) -> None:
         if self.recording:
@@ -141,6 +145,7 @@ class FakeGpu:
         self.clock += ns + 100
 
     def call(self) -> None:
+        self.peak = max(self.peak, self.allocated + 2 * 2**20)  # its output and workspace, freed at its end
         region = self.clock
         self.run(COPY, 1630)
         self.run("add_k", 1250)
@@ -171,9 +176,10 @@ def gpu(monkeypatch: pytest.MonkeyPatch) -> FakeGpu:
     monkeypatch.setattr(cell_timing, "profile", fake.profile)
     monkeypatch.setattr(torch.cuda, "_sleep", lambda cycles: fake.run(SPIN, 700))
     monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
-    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 2**30)  # held before a call: its inputs
-    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: None)
-    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 2**30 + 2 * 2**20)  # its output, workspace
+    # a reading of the bytes allocated taken before a collection freed 1 GiB of an earlier timing's tensors
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: fake.allocated + 2**30)
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", fake.reset_peak)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: fake.peak)
     monkeypatch.setattr(cell_timing, "SAMPLING_BUDGET_S", 1e6)
     return fake
 
@@ -192,7 +198,7 @@ def test_the_cuda_timer_profiles_flush_marker_call_marker_in_one_session(gpu: Fa
     timing = sample(gpu.call, None, cuda_timer(gpu), kernels=True)
     assert (timing.median_us, timing.samples, timing.method, timing.kernels) == (2.88, 30, TimingMethod.KERNELS, 2)
     assert timing.kernel_names == ("at::native::multi_tensor_apply_kernel", "add_k") and len(gpu.sessions) == 2
-    assert timing.call_mb == 2.0  # the call's peak above what was allocated before it
+    assert timing.call_mb == 2.0  # the call's peak above what was allocated before it, never below 0
 
 
 def test_names_are_shortened_for_a_person():
