@@ -1,8 +1,7 @@
 """The client of the repro scripts' fork server (harness/execution/script_server.py): started on first use in the
 environment the scripts run in, it runs each script in a child forked from a Python that has imported torch and
-triton only, and asked Inductor's CPU-ISA probes once for all. A script that sets the environment, or imports a
-package of its own, before importing torch (Triton's interpreter: ``TRITON_INTERPRET`` is read at import) is no
-script for it: ``forkable`` says which are."""
+triton only. A script that sets the environment, or imports a package of its own, before importing torch (Triton's
+interpreter: ``TRITON_INTERPRET`` is read at import) is no script for it: ``forkable`` says which are."""
 
 from __future__ import annotations
 
@@ -61,7 +60,7 @@ class ScriptServer:
         with open(self.folder / "log", "w") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-c", SOURCE, self.address, str(os.getpid())],
-                env={**environment, "TORCHINDUCTOR_CACHE_DIR": str(self.folder / "inductor")},  # its probes' builds
+                env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=log,

@@ -1,19 +1,13 @@
-"""The repro scripts' fork server: a Python that has imported torch and triton, and nothing of the harness, and has
-asked Inductor's CPU-ISA probes, forks one child per script, which runs it as ``python script.py`` does: a session of
-its own, the request's working directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file__``,
-standard streams, uncaught exception printed from the script's first frame, ``atexit`` and exit status. A fresh
-Python spends 3-4 s of a 6-25 s script importing torch (one H200 host); a forked one starts at the script's first
-line. A script that sets the environment before it imports torch runs as a fresh Python
-(harness/execution/confirm.py).
+"""The repro scripts' fork server: a Python that has imported torch and triton, and nothing of the harness or of
+Inductor, forks one child per script, which runs it as ``python script.py`` does: a session of its own, the
+request's working directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file__``, standard
+streams, uncaught exception printed from the script's first frame, ``atexit`` and exit status. A fresh Python spends
+3-4 s of a 6-25 s script importing torch (one H200 host); a forked one starts at the script's first line. A script
+that sets the environment before it imports torch runs as a fresh Python (harness/execution/confirm.py).
 
 Started as ``python -c`` with this file's source, a socket address and its starter's pid; prints "ready", then for
 each connection forks a supervisor that prepares and forks the child, sends its pid, waits, and sends its exit
-status. Imports nothing but the standard library at the top.
-
-Before it serves it asks Inductor's CPU-ISA probes (``probe_cpu_isas``): a script that compiles for the CPU or builds
-an AOTInductor package asks them first, and in torch 2.11 each probe is a g++ build and a fresh Python importing
-torch (up to a minute each on a loaded host); the answers describe the machine, the same in every process, and the
-server's environment is the scripts' own but for their Inductor cache."""
+status. Imports nothing but the standard library at the top."""
 
 from __future__ import annotations
 
@@ -113,23 +107,6 @@ def _finish(status: int, killed_by: int | None = None) -> NoReturn:
     os._exit(status & 0xFF)
 
 
-def probe_cpu_isas() -> None:
-    """Ask Inductor's CPU-ISA probes, one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in turn):
-    they take as long as the longest rather than their sum. Each ISA caches its own answer in this process, which
-    ``pick_vec_isa`` then reads, and every process forked from this one inherits."""
-    import platform
-    from concurrent.futures import ThreadPoolExecutor
-
-    from torch._inductor import cpu_vec_isa
-
-    if platform.machine() in ("x86_64", "AMD64"):
-        flags = cpu_vec_isa.x86_isa_checker()
-        isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
-        with ThreadPoolExecutor(max(1, len(isas))) as pool:
-            list(pool.map(bool, isas))
-    cpu_vec_isa.pick_vec_isa()
-
-
 def supervise(conn: Connection) -> None:
     """In a supervisor: prepare and fork the script's child; send ``("pid", pid)`` then ``("exit", status)``, or
     ``("failed", why)`` where it could not prepare (the runner then runs the script as a fresh Python)."""
@@ -154,7 +131,6 @@ def serve(address: str, starter: int) -> None:
         raise SystemExit("the run that started the scripts' fork server has ended")
     for module in PRELOAD:
         __import__(module)
-    probe_cpu_isas()
     if sys.modules["torch"].cuda.is_initialized():
         raise SystemExit("importing torch started CUDA: a forked script could not use it")
     listener = Listener(address, family="AF_UNIX", backlog=BACKLOG)

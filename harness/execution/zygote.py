@@ -35,7 +35,6 @@ from typing import Any
 # stdlib only: the standalone server forked from here still holds torch only
 from harness.cell import standalone_server
 from harness.execution import tempdirs
-from harness.execution.script_server import probe_cpu_isas
 from harness.spec import RunLocations
 
 # imported once, for every fork: what a cell process uses
@@ -186,6 +185,23 @@ def _supervise(conn: Connection, request: dict[str, Any], locations: RunLocation
         pass  # the worker has gone: nobody to tell
 
 
+def _probe_isas() -> None:
+    """Run Inductor's CPU-ISA probes one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in
+    turn, and in torch 2.11 every probe is a fresh Python importing torch): they take as long as the longest
+    chain rather than their sum. Each ISA caches its own answer, which ``pick_vec_isa`` then reads."""
+    import platform
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch._inductor import cpu_vec_isa
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    flags = cpu_vec_isa.x86_isa_checker()
+    isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+    with ThreadPoolExecutor(max(1, len(isas))) as pool:
+        list(pool.map(bool, isas))
+
+
 def _hash_sources() -> None:
     """Compute, once for every fork, what each fresh process that compiles or launches a kernel would compute
     again: Triton's and Inductor's hashes of their own code (pure, cached per process; ``triton_key`` reads
@@ -235,10 +251,12 @@ def _prepare(address: str) -> RunLocations:
     os.environ[NVML_CHECK] = "1"
     times = [("start", time.perf_counter())]
     import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
+    from torch._inductor.cpu_vec_isa import pick_vec_isa
 
     times.append(("import torch", time.perf_counter()))
     print("imported", flush=True)
-    probe_cpu_isas()
+    _probe_isas()
+    pick_vec_isa()
     times.append(("CPU-ISA probes", time.perf_counter()))
     locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
     _start_standalone_server(locations.standalone)

@@ -67,21 +67,6 @@ def test_a_forked_script_sees_what_a_fresh_python_gives_it(both, tmp_path: Path)
     assert "<string>" not in forked.output  # the traceback starts at the script, not in the server
 
 
-ASKS_THE_CPU_ISA = """
-import torch
-from torch._inductor import cpu_vec_isa
-answered = cpu_vec_isa.valid_vec_isa_list.cache_info().currsize
-print(answered, cpu_vec_isa.pick_vec_isa())
-"""
-
-
-def test_a_forked_script_finds_the_cpu_isa_probes_answered_as_a_fresh_python_answers_them(both, tmp_path: Path):
-    fresh, forked = run_both(both, tmp_path, ASKS_THE_CPU_ISA)
-    assert fresh.returncode == forked.returncode == 0
-    assert fresh.last_line.split()[0] == "0" and forked.last_line.split()[0] == "1"
-    assert forked.last_line.split()[1:] == fresh.last_line.split()[1:]
-
-
 @pytest.mark.parametrize(
     ("ending", "status", "said"),
     [
