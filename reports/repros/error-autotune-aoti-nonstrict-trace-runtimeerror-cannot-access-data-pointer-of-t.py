@@ -1,6 +1,6 @@
-"""matmul-autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""softmax-autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, pleas
-The same failure in 8 more cell(s) of this style and path: add-autotune-aoti_nonstrict, sin-autotune-aoti_nonstrict, silu-autotune-aoti_nonstrict, softmax-autotune-aoti_nonstrict, add_inplace-autotune-aoti_nonstrict, rmsnorm-autotune-aoti_nonstrict, layernorm-autotune-aoti_nonstrict, sin_triton_backward-autotune-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: add-autotune-aoti_nonstrict, sin-autotune-aoti_nonstrict, silu-autotune-aoti_nonstrict, matmul-autotune-aoti_nonstrict, add_inplace-autotune-aoti_nonstrict, rmsnorm-autotune-aoti_nonstrict, layernorm-autotune-aoti_nonstrict, sin_triton_backward-autotune-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,7 +9,7 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.softmax) ----
 
 import torch
 import triton
@@ -17,89 +17,60 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+    else:
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
+    if EVEN:
+        tl.store(out_ptr + row * stride + cols, out)
+    else:
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    return out
 
 
-def make_inputs(m, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
-CONFIGS = ([
-        triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
-    ])
-KEY = ["M", "N", "K"]
+reference = lambda x: torch.softmax(x, dim=-1)
+CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
+KEY = ["n_cols"]
 
 
 # ---- the style: autotune ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(matmul_kernel)
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel)
 
 
-def matmul(a, b):
-    return launch(kernel, a, b, EVEN_K=False)
+def softmax(x):
+    return launch(kernel, x, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return matmul(a, b)
+    def forward(self, x):
+        return softmax(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+    def forward(self, x):
+        return reference(x)
 
 
 # ---- the path: aoti_nonstrict ----
-DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -136,4 +107,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-autotune-aoti_nonstrict passes here")
+    print("no failure: softmax-autotune-aoti_nonstrict passes here")

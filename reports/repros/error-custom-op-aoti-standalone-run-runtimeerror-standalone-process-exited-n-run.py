@@ -1,6 +1,6 @@
-"""add_inplace-custom_op-aoti_standalone: a reproducer written by triton-torch-matrix.
-The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::add_inplace_custom_op.
-The same failure in 8 more cell(s) of this style and path: add-custom_op-aoti_standalone, sin-custom_op-aoti_standalone, silu-custom_op-aoti_standalone, softmax-custom_op-aoti_standalone, matmul-custom_op-aoti_standalone, rmsnorm-custom_op-aoti_standalone, layernorm-custom_op-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone.
+"""matmul-custom_op-aoti_standalone: a reproducer written by triton-torch-matrix.
+The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::matmul_custom_op.
+The same failure in 8 more cell(s) of this style and path: add-custom_op-aoti_standalone, sin-custom_op-aoti_standalone, silu-custom_op-aoti_standalone, softmax-custom_op-aoti_standalone, add_inplace-custom_op-aoti_standalone, rmsnorm-custom_op-aoti_standalone, layernorm-custom_op-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 
-# ---- the case's own code (cases.add_inplace) ----
+# ---- the case's own code (cases.matmul) ----
 
 import torch
 import triton
@@ -19,58 +19,85 @@ import triton.language as tl
 
 
 @triton.jit
-def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
-    else:
-        mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+def matmul_kernel(
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    EVEN_K: tl.constexpr,
+):
+    pid_m = tl.program_id(axis=0)
+    pid_n = tl.program_id(axis=1)
+    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        ks = k * BLOCK_K + rk
+        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
+        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
+        if EVEN_K:
+            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
+            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
+        else:
+            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc += tl.dot(a, b)
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
 
 
-def launch(kernel, x, y, **meta):
-    n_elements = x.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+def launch(kernel, a, b, **meta):
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
+    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
+    return c
 
 
-def reference(x, y):
-    x.add_(y)
-
-
-def make_inputs(size, device, seed):
+def make_inputs(m, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
+    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
+    return a, b
 
 
 # ---- the style: custom_op ----
-@torch.library.custom_op("mylib::add_inplace", mutates_args=('x',))
-def add_inplace(x: torch.Tensor, y: torch.Tensor) -> None:
-    launch(add_inplace_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
+@torch.library.custom_op("mylib::matmul", mutates_args=())
+def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return launch(matmul_kernel, a, b, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, EVEN_K=False)
 
 
-@add_inplace.register_fake
-def _(x, y):
-    return None
+@matmul.register_fake
+def _(a, b):
+    return torch.mm(a, b)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        x = x.clone()
-        torch.ops.mylib.add_inplace(x, y)
-        return x
+    def forward(self, a, b):
+        return torch.ops.mylib.matmul(a, b)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        x = x.clone()
-        reference(x, y)
-        return x
+    def forward(self, a, b):
+        return torch.mm(a, b)
 
 
 # ---- the path: aoti_standalone ----
-DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
+ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -112,4 +139,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add_inplace-custom_op-aoti_standalone passes here")
+    print("no failure: matmul-custom_op-aoti_standalone passes here")

@@ -1,6 +1,6 @@
-"""softmax-custom_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
-The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_heuristics_autotune.
-The same failure in 8 more cell(s) of this style and path: add-custom_op_heuristics_autotune-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, silu-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op_heuristics_autotune-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_heuristics_autotune-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone.
+"""silu-custom_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
+The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::silu_custom_op_heuristics_autotune.
+The same failure in 8 more cell(s) of this style and path: add-custom_op_heuristics_autotune-aoti_standalone, sin-custom_op_heuristics_autotune-aoti_standalone, softmax-custom_op_heuristics_autotune-aoti_standalone, matmul-custom_op_heuristics_autotune-aoti_standalone, add_inplace-custom_op_heuristics_autotune-aoti_standalone, rmsnorm-custom_op_heuristics_autotune-aoti_standalone, layernorm-custom_op_heuristics_autotune-aoti_standalone, sin_triton_backward-custom_op_heuristics_autotune-aoti_standalone.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,75 +11,91 @@ import sys
 import tempfile
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.silu) ----
 
 import torch
 import triton
 import triton.language as tl
 
+IN_FEATURES, HIDDEN = 128, 64
+MAX_BLOCK = 1024
+
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        x = tl.load(x_ptr + offsets)
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
+        x = tl.load(x_ptr + offsets, mask=mask)
+    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
+    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
     if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
+        tl.store(out_ptr + offsets, out)
     else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        tl.store(out_ptr + offsets, out, mask=mask)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+class SiluMLP(torch.nn.Module):
+    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
+        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
+        self.op = op
+
+    def forward(self, x):
+        return self.linear2(self.op(self.linear1(x).contiguous()))
+
+
+def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+def module(op):
+    return SiluMLP(op)
+
+
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: custom_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(silu_kernel))
 
 
-@torch.library.custom_op("mylib::softmax", mutates_args=())
-def softmax(x: torch.Tensor) -> torch.Tensor:
+@torch.library.custom_op("mylib::silu", mutates_args=())
+def silu(x: torch.Tensor) -> torch.Tensor:
     return launch(kernel, x)
 
 
-@softmax.register_fake
+@silu.register_fake
 def _(x):
-    return reference(x)
+    return torch.nn.functional.silu(x)
 
 
-class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.ops.mylib.softmax(x)
+def op(x):
+    return torch.ops.mylib.silu(x)
 
 
-class Reference(torch.nn.Module):
-    def forward(self, x):
-        return reference(x)
+def reference_op(x):
+    return torch.nn.functional.silu(x)
 
 
 # ---- the path: aoti_standalone ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -98,8 +114,9 @@ def check(what, out, expected):  # every output against the reference's, on the 
 
 def main():
     torch.manual_seed(0)
-    model = Model().to(DEVICE)
-    reference_model = Reference().to(DEVICE)
+    model = module(op).to(DEVICE)
+    torch.manual_seed(0)  # the same parameters
+    reference_model = module(reference_op).to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     with torch.no_grad():
         expected = reference_model(*copied(inputs))
@@ -121,4 +138,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-custom_op_heuristics_autotune-aoti_standalone passes here")
+    print("no failure: silu-custom_op_heuristics_autotune-aoti_standalone passes here")

@@ -1,139 +1,71 @@
-"""layernorm-triton_op_heuristics_autotune-subclass_compile: a reproducer written by triton-torch-matrix.
+"""sin-triton_op_heuristics_autotune-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: RuntimeError when making fake tensor call
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-subclass_compile, sin-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
+The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-subclass_compile, silu-triton_op_heuristics_autotune-subclass_compile, softmax-triton_op_heuristics_autotune-subclass_compile, matmul-triton_op_heuristics_autotune-subclass_compile, add_inplace-triton_op_heuristics_autotune-subclass_compile, rmsnorm-triton_op_heuristics_autotune-subclass_compile, layernorm-triton_op_heuristics_autotune-subclass_compile, sin_triton_backward-triton_op_heuristics_autotune-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
 from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
-from typing import Optional
 
 
-# ---- the case's own code (cases.layernorm) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS, ROW_STRIDE = 768, 1024
-MAX_BLOCK = 1024  # every block size below divides it
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def layernorm_kernel(
-    x_ptr,
-    y_ptr,
-    w_ptr,
-    b_ptr,
-    mean_ptr,
-    rstd_ptr,
-    x_row_stride,
-    y_row_stride,
-    N,
-    eps,
-    HAS_BIAS: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr,
-    EVEN: tl.constexpr,
-):
-    row = tl.program_id(axis=0)
-    x_ptr += row * x_row_stride
-    y_ptr += row * y_row_stride
-    total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        if EVEN:
-            total += tl.load(x_ptr + cols).to(tl.float32)
-        else:
-            total += tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-    mean = tl.sum(total, axis=0) / N
-    squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        if EVEN:
-            centered = tl.load(x_ptr + cols).to(tl.float32) - mean
-        else:
-            x = tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-            centered = tl.where(cols < N, x - mean, 0.0)
-        squares += centered * centered
-    rstd = 1 / tl.sqrt(tl.sum(squares, axis=0) / N + eps)
-    tl.store(mean_ptr + row, mean)
-    tl.store(rstd_ptr + row, rstd)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(w_ptr + cols, mask=mask)
-        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-        y = (x - mean) * rstd * w
-        if HAS_BIAS:
-            y += tl.load(b_ptr + cols, mask=mask)
-        tl.store(y_ptr + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, weight, bias, eps, **meta):
-    n_rows, n_cols = x.shape
-    y = torch.empty((n_rows, n_cols), device=x.device, dtype=x.dtype)
-    mean = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    has_bias = bias is not None
-    kernel[(n_rows,)](
-        x,
-        y,
-        weight,
-        bias if has_bias else weight,  # never read without a bias: HAS_BIAS is false
-        mean,
-        rstd,
-        x.stride(0),
-        y.stride(0),
-        n_cols,
-        eps,
-        HAS_BIAS=has_bias,
-        **meta,
-    )
-    return y, mean, rstd
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def reference(x, weight, bias, eps):
-    mean = x.mean(dim=-1)
-    centered = x - mean[:, None]
-    rstd = torch.rsqrt(centered.pow(2).mean(dim=-1) + eps)
-    y = centered * rstd[:, None] * weight
-    return (y if bias is None else y + bias), mean, rstd
-
-
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, ROW_STRIDE, generator=gen).to(device)[:, :N_COLS]  # a view: rows ROW_STRIDE apart
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x, weight.to(device), None, 1e-5
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
-KEY = ["N"]
-HEURISTICS = {"EVEN": lambda args: args["N"] % MAX_BLOCK == 0}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: triton_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(layernorm_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-@torch.library.triton_op("mylib::layernorm", mutates_args=())
-def layernorm(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], eps: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    return launch(torch.library.wrap_triton(kernel), x, weight, bias, eps)
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, bias, eps):
-        return torch.ops.mylib.layernorm(x, weight, bias, eps)
+    def forward(self, x):
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, bias, eps):
-        return reference(x, weight, bias, eps)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: subclass_compile ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -198,4 +130,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: layernorm-triton_op_heuristics_autotune-subclass_compile passes here")
+    print("no failure: sin-triton_op_heuristics_autotune-subclass_compile passes here")
