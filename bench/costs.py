@@ -68,6 +68,10 @@ def costs(data: Results) -> str:
         "",
         "## Cell seconds by path and stage",
         "",
+        "CPU: the CPU-seconds of the cell process and the children it waited for (a compiler; not Inductor's pool"
+        " of compile processes, nor aoti_standalone's loader, which the standalone server forks); waiting: the rest,"
+        " on the GPU, the driver, a lock or a core to run on (below 0 where a cell computed on several cores at once).",
+        "",
         _by_path(cells),
         "",
         _before(cells),
@@ -98,15 +102,18 @@ def _by_path(cells: list[Any]) -> str:
     for cell in cells:
         counts[cell.path] += 1
         sums[cell.path]["total"] += cell.seconds or 0.0
+        sums[cell.path]["cpu"] += cell.measurements.cpu_seconds or 0.0
         for stage, seconds in (cell.measurements.stage_seconds or {}).items():
             sums[cell.path][stage] += seconds
     rows = [
-        [path, counts[path], round(sums[path]["total"], 1), *(round(sums[path][stage], 1) for stage in STAGES)]
+        [path, counts[path], *(round(value, 1) for value in (total, cpu, total - cpu)),
+         *(round(sums[path][stage], 1) for stage in STAGES)]
         for path in sorted(counts, key=lambda path: -sums[path]["total"])
-    ]
-    columns = range(2, 3 + len(STAGES))
+        for total, cpu in [(sums[path]["total"], sums[path]["cpu"])]
+    ]  # fmt: skip
+    columns = range(2, 5 + len(STAGES))
     rows.append(["all", sum(counts.values()), *(round(sum(row[i] for row in rows), 1) for i in columns)])
-    return tabulate(rows, headers=["path", "cells", "seconds", *STAGES], tablefmt="github")
+    return tabulate(rows, headers=["path", "cells", "seconds", "CPU", "waiting", *STAGES], tablefmt="github")
 
 
 def _before(cells: list[Any]) -> str:

@@ -33,15 +33,16 @@ def test_a_failing_cell_charges_its_seconds_to_the_stage_it_failed_in(tmp_path: 
 
 
 def made_up_run() -> dict:
-    def cell(path: str, worker: str, start: float, seconds: float, stages: dict, **more) -> dict:
-        times = {"started": 1000 + start, "ended": 1000 + start + seconds, "worker": worker, "stage_seconds": stages}
+    def cell(path: str, worker: str, start: float, seconds: float, stages: dict, cpu: float = 0.0, **more) -> dict:
+        times = {"started": 1000 + start, "ended": 1000 + start + seconds, "worker": worker, "stage_seconds": stages,
+                 "cpu_seconds": cpu}  # fmt: skip
         return {"id": f"a-s-{path}", "case": "a", "style": "s", "path": path, "status": "pass", "seconds": seconds,
                 "measurements": times, **more}  # fmt: skip
 
     script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}  # ends at 5
     cells = [
-        cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}),
-        cell("compile", "gw1", 0, 6.0, {"setup": 0.5, "compile": 5.0, "end": 0.5}),
+        cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}, cpu=0.5),
+        cell("compile", "gw1", 0, 6.0, {"setup": 0.5, "compile": 5.0, "end": 0.5}, cpu=4.5),
         {
             **cell("export_strict", "gw0", 2, 1.0, {"setup": 0.25, "trace": 0.75}),
             **{"status": "error", "error": "E", "error_type": "E", "stage": "trace", "confirmation": script},
@@ -56,8 +57,8 @@ def made_up_run() -> dict:
 def test_costs_add_the_records_up():
     text = costs(typed(made_up_run()))
     assert "cells from the first start to the last end: 6.0 s" in text and "9 cell-seconds on 2 workers" in text
-    assert "| compile       |       1 |         6 |     0.5 |       0 |     0   |         5 |     0 |" in text
-    assert "| all           |       3 |         9 |     1.2 |       0 |     0.8 |         5 |     1 |" in text
+    assert "| compile       |       1 |         6 |   4.5 |       1.5 |     0.5 |       0 |     0   |" in text
+    assert "| all           |       3 |         9 |   5   |       4   |     1.2 |       0 |     0.8 |" in text
     assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
     steps = "|                                    0 |         2 |         1 |        0.5 |      0.5 |"
     assert f"{steps}                   1536.5 |" in text
@@ -104,9 +105,10 @@ def test_costs_add_up_a_runs_own_records(
     assert done.returncode == 0, done.stdout[-2000:]
     text = costs(read_results(out / "results.json"))
     rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
-    cells, seconds, *stages = (float(value) for value in rows["all"].split("|")[2:-1])
+    cells, seconds, cpu, waiting, *stages = (float(value) for value in rows["all"].split("|")[2:-1])
     assert cells == 4 and seconds > 0 and abs(sum(stages) - seconds) <= 0.05 * len(stages), rows["all"]
-    assert rows["cpu_compile"].split("|")[6].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
+    assert 0 < cpu and abs(cpu + waiting - seconds) <= 0.1, rows["all"]
+    assert rows["cpu_compile"].split("|")[8].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
     assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
     assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:5]), rows["main"]
