@@ -167,8 +167,14 @@ CONFIRMATION_LINE = 100  # characters of a repro script's error line a note show
 
 def note_text(record: Record) -> str:
     """A footnote: status, stage, error type and the error's whole first sentence (for an error without a
-    message, where the traceback says it was raised); a skip's reason; then whether its repro confirmed it."""
-    return _verdict_text(record) + confirmed_text(record)
+    message, where the traceback says it was raised); a skip's reason; then whether its repro confirmed it, and by
+    which script: a verdict too long for ``MAX_NOTE`` with it (a graph break's many reasons) is cut, not the script."""
+    confirmed = confirmed_text(record)
+    verdict = " ".join(_verdict_text(record).split())
+    room = MAX_NOTE - len(confirmed)
+    if len(verdict) > room:
+        verdict = verdict[: room - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
+    return verdict + confirmed
 
 
 def confirmed_text(record: Record) -> str:

@@ -160,6 +160,17 @@ def test_note_keeps_the_whole_first_sentence():
     assert first_sentence("Mismatch:\n  output differs\nthird line") == "Mismatch: output differs"
 
 
+def test_a_note_too_long_for_the_chart_is_cut_before_its_repro_script_not_after():
+    """A graph break's reasons ran past the note's length, and the chart's note ended in 'reproduced by…': the
+    script it names is what a reader follows, so the reasons are cut instead."""
+    reasons = "; ".join(f"reason {n}: Dynamo does not know how to trace the builtin 'setattr'" for n in range(40))
+    script = {"script": "repros/graph-break-x.py", "reproduced": True, "line": "AssertionError: graph break"}
+    broken = make_record("add", "autotune_heuristics", "dynamic", status="graph_break", reason=reasons)
+    chart = render(results({**broken, "confirmation": script}))
+    note = next(line for line in section(chart, "Notes").splitlines() if line.startswith("1. "))
+    assert "reason 0:" in note and "… — reproduced by 'repros/graph-break-x.py': AssertionError: graph break" in note
+
+
 TRACEBACK = """  File "/v/site-packages/torch/_inductor/pattern_matcher.py", line 316, in replace_by_example
     assert len(graph_with_eager_vals.graph.nodes) == len(
            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
