@@ -101,16 +101,16 @@ def _by_path(cells: list[Any]) -> str:
     counts: dict[str, int] = defaultdict(int)
     for cell in cells:
         counts[cell.path] += 1
+        cpu = cell.measurements.cpu_seconds or 0.0
         sums[cell.path]["total"] += cell.seconds or 0.0
-        sums[cell.path]["cpu"] += cell.measurements.cpu_seconds or 0.0
+        sums[cell.path]["cpu"] += cpu
+        sums[cell.path]["waiting"] += (cell.seconds or 0.0) - cpu
         for stage, seconds in (cell.measurements.stage_seconds or {}).items():
             sums[cell.path][stage] += seconds
     rows = [
-        [path, counts[path], *(round(value, 1) for value in (total, cpu, total - cpu)),
-         *(round(sums[path][stage], 1) for stage in STAGES)]
+        [path, counts[path], *(round(sums[path][column], 1) for column in ("total", "cpu", "waiting", *STAGES))]
         for path in sorted(counts, key=lambda path: -sums[path]["total"])
-        for total, cpu in [(sums[path]["total"], sums[path]["cpu"])]
-    ]  # fmt: skip
+    ]
     columns = range(2, 5 + len(STAGES))
     rows.append(["all", sum(counts.values()), *(round(sum(row[i] for row in rows), 1) for i in columns)])
     return tabulate(rows, headers=["path", "cells", "seconds", "CPU", "waiting", *STAGES], tablefmt="github")

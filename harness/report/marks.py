@@ -89,13 +89,20 @@ def escape(text: str, limit: int = MAX_NOTE) -> str:
     """One line of text that cannot break a markdown table or inject HTML (``<`` and an entity's ``&`` are
     backslash-escaped: GitHub shows them as typed, with no ``&lt;`` in the file); longer than ``limit``, it is
     cut at the last word boundary before it (never inside a URL)."""
-    flat = " ".join(text.split())
-    if len(flat) > limit:
-        cut = flat[: limit - 1]
-        space = cut.rfind(" ")
-        flat = (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
+    flat = cut(text, limit)
     flat = _ENTITY.sub(r"\\&", flat.replace("\\", "\\\\")).replace("<", "\\<")
     return flat.replace("|", "\\|").replace("`", "'").replace("*", "\\*")
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line; longer than ``limit``, cut at the last word boundary before it (never inside a URL),
+    with "…"."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    start = flat[: limit - 1]
+    space = start.rfind(" ")
+    return (start[:space] if space > limit // 2 else start).rstrip(" ,;:") + "…"
 
 
 _ENTITY = re.compile(r"&(?=#?\w+;)")
@@ -170,11 +177,7 @@ def note_text(record: Record) -> str:
     message, where the traceback says it was raised); a skip's reason; then whether its repro confirmed it, and by
     which script: a verdict too long for ``MAX_NOTE`` with it (a graph break's many reasons) is cut, not the script."""
     confirmed = confirmed_text(record)
-    verdict = " ".join(_verdict_text(record).split())
-    room = MAX_NOTE - len(confirmed)
-    if len(verdict) > room:
-        verdict = verdict[: room - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
-    return verdict + confirmed
+    return cut(_verdict_text(record), MAX_NOTE - len(confirmed)) + confirmed
 
 
 def confirmed_text(record: Record) -> str:
