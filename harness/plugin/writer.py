@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import EXIT_RUN_BROKE
+from harness.errors import EXIT_RUN_BROKE, InputError
 from harness.execution.machine import versions
 from harness.matrix.catalogue import Registries
 from harness.plugin.collect import CellItem, device_of, record_of
@@ -102,6 +102,15 @@ def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
     return f"[harness] not run, kept: {', '.join(kept)}" if kept else None
 
 
+def received(cell: str, value: Any) -> Timing:
+    """A worker's timing of ``cell`` as the controller reads it; one it cannot read (a negative or non-finite
+    number, a missing field) leaves that cell not timed, saying why, and the run goes on."""
+    try:
+        return from_json(Timing, value, "worker output", cell)
+    except InputError as error:
+        return Timing.not_timed(f"its worker's timing could not be read: {error}")
+
+
 class RecordsWriter:
     """Appends each record as it arrives; writes results.json, the chart and the repros at the end."""
 
@@ -152,7 +161,7 @@ class RecordsWriter:
         """xdist: a worker is done; its timings (harness/plugin/timing.py) replace its cells' pending ones."""
         sent = getattr(node, "workeroutput", {}).get(TIMING_OUTPUT) or {}
         timings = sent.get("timings") or {}
-        self._timed({cell: from_json(Timing, value, "worker output", cell) for cell, value in timings.items()})
+        self._timed({cell: received(cell, value) for cell, value in timings.items()})
         if sent.get("copy_gbps"):
             self.copy_gbps.append(sent["copy_gbps"])
         if sent.get("phase"):

@@ -27,6 +27,7 @@ from harness.plugin import timing as phase
 from harness.plugin.processes import TIMING_INPUT, TIMING_OUTPUT, CellProcesses, host_cores, processes_key
 from harness.plugin.timing import FileCoordination, timing_phase
 from harness.records.record import Record
+from harness.records.schema import to_json
 from harness.spec import CellSpec, Outcome, Timing, TimingMethod, TimingState
 from harness.timing import slower, summarize
 from tests.conftest import REPO, cell_spec, harness_main
@@ -282,6 +283,17 @@ def test_a_workers_timing_phase_holds_the_lock_of_the_gpu_it_sees(tmp_path: Path
         loop.send(True)
     assert holding == [["gpu-6.lock"]]
     assert config.workeroutput[TIMING_OUTPUT]["timings"]["a-b-eager"]["state"] == "timed"
+
+
+def test_a_workers_timing_the_controller_cannot_read_leaves_that_cell_not_timed_and_the_run_going_on():
+    from harness.plugin.writer import received
+
+    good = to_json(timed(11.0, 0.01))
+    assert received("a-b-eager", good).timed
+    for bad in ({**good, "call_mb": -1153.0}, {**good, "median_us": float("nan")}, "timed"):
+        timing = received("a-b-eager", bad)
+        assert timing.state is TimingState.NOT_TIMED and "timing could not be read" in (timing.reason or "")
+        assert "a-b-eager" in (timing.reason or "")
 
 
 def test_an_early_script_of_a_run_on_several_gpus_holds_every_gpus_lock(tmp_path: Path, monkeypatch):
