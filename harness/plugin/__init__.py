@@ -36,6 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not options.runs_matrix(config):
         return
     config.pluginmanager.register(collect, PLUGINS[0])
+    collect.schedule_cell_by_cell(config)
     config.stash[processes_key] = CellProcesses(config)
     config.pluginmanager.register(config.stash[processes_key], PLUGINS[1])
     if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); a worker imports no torch

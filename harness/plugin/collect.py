@@ -1,7 +1,8 @@
 """Collection and selection: matrix.toml collects as one pytest item per cell (node id ``matrix.toml::<cell
 id>``, so ``-k`` and node ids select cells); ``--shard``, ``--resume`` and ``--reuse`` narrow the items; the
 longest paths run first. Each item runs its cell in the cell process and carries the record (with the cell's
-key) on its report; a cell whose pytest worker died gets a ``crash`` record here."""
+key) on its report; a cell whose pytest worker died gets a ``crash`` record here; xdist hands each worker two cells
+at a time."""
 
 from __future__ import annotations
 
@@ -93,6 +94,18 @@ def order(item: pytest.Item) -> tuple[bool, float]:
     if not isinstance(item, CellItem):
         return False, 0.0
     return item.spec.path.id in KEPT_PATHS, -item.spec.path.timeout
+
+
+SCHEDULE_CHUNK = 2  # cells xdist hands a worker at a time
+
+
+def schedule_cell_by_cell(config: pytest.Config) -> None:
+    """xdist's load scheduling starts each worker on a quarter of its share of the cells at once (12 each on 56
+    workers of the full matrix): the longest-first order then gave 10 workers every ``aoti_standalone`` cell, which
+    they ran for the whole cell span while the others went idle. Unless the user sets ``--maxschedchunk``, a worker
+    gets two cells at a time, so the long cells spread over every worker."""
+    if getattr(config.option, "maxschedchunk", SCHEDULE_CHUNK) is None:
+        config.option.maxschedchunk = SCHEDULE_CHUNK
 
 
 @pytest.hookimpl(wrapper=True)

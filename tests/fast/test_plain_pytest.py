@@ -71,3 +71,17 @@ def test_plain_pytest_exits_2_for_bad_input_as_run_does(here: Path, capsys: pyte
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
     assert len(errors) == 2 and errors[0] == errors[1]
     assert errors[0].startswith("error: command line: --cases[0]: unknown case 'nosuch'")
+
+
+@pytest.mark.parametrize(("given", "scheduled"), [((), 2), (("--maxschedchunk", "5"), 5)])
+def test_xdist_hands_a_worker_two_cells_at_a_time_unless_the_user_says(here: Path, given: tuple[str, ...],
+                                                                       scheduled: int):
+    """xdist's load scheduling reads ``--maxschedchunk`` when the workers are ready, after the plugin's configure."""
+    seen: list[int] = []
+
+    class Scheduled:
+        def pytest_sessionstart(self, session: pytest.Session) -> None:
+            seen.append(session.config.option.maxschedchunk)
+
+    assert pytest.main(["-p", "harness.plugin", *given, *QUIET], plugins=[Scheduled()]) == 0
+    assert seen == [scheduled]
