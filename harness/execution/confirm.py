@@ -98,9 +98,10 @@ class Scripts:
         if server is not None:
             server.stop()
 
-    def run(self, script: Path, timeout: float) -> ScriptRun:
+    def run(self, script: Path, timeout: float, gpu: str | None = None) -> ScriptRun:
         """``python script`` in a fresh process (forked from the fork server where ``forkable``, else a fresh
-        Python), in the environment the run was started in: where the run's case
+        Python), in the environment the run was started in (on ``gpu`` alone where given: its
+        ``CUDA_VISIBLE_DEVICES``, as a user picks one GPU of several): where the run's case
         modules import (the working directory leads ``PYTHONPATH``), with Inductor's cache empty (a folder of its
         own: a stored autotuning result would skip a benchmark that writes into an input), Triton's the shared one
         if given (a compiled kernel is found by a hash of its source, options and compiler: the same binary a compile
@@ -112,6 +113,7 @@ class Scripts:
             "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
             "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
             "TRITON_CACHE_DIR": self.triton_cache or f"{caches}/triton",
+            **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}),
         }
         try:
             return self._run(script.absolute(), timeout, env)

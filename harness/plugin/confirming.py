@@ -3,7 +3,8 @@ confirm.py), and each failed cell's record given its ``confirmation``: reproduce
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
 scriptqueue.py), and as many at a time as workers once the last cell has ended
-(beside the workers' warm-ups, before the timing phase, which they hold back); the end of the run writes the final
+(beside the workers' warm-ups, before the timing phase on their GPU, which they hold back); each script runs on
+the GPU of the run's fewest scripts (``GpuShare``); the end of the run writes the final
 scripts (for those same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept
 from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one
 while the final scripts run) kills every script still running and starts none: their failures are "not confirmed",
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +52,30 @@ def triton_cache(config: pytest.Config) -> str:
     return os.environ.get("TRITON_CACHE_DIR") or cache_folders(options(config).cache_dir)["TRITON_CACHE_DIR"]
 
 
+class GpuShare:
+    """The GPUs dealt among the workers, shared by the scripts: each script runs on the GPU fewest scripts run on
+    now (the first of those), or, where the workers see every GPU (``gpus`` empty), as the run was started."""
+
+    def __init__(self, gpus: tuple[str, ...]) -> None:
+        self.running = dict.fromkeys(gpus, 0)
+        self.lock = threading.Lock()
+
+    @contextmanager
+    def one(self) -> Iterator[str | None]:
+        """A GPU for one script while it runs (None: the run's own)."""
+        if not self.running:
+            yield None
+            return
+        with self.lock:
+            gpu = min(self.running, key=lambda name: self.running[name])
+            self.running[gpu] += 1
+        try:
+            yield gpu
+        finally:
+            with self.lock:
+                self.running[gpu] -= 1
+
+
 class Confirmer:
     """Runs the repro scripts of a run's failures: early, as the first of each kind arrives, and at the end."""
 
@@ -59,6 +87,7 @@ class Confirmer:
         self.width = Width(early_width(workers(config), host_cores()), most=workers(config), idle=IdleCores())
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         self.scripts = Scripts(triton_cache(config))
+        self.gpus = GpuShare(inputs(config).plan.gpus)
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
 
     def stop(self) -> None:
@@ -81,12 +110,19 @@ class Confirmer:
         self.early[signature] = (record.id, future)
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
-        """An early script runs holding every GPU's lock shared: no timing (harness/plugin/timing.py) meanwhile."""
+        """An early script runs on one GPU, holding that GPU's lock shared: no timing (harness/plugin/timing.py)
+        on it meanwhile; the other GPUs' workers time."""
         folder = self.config.stash[processes_key].timing_folder
-        if folder is None:
-            return self.scripts.run(script, limit)
-        with FileCoordination(folder, 1).shared(inputs(self.config).plan.gpus):
-            return self.scripts.run(script, limit)
+        with self.gpus.one() as gpu:
+            if folder is None:
+                return self.scripts.run(script, limit, gpu=gpu)
+            with FileCoordination(folder, 1).shared(() if gpu is None else (gpu,)):
+                return self.scripts.run(script, limit, gpu=gpu)
+
+    def _run_final(self, script: Path, limit: float) -> ScriptRun:
+        """A script run after the timing phase, on the GPU fewest scripts run on."""
+        with self.gpus.one() as gpu:
+            return self.scripts.run(script, limit, gpu=gpu)
 
     def cells_ended(self) -> None:
         """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
@@ -125,7 +161,7 @@ class Confirmer:
             if cells[0] not in early and any(needs_confirmation(records[cell]) for cell in cells)
         }
         with ThreadPoolExecutor(max_workers=max(1, workers(self.config))) as pool:
-            futures = {script: pool.submit(self.scripts.run, script, limit) for script, limit in to_run.items()}
+            futures = {script: pool.submit(self._run_final, script, limit) for script, limit in to_run.items()}
             futures.update({script: early[cells[0]] for script, cells in scripts.items() if cells[0] in early})
             runs = self._wait(futures)
         confirmed = []

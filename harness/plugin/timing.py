@@ -8,7 +8,7 @@ cells; when a worker has run its last cell, it has its cell process call each ke
 fills Dynamo's caches again, beside the other workers' last cells), then ``arrive``s at a barrier every worker
 reaches after its last cell, waits for all of them (``wait_all``), and times while it holds its GPU's lock
 (``exclusive``: one lock per GPU where each worker sees one of several, so the GPUs time at once, each one worker
-at a time); the controller's early repro scripts hold every GPU's lock shared while they run. A cell whose
+at a time); the controller's early repro scripts each hold their GPU's lock shared while they run. A cell whose
 artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
 with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
 ``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a

@@ -11,7 +11,7 @@ import pytest
 
 from harness.case import load_case
 from harness.cell.runner import run_cell
-from harness.execution.confirm import TAIL, ScriptRun
+from harness.execution.confirm import TAIL, ScriptRun, Scripts
 from harness.execution.prestarted import forkable
 from harness.plugin.confirming import early_width
 from harness.plugin.processes import CellProcesses
@@ -136,7 +136,7 @@ def test_a_script_out_of_its_paths_time_is_not_confirmed_nor_a_suspect(
     path's timeout (77 s here); the failure is "not confirmed", counted apart, and the run exits 0."""
     limits: list[float] = []
 
-    def out_of_time(scripts, script: Path, timeout: float) -> ScriptRun:
+    def out_of_time(scripts, script: Path, timeout: float, gpu: str | None = None) -> ScriptRun:
         limits.append(timeout)
         return ScriptRun.of(None, "", timeout)
 
@@ -236,3 +236,17 @@ def test_a_script_that_sets_the_environment_before_importing_torch_is_not_forked
     """torch and triton read some variables as they are imported: a script that sets them first, or imports a
     package of its own first, runs as a fresh Python, since the fork server imported both before its first line."""
     assert forkable(source) is forked
+
+
+def test_a_script_given_one_gpu_of_several_sees_that_gpu_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    seen: list[str | None] = []
+
+    def start(scripts, script: Path, timeout: float, env: dict[str, str]) -> ScriptRun:
+        seen.append(env.get("CUDA_VISIBLE_DEVICES"))
+        return ScriptRun.of(0, "no failure", 0.1)
+
+    monkeypatch.setattr("harness.execution.confirm.Scripts._run", start)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,5")
+    Scripts().run(tmp_path / "s.py", 1.0, gpu="5")
+    Scripts().run(tmp_path / "s.py", 1.0)
+    assert seen == ["5", "2,5"]

@@ -296,15 +296,49 @@ def test_a_workers_timing_the_controller_cannot_read_leaves_that_cell_not_timed_
         assert "a-b-eager" in (timing.reason or "")
 
 
-def test_an_early_script_of_a_run_on_several_gpus_holds_every_gpus_lock(tmp_path: Path, monkeypatch):
+def test_an_early_script_of_a_run_on_several_gpus_runs_on_one_and_holds_only_its_lock(tmp_path: Path, monkeypatch):
+    """Two scripts at once on two GPUs: one on each, each holding its own GPU's lock shared (the other GPU's
+    workers may time meanwhile); a third, once the first has ended, on the GPU it left."""
     from harness.plugin.confirming import Confirmer
 
-    config = fake_config(tmp_path, (), gpus=("0", "1"))
+    config = fake_config(tmp_path, (), gpus=("3", "5"))
     config.stash[processes_key] = SimpleNamespace(timing_folder=tmp_path / "timing")
     confirmer, holding = Confirmer(config), []
-    monkeypatch.setattr(confirmer.scripts, "run", lambda script, limit: holding.append(locked(tmp_path / "timing")))
+    second_started, first_may_end = threading.Event(), threading.Event()
+
+    def run(script: Path, limit: float, gpu: str | None = None) -> None:
+        holding.append((script.name, gpu, locked(tmp_path / "timing")))
+        if script.name == "0.py":
+            second_started.wait(5)
+        else:
+            second_started.set()
+            first_may_end.wait(5)
+
+    monkeypatch.setattr(confirmer.scripts, "run", run)
+    first = threading.Thread(target=confirmer._run_early, args=(tmp_path / "0.py", 1.0))
+    first.start()
+    while not holding:
+        time.sleep(0.01)
+    second = threading.Thread(target=confirmer._run_early, args=(tmp_path / "1.py", 1.0))
+    second.start()
+    first.join(5)
+    confirmer._run_early(tmp_path / "2.py", 1.0)
+    first_may_end.set()
+    second.join(5)
+    assert holding == [("0.py", "3", ["gpu-3.lock"]), ("1.py", "5", ["gpu-3.lock", "gpu-5.lock"]),
+                       ("2.py", "3", ["gpu-3.lock", "gpu-5.lock"])]
+
+
+def test_a_script_of_a_run_on_one_gpu_or_every_gpu_runs_as_the_run_was_started(tmp_path: Path, monkeypatch):
+    from harness.plugin.confirming import Confirmer
+
+    config = fake_config(tmp_path, (), gpus=())
+    config.stash[processes_key] = SimpleNamespace(timing_folder=tmp_path / "timing")
+    confirmer, holding = Confirmer(config), []
+    monkeypatch.setattr(confirmer.scripts, "run",
+                        lambda script, limit, gpu=None: holding.append((gpu, locked(tmp_path / "timing"))))
     confirmer._run_early(tmp_path / "0.py", 1.0)
-    assert holding == [["gpu-0.lock", "gpu-1.lock"]]
+    assert holding == [(None, ["gpu.lock"])]
 
 
 def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells_have_ended():
