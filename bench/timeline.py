@@ -1,14 +1,17 @@
 """A run's timeline from its results.json: one lane per pytest worker, one bar per cell (from its
 ``measurements.started`` to ``measurements.ended``), coloured by path; the lane that finishes last (the critical
 path) hatched; a box with wall time, the sum of cell seconds, the busy fraction and the idle tail. Also prints a
-text summary per path and per worker. Reused cells (``reused_from``: not run in this run) are left out.
+text summary per path and per worker. Reused cells (``reused_from``: not run in this run) are left out. With
+``--host`` (bench/gpu/hostload.py's samples taken beside the run), the host's busy cores and runnable processes
+under the lanes, and their means over the cells' span and after it.
 
-Usage: python -m bench timeline RESULTS.json [--out FILE.png]
+Usage: python -m bench timeline RESULTS.json [--out FILE.png] [--host HOSTLOAD.csv]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +53,8 @@ class Timeline:
     # scripts' runs (start, end), in the bars' seconds
     phases: dict[str, list[tuple[str, float, float]]] = field(default_factory=dict)
     scripts: list[tuple[float, float]] = field(default_factory=list)
+    origin: float = 0.0  # seconds since the epoch of the first cell's start: the bars' zero
+    host: list[HostSample] = field(default_factory=list)  # the host's load beside the run (``--host``)
 
     @property
     def lanes(self) -> list[str]:
@@ -133,7 +138,49 @@ def timeline(data: Results, file: Path | str) -> Timeline:
         for worker, clock in (env.get("timing_phases") or {}).items()
     }
     runs = [(started - first, started - first + seconds) for started, seconds in scripts(data).values()]
-    return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed, phases, sorted(runs))
+    return Timeline(bars, paths, workers, env.get("wall_seconds"), untimed, phases, sorted(runs), first)
+
+
+@dataclass(frozen=True)
+class HostSample:
+    at: float  # in the bars' seconds
+    cores: int
+    busy: float  # cores busy over the second before
+    running: int  # processes runnable at its end
+
+
+def host_load(file: Path | str, origin: float) -> list[HostSample]:
+    """bench/gpu/hostload.py's samples, their times moved to the bars' zero (``origin``); ``InputError`` naming
+    the file and the row where one is not its CSV."""
+    try:
+        with open(file, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+    except OSError as error:
+        raise InputError(file, "file", f"cannot be read ({error.strerror or error})") from None
+    samples = []
+    for number, row in enumerate(rows, start=2):
+        try:
+            at, cores = float(row["time"]) - origin, int(row["cores"])
+            samples.append(HostSample(at, cores, float(row["busy_cores"]), int(row["running"])))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(file, f"line {number}", "not a row of bench/gpu/hostload.py's CSV") from None
+    if not samples:
+        raise InputError(file, "rows", "no samples")
+    return samples
+
+
+def host_line(line: Timeline) -> str | None:
+    """The host's load over the cells' span and after it: mean busy cores and runnable processes."""
+    if not line.host:
+        return None
+    parts = []
+    for name, inside in (("cells", lambda t: 0 <= t <= line.span), ("after", lambda t: line.span < t <= line.end)):
+        kept = [sample for sample in line.host if inside(sample.at)]
+        if kept:
+            busy = sum(sample.busy for sample in kept) / len(kept)
+            running = sum(sample.running for sample in kept) / len(kept)
+            parts.append(f"{name}: busy {busy:.1f} of {kept[0].cores} cores, {running:.1f} runnable (means)")
+    return "host: " + ("; ".join(parts) if parts else "no sample within the run")
 
 
 PATH_COLUMNS = ["path", "cells", "total s", "max s", "attempt s", "cpu s", "cpu %"]
@@ -174,6 +221,9 @@ def summary(line: Timeline) -> str:
     ]
     if line.untimed:
         parts += ["", f"without times (left out): {', '.join(line.untimed)}"]
+    host = host_line(line)
+    if host:
+        parts[1:1] = [host]
     return "\n".join(parts)
 
 
@@ -196,7 +246,13 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     lanes = line.lanes + (["repros"] if line.scripts else [])
     colour = dict(zip(line.paths, colours(len(line.paths)), strict=True))
     height = max(3.0, 0.45 * len(lanes) + 1.5, 0.2 * len(line.paths) + 2.2)
-    figure, axes = plt.subplots(figsize=(14, height))
+    if line.host:
+        figure, (axes, load) = plt.subplots(
+            2, 1, figsize=(14, height + 2.0), sharex=True, gridspec_kw={"height_ratios": [height, 2.0]}
+        )
+        draw_host(load, line)
+    else:
+        figure, axes = plt.subplots(figsize=(14, height))
     critical = line.critical
     for row, lane in enumerate(lanes):
         mine = [bar for bar in line.bars if bar.worker == lane]
@@ -224,7 +280,7 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     axes.invert_yaxis()
     axes.set_xlim(0, line.end * 1.01 or 1)
     axes.axvline(line.span, color="black", linestyle=":", linewidth=1)
-    axes.set_xlabel("seconds from the run's first cell start")
+    (load if line.host else axes).set_xlabel("seconds from the run's first cell start")
     axes.set_title(title, fontsize=10)
     axes.grid(axis="x", alpha=0.3)
     legend = [Patch(facecolor=colour[path], label=path) for path in line.paths]
@@ -246,15 +302,30 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     plt.close(figure)
 
 
+def draw_host(axes: Any, line: Timeline) -> None:
+    """The host's busy cores and runnable processes over the run, its core count dashed."""
+    times = [sample.at for sample in line.host]
+    axes.plot(times, [sample.busy for sample in line.host], color="tab:blue", linewidth=1, label="busy cores")
+    axes.plot(times, [sample.running for sample in line.host], color="tab:orange", linewidth=1, label="runnable")
+    axes.axhline(line.host[0].cores, color="black", linestyle="--", linewidth=0.8, label="cores")
+    axes.axvline(line.span, color="black", linestyle=":", linewidth=1)
+    axes.set_ylabel("host")
+    axes.grid(alpha=0.3)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench timeline", description=__doc__.splitlines()[0])
     parser.add_argument("results", help="a results.json")
     parser.add_argument("--out", default=None, help="the PNG (default: timeline.png beside the results)")
+    parser.add_argument("--host", default=None, help="bench/gpu/hostload.py's CSV, sampled beside the run")
     args = parser.parse_args(argv)
     out = Path(args.out) if args.out else Path(args.results).with_name("timeline.png")
     try:
         data = read_results(args.results)
         line = timeline(data, args.results)
+        if args.host:
+            line.host = host_load(args.host, line.origin)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -31,11 +31,14 @@ liger) matrix=matrix-liger.toml baseline=reports/liger/results.json limit=400 ;;
     exit 2
     ;;
 esac
+python3 bench/gpu/hostload.py "$out/$phase-host.csv" &  # the host's load beside the run (bench timeline --host)
+sampler=$!
 start=$(date +%s)
 # shellcheck disable=SC2046  # no option, or --shard I/N
 timeout $limit python3 -m harness run --matrix $matrix $([ -n "$share" ] && echo --shard "$share") \
     --report-dir "$out/$phase" --cache-dir "/tmp/cache-$phase" -q >"$out/$phase.log" 2>&1
 echo "$phase: exit $? after $(( $(date +%s) - start )) s"
+kill $sampler
 tail -15 "$out/$phase.log"
 if [ -n "$share" ]; then
     exit 0
