@@ -68,8 +68,8 @@ def costs(data: Results) -> str:
         "",
         "## Cell seconds by path and stage",
         "",
-        "CPU: the CPU-seconds of the cell process and the children it waited for (a compiler; not Inductor's pool"
-        " of compile processes, nor aoti_standalone's loader, which the standalone server forks); waiting: the rest,"
+        "CPU: the cells' `measurements.cpu_seconds` (docs/results-json.md: what the cell process and the processes"
+        " below it computed; not aoti_standalone's loader, which the standalone server forks); waiting: the rest,"
         " on the GPU, the driver, a lock or a core to run on (below 0 where a cell computed on several cores at once).",
         "",
         _by_path(cells),

@@ -7,6 +7,7 @@ import functools
 import gc
 import hashlib
 import importlib.util
+import os
 import resource
 import time
 import traceback
@@ -108,7 +109,7 @@ def run_cell(
     fault = end_of_cell_fault()
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)
-    cell.measurements.cpu_seconds = round(cpu_seconds() - cpu_start, 3)
+    cell.measurements.cpu_seconds = round(max(0.0, cpu_seconds() - cpu_start), 3)
     for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
     outcome = outcome or judged(cell, mismatch)
@@ -341,10 +342,38 @@ def device_name() -> str:
 
 
 def cpu_seconds() -> float:
-    """CPU seconds (user and system) this process and the children it waited for have used: against a cell's
-    seconds, what it spent waiting (GPU, locks, disk, a busy machine) rather than computing."""
+    """CPU seconds (user and system) this process, the children it waited for and the processes still running
+    below it (``descendants_cpu``) have used: against a cell's seconds, what it spent waiting (GPU, locks, disk, a
+    busy machine) rather than computing."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime + descendants_cpu()
+
+
+def descendants_cpu() -> float:
+    """CPU seconds of the processes running below this one, with those of the children they waited for:
+    Inductor's compile workers, which live as long as the cell process, so that no rusage of it counts the kernels
+    they compile for its cells (0 where the kernel lists no children: /proc/PID/task/TID/children)."""
+    ticks, total, pending = os.sysconf("SC_CLK_TCK"), 0, [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{task}/children") as listed:
+                    pending.extend(int(child) for child in listed.read().split())
+            except OSError:
+                continue
+        if pid != os.getpid():
+            try:
+                with open(f"/proc/{pid}/stat") as stat:
+                    fields = stat.read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            total += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+    return total / ticks
 
 
 def memory(device: str, held: int = 0) -> dict[str, float]:
