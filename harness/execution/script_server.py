@@ -1,9 +1,13 @@
-"""The repro scripts' fork server: a Python that has imported torch and triton, and nothing of the harness or of
-Inductor, forks one child per script, which runs it as ``python script.py`` does: a session of its own, the
-request's working directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file__``, standard
-streams, uncaught exception printed from the script's first frame, ``atexit`` and exit status. A fresh Python spends
-3-4 s of a 6-25 s script importing torch (one H200 host); a forked one starts at the script's first line. A script
-that sets the environment before it imports torch runs as a fresh Python (harness/execution/confirm.py).
+"""The repro scripts' fork server: a Python that has imported torch and triton, and nothing of the harness, forks
+one child per script, which runs it as ``python script.py`` does: a session of its own, the request's working
+directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file__``, standard streams, uncaught
+exception printed from the script's first frame, ``atexit`` and exit status. A fresh Python spends 3-4 s of a 6-25 s
+script importing torch (one H200 host); a forked one starts at the script's first line. It has also asked Inductor's
+CPU-ISA probes, which every AOTInductor compile asks (in torch 2.11 each probe a g++ build and a fresh Python
+importing torch: most of a ``custom_op`` x ``aoti_standalone`` script's 150 s), as the cells' zygote does: with
+CUDA's availability read from NVML, so that nothing starts CUDA here, and it serves only where a forked child could
+start CUDA (``fork_is_safe``). A script that sets the environment before it imports torch runs as a fresh Python
+(harness/execution/confirm.py).
 
 Started as ``python -c`` with this file's source, a socket address and its starter's pid; prints "ready", then for
 each connection forks a supervisor that prepares and forks the child, sends its pid, waits, and sends its exit
@@ -13,18 +17,67 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import contextlib
 import ctypes
 import importlib.machinery
 import os
 import signal
 import sys
+import tempfile
 import threading
 import types
+from collections.abc import Iterator
 from multiprocessing.connection import Connection, Listener
 from typing import Any, NoReturn
 
 PRELOAD = ("torch", "triton")  # what every script imports first
 BACKLOG = 64  # scripts asked for at once
+NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
+
+
+@contextlib.contextmanager
+def setting(name: str, value: str) -> Iterator[None]:
+    """The environment variable ``name`` set to ``value`` inside, as it was after."""
+    given = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if given is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = given
+
+
+def probe_isas() -> None:
+    """Inductor's CPU-ISA probes, one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in turn, and
+    in torch 2.11 every probe is a fresh Python importing torch): they take as long as the longest chain rather than
+    their sum. Each ISA caches its own answer, which ``pick_vec_isa`` then reads, as every process forked after."""
+    import platform
+    from concurrent.futures import ThreadPoolExecutor
+
+    from torch._inductor import cpu_vec_isa
+
+    if platform.machine() in ("x86_64", "AMD64"):
+        flags = cpu_vec_isa.x86_isa_checker()
+        isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
+        with ThreadPoolExecutor(max(1, len(isas))) as pool:
+            list(pool.map(bool, isas))
+    cpu_vec_isa.pick_vec_isa()
+
+
+def fork_is_safe() -> bool:
+    """Whether a child forked now could start CUDA: a child asks whether CUDA would refuse to start in it
+    (something touched CUDA before the fork). Without a GPU there is nothing to refuse: a CUDA build of torch on a
+    machine without one (2.6 and 2.8) marks CUDA started in Inductor's CPU-ISA probe, and runs on the CPU all the
+    same."""
+    import torch
+
+    pid = os.fork()
+    if pid == 0:
+        bad = getattr(torch._C, "_cuda_isInBadFork", lambda: False)()
+        os._exit(1 if bad else 0)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0 or not torch.cuda.is_available()
 
 
 def prepare(request: dict[str, Any]) -> None:
@@ -129,10 +182,13 @@ def serve(address: str, starter: int) -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
     if os.getppid() != starter:  # it died before that was asked
         raise SystemExit("the run that started the scripts' fork server has ended")
-    for module in PRELOAD:
-        __import__(module)
-    if sys.modules["torch"].cuda.is_initialized():
-        raise SystemExit("importing torch started CUDA: a forked script could not use it")
+    with tempfile.TemporaryDirectory(prefix="harness-probes-") as probes:  # what the probes build, not the user's
+        with setting(NVML_CHECK, "1"), setting("TORCHINDUCTOR_CACHE_DIR", probes):
+            for module in PRELOAD:
+                __import__(module)
+            probe_isas()
+    if sys.modules["torch"].cuda.is_initialized() or not fork_is_safe():
+        raise SystemExit("importing torch or Inductor's CPU-ISA probes started CUDA: a forked script could not use it")
     listener = Listener(address, family="AF_UNIX", backlog=BACKLOG)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # supervisors are reaped by the kernel
     print("ready", flush=True)

@@ -35,11 +35,11 @@ from typing import Any
 # stdlib only: the standalone server forked from here still holds torch only
 from harness.cell import standalone_server
 from harness.execution import tempdirs
+from harness.execution.script_server import NVML_CHECK, fork_is_safe, probe_isas
 from harness.spec import RunLocations
 
 # imported once, for every fork: what a cell process uses
 PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.child")
-NVML_CHECK = "PYTORCH_NVML_BASED_CUDA_CHECK"  # torch.cuda.is_available() by NVML: asking does not poison fork
 START_TIMEOUT = 300.0
 # a line that says which exception ended a process: ``ImportError: ...``, ``triton.CompilationError: ...``
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed)\b(?::.*)?$")
@@ -152,20 +152,6 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
-def _check_fork_is_safe() -> None:
-    """Fork a child that asks whether CUDA would refuse to start in it (something touched CUDA before the fork).
-    Without a GPU there is nothing to refuse: a CUDA build of torch on a machine without one (2.6 and 2.8) marks
-    CUDA started in Inductor's CPU-ISA probe, and its cells run on the CPU all the same."""
-    import torch
-
-    pid = os.fork()
-    if pid == 0:
-        bad = getattr(torch._C, "_cuda_isInBadFork", lambda: False)()
-        os._exit(1 if bad else 0)
-    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0 and torch.cuda.is_available():
-        raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
-
-
 def _supervise(conn: Connection, request: dict[str, Any], locations: RunLocations) -> None:
     """In the supervisor: fork the cell process, wait for it, send its exit code."""
     from harness.execution.child import serve
@@ -183,23 +169,6 @@ def _supervise(conn: Connection, request: dict[str, Any], locations: RunLocation
         conn.send(("exit", code))
     except OSError:
         pass  # the worker has gone: nobody to tell
-
-
-def _probe_isas() -> None:
-    """Run Inductor's CPU-ISA probes one thread per ISA the CPU reports (x86; ``pick_vec_isa`` asks them in
-    turn, and in torch 2.11 every probe is a fresh Python importing torch): they take as long as the longest
-    chain rather than their sum. Each ISA caches its own answer, which ``pick_vec_isa`` then reads."""
-    import platform
-    from concurrent.futures import ThreadPoolExecutor
-
-    from torch._inductor import cpu_vec_isa
-
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return
-    flags = cpu_vec_isa.x86_isa_checker()
-    isas = [isa for isa in cpu_vec_isa.supported_vec_isa_list if all(flag in flags for flag in str(isa).split())]
-    with ThreadPoolExecutor(max(1, len(isas))) as pool:
-        list(pool.map(bool, isas))
 
 
 def _hash_sources() -> None:
@@ -251,12 +220,10 @@ def _prepare(address: str) -> RunLocations:
     os.environ[NVML_CHECK] = "1"
     times = [("start", time.perf_counter())]
     import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
-    from torch._inductor.cpu_vec_isa import pick_vec_isa
 
     times.append(("import torch", time.perf_counter()))
     print("imported", flush=True)
-    _probe_isas()
-    pick_vec_isa()
+    probe_isas()
     times.append(("CPU-ISA probes", time.perf_counter()))
     locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
     _start_standalone_server(locations.standalone)
@@ -268,7 +235,8 @@ def _prepare(address: str) -> RunLocations:
     _hash_sources()
     times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
     del os.environ[NVML_CHECK]
-    _check_fork_is_safe()
+    if not fork_is_safe():
+        raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
     print(f"zygote {os.getpid()} ready: {steps}", file=sys.stderr, flush=True)
     return locations

@@ -10,7 +10,7 @@ import triton.compiler.compiler
 import triton.runtime.cache
 from triton.runtime import interpreter
 
-from harness.execution import zygote
+from harness.execution import script_server
 from harness.kernel import compat
 from harness.kernel.launches import observed_launches
 
@@ -62,14 +62,13 @@ def test_interpreter_launches_are_observed_without_interpreted_function_run(monk
 @pytest.mark.parametrize(("gpu", "refused"), [(False, False), (True, True)])
 def test_a_cuda_build_without_a_gpu_forks_safely(monkeypatch: pytest.MonkeyPatch, gpu: bool, refused: bool):
     """torch 2.6 and 2.8's CUDA builds mark CUDA started on a machine without a GPU (Inductor's CPU-ISA probe):
-    the fork server refuses to fork only where there is a GPU its cells could not use."""
+    the fork servers (the cells' zygote, the scripts') refuse to fork only where there is a GPU a child could not
+    use."""
     monkeypatch.setattr(torch._C, "_cuda_isInBadFork", lambda: True, raising=False)
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
-    if refused:
-        with pytest.raises(zygote.ZygoteFailed, match="CUDA was initialised before forking"):
-            zygote._check_fork_is_safe()
-    else:
-        zygote._check_fork_is_safe()
+    assert script_server.fork_is_safe() is not refused
+    monkeypatch.setattr(torch._C, "_cuda_isInBadFork", lambda: False, raising=False)
+    assert script_server.fork_is_safe()
 
 
 def test_a_style_this_torch_has_not_is_a_skip_naming_the_api(monkeypatch: pytest.MonkeyPatch, tmp_path):

@@ -67,6 +67,20 @@ def test_a_forked_script_sees_what_a_fresh_python_gives_it(both, tmp_path: Path)
     assert "<string>" not in forked.output  # the traceback starts at the script, not in the server
 
 
+def test_a_forked_script_finds_inductors_cpu_isa_already_probed_and_the_same(both, tmp_path: Path):
+    """The fork server asked the probes once for all (each a g++ build and a fresh Python in torch 2.11): a forked
+    script's AOTInductor compile reads their answer, the one a fresh Python finds by probing."""
+    source = (
+        "import torch\nfrom torch._inductor import cpu_vec_isa\nbuilds = []\nbuild = cpu_vec_isa.VecISA.check_build\n"
+        "cpu_vec_isa.VecISA.check_build = lambda *args: builds.append(1) or build(*args)\n"
+        "print(repr(str(cpu_vec_isa.pick_vec_isa())), len(builds))\n"
+    )
+    fresh, forked = run_both(both, tmp_path, source)
+    assert fresh.returncode == forked.returncode == 0, fresh.output + forked.output
+    isa, probes = fresh.output.split()[-2:]
+    assert int(probes) > 0 and forked.output.split()[-2:] == [isa, "0"]
+
+
 @pytest.mark.parametrize(
     ("ending", "status", "said"),
     [
