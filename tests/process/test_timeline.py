@@ -43,3 +43,25 @@ def test_timeline_of_a_two_worker_run(write_matrix, tmp_path: Path):
     total = float(re.search(r"sum of cell seconds ([\d.]+) s", head)[1])
     assert total == pytest.approx(sum(durations.values()), abs=0.05)
     assert re.search(r"busy [\d.]+%; idle tail [\d.]+ s \(critical lane gw[01]\)", head)
+
+
+def test_a_cells_cpu_seconds_count_the_compile_workers_still_running_below_its_process():
+    """Inductor's compile workers live as long as the cell process: no rusage counts what they compile."""
+    import subprocess
+    import sys
+    import time
+
+    from harness.cell.runner import cpu_seconds, descendants_cpu
+
+    before, others = cpu_seconds(), descendants_cpu()  # this test process's own children so far (a zygote)
+    burn = "import time\nend = time.process_time() + 0.6\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+    worker = subprocess.Popen([sys.executable, "-c", burn])
+    try:
+        deadline = time.monotonic() + 20
+        while descendants_cpu() - others < 0.6 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert descendants_cpu() - others >= 0.6 and cpu_seconds() - before >= 0.6
+    finally:
+        worker.kill()
+        worker.wait()
+    assert descendants_cpu() - others < 0.3 and cpu_seconds() - before >= 0.6  # once reaped, rusage counts it
