@@ -77,13 +77,14 @@ class Scripts:
     (matrix.toml's [environment], the bytecode cache, the CPU threads per worker); ``stop`` kills those running and
     starts no more. ``triton_cache``: a folder of Triton's compiled kernels to share (the run's), else none."""
 
-    def __init__(self, triton_cache: str | None = None, forked: bool = True) -> None:
+    def __init__(self, triton_cache: str | None = None, forked: bool = True, probe_isas: bool = False) -> None:
         self.triton_cache = triton_cache
         self.lock = threading.Lock()
         self.running: set[int] = set()
         self.killed: set[int] = set()  # pids that stop() killed
         self.stopped = False
         self.forked = forked  # scripts that ``forkable`` allows run in the fork server while it serves
+        self.probe_isas = probe_isas  # the fork server asks Inductor's CPU-ISA probes before serving
         self.server: ScriptServer | None = None
         self.starting = threading.Lock()
 
@@ -136,7 +137,7 @@ class Scripts:
             if self.forked and self.server is None and not self.stopped:
                 try:
                     shared = {key: value for key, value in env.items() if key != "TORCHINDUCTOR_CACHE_DIR"}
-                    server = ScriptServer(shared)
+                    server = ScriptServer(shared, self.probe_isas)
                 except ServerFailed:
                     self.forked = False
                     return None

@@ -52,14 +52,15 @@ def _top_modules(code: str) -> set[str]:
 
 
 class ScriptServer:
-    """A running fork server: ``run`` one script in a forked child, ``stop`` the server."""
+    """A running fork server: ``run`` one script in a forked child, ``stop`` the server. ``probe_isas``: it asks
+    Inductor's CPU-ISA probes before serving (script_server.py)."""
 
-    def __init__(self, environment: dict[str, str]) -> None:
+    def __init__(self, environment: dict[str, str], probe_isas: bool = False) -> None:
         self.folder = tempdirs.make("harness-scripts-")
         self.address = str(self.folder / "socket")
         with open(self.folder / "log", "w") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-c", SOURCE, self.address, str(os.getpid())],
+                [sys.executable, "-c", SOURCE, self.address, str(os.getpid()), *(["probe"] if probe_isas else [])],
                 env=environment,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,

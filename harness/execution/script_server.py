@@ -4,10 +4,11 @@ directory and environment, ``sys.argv``, ``sys.path[0]``, ``__main__``, ``__file
 exception printed from the script's first frame, ``atexit`` and exit status. A fresh Python spends 3-4 s of a 6-25 s
 script importing torch (one H200 host); a forked one starts at the script's first line. It has also asked Inductor's
 CPU-ISA probes, which every AOTInductor compile asks (in torch 2.11 each probe a g++ build and a fresh Python
-importing torch: most of a ``custom_op`` x ``aoti_standalone`` script's 150 s), as the cells' zygote does: with
-CUDA's availability read from NVML, so that nothing starts CUDA here, and it serves only where a forked child could
-start CUDA (``fork_is_safe``). A script that sets the environment before it imports torch runs as a fresh Python
-(harness/execution/confirm.py).
+importing torch: most of a ``custom_op`` x ``aoti_standalone`` script's 150 s), as the cells' zygote does, where
+its starter asks (a run with a GPU: 13 CPU-seconds at each start, which a CPU run's few compiling scripts would not
+win back): with CUDA's availability read from NVML, so that nothing starts CUDA here, and it serves only where a
+forked child could start CUDA (``fork_is_safe``). A script that sets the environment before it imports torch runs
+as a fresh Python (harness/execution/confirm.py).
 
 Started as ``python -c`` with this file's source, a socket address and its starter's pid; prints "ready", then for
 each connection forks a supervisor that prepares and forks the child, sends its pid, waits, and sends its exit
@@ -177,8 +178,9 @@ def supervise(conn: Connection) -> None:
     conn.send(("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
 
 
-def serve(address: str, starter: int) -> None:
-    """Import what scripts import first, then serve at ``address`` (a Unix socket) until ``starter`` dies."""
+def serve(address: str, starter: int, probe: bool = False) -> None:
+    """Import what scripts import first (and, with ``probe``, ask the CPU-ISA probes), then serve at ``address`` (a
+    Unix socket) until ``starter`` dies."""
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
     if os.getppid() != starter:  # it died before that was asked
         raise SystemExit("the run that started the scripts' fork server has ended")
@@ -186,7 +188,8 @@ def serve(address: str, starter: int) -> None:
         with setting(NVML_CHECK, "1"), setting("TORCHINDUCTOR_CACHE_DIR", probes):
             for module in PRELOAD:
                 __import__(module)
-            probe_isas()
+            if probe:
+                probe_isas()
     if sys.modules["torch"].cuda.is_initialized() or not fork_is_safe():
         raise SystemExit("importing torch or Inductor's CPU-ISA probes started CUDA: a forked script could not use it")
     listener = Listener(address, family="AF_UNIX", backlog=BACKLOG)
@@ -206,4 +209,4 @@ def serve(address: str, starter: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], int(sys.argv[2]))
+    serve(sys.argv[1], int(sys.argv[2]), sys.argv[3:] == ["probe"])

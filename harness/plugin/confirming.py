@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from harness.execution.confirm import ScriptRun, Scripts
-from harness.plugin.inputs import inputs
+from harness.plugin.inputs import inputs, visible_gpus
 from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
 from harness.plugin.scriptqueue import IdleCores, ScriptQueue, Width
@@ -86,7 +86,7 @@ class Confirmer:
         self.queue: ScriptQueue | None = None
         self.width = Width(early_width(workers(config), host_cores()), most=workers(config), idle=IdleCores())
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
-        self.scripts = Scripts(triton_cache(config))
+        self.scripts = Scripts(triton_cache(config), probe_isas=bool(visible_gpus()))  # AOTInductor on a GPU
         self.gpus = GpuShare(inputs(config).plan.gpus)
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
 

@@ -75,10 +75,16 @@ def test_a_forked_script_finds_inductors_cpu_isa_already_probed_and_the_same(bot
         "cpu_vec_isa.VecISA.check_build = lambda *args: builds.append(1) or build(*args)\n"
         "print(repr(str(cpu_vec_isa.pick_vec_isa())), len(builds))\n"
     )
-    fresh, forked = run_both(both, tmp_path, source)
-    assert fresh.returncode == forked.returncode == 0, fresh.output + forked.output
+    fresh, unprobed = run_both(both, tmp_path, source)  # a server that did not probe: the script probes itself
+    scripts = Scripts(probe_isas=True)  # as a run with a GPU starts it
+    try:
+        probed = scripts.run(tmp_path / "script.py", 120.0)
+    finally:
+        scripts.stop()
+    assert fresh.returncode == unprobed.returncode == probed.returncode == 0, fresh.output + probed.output
     isa, probes = fresh.output.split()[-2:]
-    assert int(probes) > 0 and forked.output.split()[-2:] == [isa, "0"]
+    assert int(probes) > 0 and unprobed.output.split()[-2:] == [isa, probes]
+    assert probed.output.split()[-2:] == [isa, "0"]
 
 
 @pytest.mark.parametrize(
