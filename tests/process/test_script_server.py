@@ -67,9 +67,13 @@ def test_a_forked_script_sees_what_a_fresh_python_gives_it(both, tmp_path: Path)
     assert "<string>" not in forked.output  # the traceback starts at the script, not in the server
 
 
-def test_a_forked_script_finds_inductors_cpu_isa_already_probed_and_the_same(both, tmp_path: Path):
+def test_a_forked_script_finds_inductors_cpu_isa_already_probed_and_the_same(
+    both, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     """The fork server asked the probes once for all (each a g++ build and a fresh Python in torch 2.11): a forked
-    script's AOTInductor compile reads their answer, the one a fresh Python finds by probing."""
+    script's AOTInductor compile reads their answer, the one a fresh Python finds by probing (for real: not as
+    nox -s tests takes them, passed)."""
+    monkeypatch.delenv("TORCHINDUCTOR_VEC_ISA_OK", raising=False)
     source = (
         "import torch\nfrom torch._inductor import cpu_vec_isa\nbuilds = []\nbuild = cpu_vec_isa.VecISA.check_build\n"
         "cpu_vec_isa.VecISA.check_build = lambda *args: builds.append(1) or build(*args)\n"
