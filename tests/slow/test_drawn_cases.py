@@ -6,10 +6,11 @@ the Case API's axes, the harness runs them under Triton's interpreter on the pat
 - a case correct by construction is never ``wrong``;
 - a planted bug (a mask off by one, a wrong scale in the backward) is ``wrong`` in every style that runs it.
 
-``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 8 cases each run, 640 cells, beside the 2 kept examples) sets how
-many lists of cases are drawn; ``HARNESS_DRAWN_RANDOM=1`` draws new ones and ``HARNESS_DRAWN_SHRINK=1`` shrinks a
-failure to a minimal list, each step a whole harness run (``nox -s selftest`` sets all three). The fast tier checks
-300 more drawn shapes at load (tests/fast/test_drawn_shapes.py).
+``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 4 cases each run, 320 cells, beside the 2 kept examples) sets how
+many lists of cases are drawn, ``HARNESS_DRAWN_CASES`` (default 4) how many cases a list holds, and the planted bugs
+run on half as many; ``HARNESS_DRAWN_RANDOM=1`` draws new ones and ``HARNESS_DRAWN_SHRINK=1`` shrinks a
+failure to a minimal list, each step a whole harness run (``nox -s selftest`` sets all of them: 25 lists of 8). The
+fast tier checks 300 more drawn shapes at load (tests/fast/test_drawn_shapes.py).
 """
 
 import contextlib
@@ -31,7 +32,7 @@ from tests.conftest import REPO, TOLERANCES
 from tests.drawn import FOUND, Shape, case_lists, module_source, shapes
 
 EXAMPLES = int(os.environ.get("HARNESS_DRAWN_EXAMPLES", "1"))
-CASES_PER_EXAMPLE = 8
+CASES_PER_EXAMPLE = int(os.environ.get("HARNESS_DRAWN_CASES", "4"))
 STYLES = [
     "raw_jit",
     "autotune_heuristics",
@@ -157,7 +158,7 @@ def test_drawn_cases_give_the_verdicts_their_scripts_give(cases: list[Shape], tm
 
 
 @pytest.mark.parametrize(("bug", "path"), [("mask", "eager"), ("backward", "train_eager")])
-@given(cases=st.tuples(*(shapes(index) for index in range(4))).map(list))
+@given(cases=st.tuples(*(shapes(index) for index in range(max(1, CASES_PER_EXAMPLE // 2)))).map(list))
 @settings(DRAWN, max_examples=1)
 def test_a_planted_bug_is_wrong_in_every_style_that_runs_it(bug: str, path: str, cases: list[Shape], tmp_path_factory):
     if bug == "backward":  # a Triton backward kernel to plant it in (a library's own backward is not the styles')
