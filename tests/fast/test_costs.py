@@ -107,7 +107,7 @@ def test_costs_add_up_a_runs_own_records(
     rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| ")}
     cells, seconds, cpu, waiting, *stages = (float(value) for value in rows["all"].split("|")[2:-1])
     assert cells == 4 and seconds > 0 and abs(sum(stages) - seconds) <= 0.05 * len(stages), rows["all"]
-    assert 0 < cpu and abs(cpu + waiting - seconds) <= 0.1, rows["all"]
+    assert 0 < cpu and abs(cpu + waiting - seconds) <= 0.15, rows["all"]  # each shown to 0.1
     assert rows["cpu_compile"].split("|")[8].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
     assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
