@@ -184,12 +184,13 @@ def serve(address: str, starter: int, probe: bool = False) -> None:
     ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: dies with whoever started it
     if os.getppid() != starter:  # it died before that was asked
         raise SystemExit("the run that started the scripts' fork server has ended")
-    with tempfile.TemporaryDirectory(prefix="harness-probes-") as probes:  # what the probes build, not the user's
-        with setting(NVML_CHECK, "1"), setting("TORCHINDUCTOR_CACHE_DIR", probes):
-            for module in PRELOAD:
-                __import__(module)
-            if probe:
-                probe_isas()
+    with setting(NVML_CHECK, "1"):
+        for module in PRELOAD:
+            __import__(module)
+        if probe:  # what the probes build goes into a folder of their own, not the user's cache
+            with tempfile.TemporaryDirectory(prefix="harness-probes-") as folder:
+                with setting("TORCHINDUCTOR_CACHE_DIR", folder):
+                    probe_isas()
     if sys.modules["torch"].cuda.is_initialized() or not fork_is_safe():
         raise SystemExit("importing torch or Inductor's CPU-ISA probes started CUDA: a forked script could not use it")
     listener = Listener(address, family="AF_UNIX", backlog=BACKLOG)
