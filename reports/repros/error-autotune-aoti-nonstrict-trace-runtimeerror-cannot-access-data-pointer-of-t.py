@@ -1,6 +1,6 @@
-"""softmax-autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, pleas
-The same failure in 8 more cell(s) of this style and path: add-autotune-aoti_nonstrict, sin-autotune-aoti_nonstrict, silu-autotune-aoti_nonstrict, matmul-autotune-aoti_nonstrict, add_inplace-autotune-aoti_nonstrict, rmsnorm-autotune-aoti_nonstrict, layernorm-autotune-aoti_nonstrict, sin_triton_backward-autotune-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: sin-autotune-aoti_nonstrict, silu-autotune-aoti_nonstrict, softmax-autotune-aoti_nonstrict, matmul-autotune-aoti_nonstrict, add_inplace-autotune-aoti_nonstrict, rmsnorm-autotune-aoti_nonstrict, layernorm-autotune-aoti_nonstrict, sin_triton_backward-autotune-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,7 +9,7 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
@@ -17,59 +17,53 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+KEY = ["n_elements"]
 
 
 # ---- the style: autotune ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel)
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(add_kernel)
 
 
-def softmax(x):
-    return launch(kernel, x, EVEN=False)
+def add(x, y):
+    return launch(kernel, x, y, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return softmax(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return reference(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: aoti_nonstrict ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -107,4 +101,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-autotune-aoti_nonstrict passes here")
+    print("no failure: add-autotune-aoti_nonstrict passes here")

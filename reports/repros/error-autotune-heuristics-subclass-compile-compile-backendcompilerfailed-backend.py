@@ -1,6 +1,6 @@
-"""matmul-autotune_heuristics-subclass_compile: a reproducer written by triton-torch-matrix.
+"""sin-autotune_heuristics-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: backend='inductor' raised:
-The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-subclass_compile, sin-autotune_heuristics-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-autotune_heuristics-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
+The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-subclass_compile, silu-autotune_heuristics-subclass_compile, softmax-autotune_heuristics-subclass_compile, matmul-autotune_heuristics-subclass_compile, add_inplace-autotune_heuristics-subclass_compile, rmsnorm-autotune_heuristics-subclass_compile, layernorm-autotune_heuristics-subclass_compile, sin_triton_backward-autotune_heuristics-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,101 +9,64 @@ from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK_K = 64  # every BLOCK_K below divides it
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def make_inputs(m, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = ([
-        triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
-    ])
-KEY = ["M", "N", "K"]
-HEURISTICS = {"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0}
-CONFIG_HEURISTICS = {"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(matmul_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
 
 
-def matmul(a, b):
-    return launch(kernel, a, b)
+def sin(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return matmul(a, b)
+    def forward(self, x):
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: subclass_compile ----
-DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 graphs, backward_graphs = [], []
@@ -167,4 +130,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-autotune_heuristics-subclass_compile passes here")
+    print("no failure: sin-autotune_heuristics-subclass_compile passes here")

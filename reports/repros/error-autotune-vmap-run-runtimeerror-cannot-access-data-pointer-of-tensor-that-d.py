@@ -1,11 +1,11 @@
-"""sin_triton_backward-autotune-vmap: a reproducer written by triton-torch-matrix.
+"""sin-autotune-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Cannot access data pointer of Tensor that doesn't have storage
-The same failure in 8 more cell(s) of this style and path: add-autotune-vmap, sin-autotune-vmap, silu-autotune-vmap, softmax-autotune-vmap, matmul-autotune-vmap, add_inplace-autotune-vmap, rmsnorm-autotune-vmap, layernorm-autotune-vmap.
+The same failure in 8 more cell(s) of this style and path: add-autotune-vmap, silu-autotune-vmap, softmax-autotune-vmap, matmul-autotune-vmap, add_inplace-autotune-vmap, rmsnorm-autotune-vmap, layernorm-autotune-vmap, sin_triton_backward-autotune-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.sin_triton_backward) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
@@ -42,13 +42,13 @@ KEY = ["n_elements"]
 kernel = triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel)
 
 
-def sin_triton_backward(x):
+def sin(x):
     return launch(kernel, x, EVEN=False)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return sin_triton_backward(x)
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
@@ -98,4 +98,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin_triton_backward-autotune-vmap passes here")
+    print("no failure: sin-autotune-vmap passes here")

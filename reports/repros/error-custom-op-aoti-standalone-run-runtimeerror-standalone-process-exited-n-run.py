@@ -1,6 +1,6 @@
-"""matmul-custom_op-aoti_standalone: a reproducer written by triton-torch-matrix.
-The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::matmul_custom_op.
-The same failure in 8 more cell(s) of this style and path: add-custom_op-aoti_standalone, sin-custom_op-aoti_standalone, silu-custom_op-aoti_standalone, softmax-custom_op-aoti_standalone, add_inplace-custom_op-aoti_standalone, rmsnorm-custom_op-aoti_standalone, layernorm-custom_op-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone.
+"""silu-custom_op-aoti_standalone: a reproducer written by triton-torch-matrix.
+The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::silu_custom_op.
+The same failure in 8 more cell(s) of this style and path: add-custom_op-aoti_standalone, sin-custom_op-aoti_standalone, softmax-custom_op-aoti_standalone, matmul-custom_op-aoti_standalone, add_inplace-custom_op-aoti_standalone, rmsnorm-custom_op-aoti_standalone, layernorm-custom_op-aoti_standalone, sin_triton_backward-custom_op-aoti_standalone.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,93 +11,82 @@ import sys
 import tempfile
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.silu) ----
 
 import torch
 import triton
 import triton.language as tl
 
+IN_FEATURES, HIDDEN = 128, 64
+
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    if EVEN:
+        x = tl.load(x_ptr + offsets)
+    else:
+        x = tl.load(x_ptr + offsets, mask=mask)
+    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
+    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
+    if EVEN:
+        tl.store(out_ptr + offsets, out)
+    else:
+        tl.store(out_ptr + offsets, out, mask=mask)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def make_inputs(m, device, seed):
+class SiluMLP(torch.nn.Module):
+    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
+
+    def __init__(self, op):
+        super().__init__()
+        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
+        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
+        self.op = op
+
+    def forward(self, x):
+        return self.linear2(self.op(self.linear1(x).contiguous()))
+
+
+def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
+
+
+def module(op):
+    return SiluMLP(op)
 
 
 # ---- the style: custom_op ----
-@torch.library.custom_op("mylib::matmul", mutates_args=())
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return launch(matmul_kernel, a, b, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, EVEN_K=False)
+@torch.library.custom_op("mylib::silu", mutates_args=())
+def silu(x: torch.Tensor) -> torch.Tensor:
+    return launch(silu_kernel, x, BLOCK_SIZE=256, EVEN=False)
 
 
-@matmul.register_fake
-def _(a, b):
-    return torch.mm(a, b)
+@silu.register_fake
+def _(x):
+    return torch.nn.functional.silu(x)
 
 
-class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.ops.mylib.matmul(a, b)
+def op(x):
+    return torch.ops.mylib.silu(x)
 
 
-class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+def reference_op(x):
+    return torch.nn.functional.silu(x)
 
 
 # ---- the path: aoti_standalone ----
-DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -116,8 +105,9 @@ def check(what, out, expected):  # every output against the reference's, on the 
 
 def main():
     torch.manual_seed(0)
-    model = Model().to(DEVICE)
-    reference_model = Reference().to(DEVICE)
+    model = module(op).to(DEVICE)
+    torch.manual_seed(0)  # the same parameters
+    reference_model = module(reference_op).to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     with torch.no_grad():
         expected = reference_model(*copied(inputs))
@@ -139,4 +129,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-custom_op-aoti_standalone passes here")
+    print("no failure: silu-custom_op-aoti_standalone passes here")

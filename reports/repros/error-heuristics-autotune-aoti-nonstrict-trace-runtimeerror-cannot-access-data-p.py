@@ -1,6 +1,6 @@
-"""add_inplace-heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix this, pleas
-The same failure in 8 more cell(s) of this style and path: add-heuristics_autotune-aoti_nonstrict, sin-heuristics_autotune-aoti_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: sin-heuristics_autotune-aoti_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,33 +9,32 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.add_inplace) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
         x = tl.load(x_ptr + offsets, mask=mask)
-        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
 def launch(kernel, x, y, **meta):
-    n_elements = x.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
-
-
-def reference(x, y):
-    x.add_(y)
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
 
 
 def make_inputs(size, device, seed):
@@ -45,30 +44,25 @@ def make_inputs(size, device, seed):
 
 CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
-AUTOTUNE_OPTIONS = {"restore_value": ["x_ptr"]}
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY, **AUTOTUNE_OPTIONS)(add_inplace_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
 
 
-def add_inplace(x, y):
+def add(x, y):
     return launch(kernel, x, y)
 
 
 class Model(torch.nn.Module):
     def forward(self, x, y):
-        x = x.clone()
-        add_inplace(x, y)
-        return x
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x, y):
-        x = x.clone()
-        reference(x, y)
-        return x
+        return torch.add(x, y)
 
 
 # ---- the path: aoti_nonstrict ----
@@ -110,4 +104,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add_inplace-heuristics_autotune-aoti_nonstrict passes here")
+    print("no failure: add-heuristics_autotune-aoti_nonstrict passes here")

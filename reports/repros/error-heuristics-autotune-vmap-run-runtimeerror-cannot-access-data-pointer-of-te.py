@@ -1,86 +1,66 @@
-"""rmsnorm-heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
+"""sin-heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Cannot access data pointer of Tensor that doesn't have storage
-The same failure in 8 more cell(s) of this style and path: add-heuristics_autotune-vmap, sin-heuristics_autotune-vmap, silu-heuristics_autotune-vmap, softmax-heuristics_autotune-vmap, matmul-heuristics_autotune-vmap, add_inplace-heuristics_autotune-vmap, layernorm-heuristics_autotune-vmap, sin_triton_backward-heuristics_autotune-vmap.
+The same failure in 8 more cell(s) of this style and path: add-heuristics_autotune-vmap, silu-heuristics_autotune-vmap, softmax-heuristics_autotune-vmap, matmul-heuristics_autotune-vmap, add_inplace-heuristics_autotune-vmap, rmsnorm-heuristics_autotune-vmap, layernorm-heuristics_autotune-vmap, sin_triton_backward-heuristics_autotune-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.rmsnorm) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS = 1000
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def rmsnorm_kernel(
-    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
-):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
-        w = tl.load(w_ptr + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    tl.store(rstd_ptr + row, rstd)
-    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
-    if EVEN:
-        tl.store(y_ptr + row * y_row_stride + cols, y)
-    else:
-        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, weight, eps, **meta):
-    n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    block = triton.next_power_of_2(n_cols)
-    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
-    return y, rstd
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def reference(x, weight, eps):
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
-    return x * rstd[:, None] * weight, rstd
-
-
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, N_COLS, generator=gen)
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x.to(device), weight.to(device), 1e-6
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(rmsnorm_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-def rmsnorm(x, weight, eps):
-    return launch(kernel, x, weight, eps)
+def sin(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return rmsnorm(x, weight, eps)
+    def forward(self, x):
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return reference(x, weight, eps)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: vmap ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -121,4 +101,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: rmsnorm-heuristics_autotune-vmap passes here")
+    print("no failure: sin-heuristics_autotune-vmap passes here")

@@ -1,11 +1,11 @@
-"""softmax-raw_jit-cpu_fallback: a reproducer written by triton-torch-matrix.
+"""add-raw_jit-cpu_fallback: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
-The same failure in 8 more cell(s) of this style and path: add-raw_jit-cpu_fallback, sin-raw_jit-cpu_fallback, silu-raw_jit-cpu_fallback, matmul-raw_jit-cpu_fallback, add_inplace-raw_jit-cpu_fallback, rmsnorm-raw_jit-cpu_fallback, layernorm-raw_jit-cpu_fallback, sin_triton_backward-raw_jit-cpu_fallback.
+The same failure in 8 more cell(s) of this style and path: sin-raw_jit-cpu_fallback, silu-raw_jit-cpu_fallback, softmax-raw_jit-cpu_fallback, matmul-raw_jit-cpu_fallback, add_inplace-raw_jit-cpu_fallback, rmsnorm-raw_jit-cpu_fallback, layernorm-raw_jit-cpu_fallback, sin_triton_backward-raw_jit-cpu_fallback.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
@@ -13,54 +13,46 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
-
-
-reference = lambda x: torch.softmax(x, dim=-1)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 # ---- the style: raw_jit ----
-def softmax(x):
-    return launch(softmax_kernel, x, EVEN=False)
+def add(x, y):
+    return launch(add_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return softmax(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return reference(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: cpu_fallback ----
-DEVICE, SIZE, SEED = 'cpu', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cpu', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -94,4 +86,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-raw_jit-cpu_fallback passes here")
+    print("no failure: add-raw_jit-cpu_fallback passes here")

@@ -1,6 +1,6 @@
-"""layernorm-raw_jit-subclass_compile: a reproducer written by triton-torch-matrix.
+"""add-raw_jit-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: backend='inductor' raised:
-The same failure in 8 more cell(s) of this style and path: add-raw_jit-subclass_compile, sin-raw_jit-subclass_compile, silu-raw_jit-subclass_compile, softmax-raw_jit-subclass_compile, matmul-raw_jit-subclass_compile, add_inplace-raw_jit-subclass_compile, rmsnorm-raw_jit-subclass_compile, sin_triton_backward-raw_jit-subclass_compile.
+The same failure in 8 more cell(s) of this style and path: sin-raw_jit-subclass_compile, silu-raw_jit-subclass_compile, softmax-raw_jit-subclass_compile, matmul-raw_jit-subclass_compile, add_inplace-raw_jit-subclass_compile, rmsnorm-raw_jit-subclass_compile, layernorm-raw_jit-subclass_compile, sin_triton_backward-raw_jit-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,120 +9,54 @@ from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.layernorm) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS, ROW_STRIDE = 768, 1024
-
 
 @triton.jit
-def layernorm_kernel(
-    x_ptr,
-    y_ptr,
-    w_ptr,
-    b_ptr,
-    mean_ptr,
-    rstd_ptr,
-    x_row_stride,
-    y_row_stride,
-    N,
-    eps,
-    HAS_BIAS: tl.constexpr,
-    BLOCK_SIZE: tl.constexpr,
-    EVEN: tl.constexpr,
-):
-    row = tl.program_id(axis=0)
-    x_ptr += row * x_row_stride
-    y_ptr += row * y_row_stride
-    total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        if EVEN:
-            total += tl.load(x_ptr + cols).to(tl.float32)
-        else:
-            total += tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-    mean = tl.sum(total, axis=0) / N
-    squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        if EVEN:
-            centered = tl.load(x_ptr + cols).to(tl.float32) - mean
-        else:
-            x = tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
-            centered = tl.where(cols < N, x - mean, 0.0)
-        squares += centered * centered
-    rstd = 1 / tl.sqrt(tl.sum(squares, axis=0) / N + eps)
-    tl.store(mean_ptr + row, mean)
-    tl.store(rstd_ptr + row, rstd)
-    for offset in range(0, N, BLOCK_SIZE):
-        cols = offset + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(w_ptr + cols, mask=mask)
-        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
-        y = (x - mean) * rstd * w
-        if HAS_BIAS:
-            y += tl.load(b_ptr + cols, mask=mask)
-        tl.store(y_ptr + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, weight, bias, eps, **meta):
-    n_rows, n_cols = x.shape
-    y = torch.empty((n_rows, n_cols), device=x.device, dtype=x.dtype)
-    mean = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    has_bias = bias is not None
-    kernel[(n_rows,)](
-        x,
-        y,
-        weight,
-        bias if has_bias else weight,  # never read without a bias: HAS_BIAS is false
-        mean,
-        rstd,
-        x.stride(0),
-        y.stride(0),
-        n_cols,
-        eps,
-        HAS_BIAS=has_bias,
-        **meta,
-    )
-    return y, mean, rstd
+def launch(kernel, x, y, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
 
 
-def reference(x, weight, bias, eps):
-    mean = x.mean(dim=-1)
-    centered = x - mean[:, None]
-    rstd = torch.rsqrt(centered.pow(2).mean(dim=-1) + eps)
-    y = centered * rstd[:, None] * weight
-    return (y if bias is None else y + bias), mean, rstd
-
-
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, ROW_STRIDE, generator=gen).to(device)[:, :N_COLS]  # a view: rows ROW_STRIDE apart
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x, weight.to(device), None, 1e-5
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 # ---- the style: raw_jit ----
-def layernorm(x, weight, bias, eps):
-    return launch(layernorm_kernel, x, weight, bias, eps, BLOCK_SIZE=256, EVEN=False)
+def add(x, y):
+    return launch(add_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, bias, eps):
-        return layernorm(x, weight, bias, eps)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, bias, eps):
-        return reference(x, weight, bias, eps)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: subclass_compile ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -187,4 +121,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: layernorm-raw_jit-subclass_compile passes here")
+    print("no failure: add-raw_jit-subclass_compile passes here")

@@ -1,11 +1,11 @@
-"""add_inplace-raw_jit-vmap: a reproducer written by triton-torch-matrix.
+"""add-raw_jit-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Cannot access data pointer of Tensor that doesn't have storage
-The same failure in 8 more cell(s) of this style and path: add-raw_jit-vmap, sin-raw_jit-vmap, silu-raw_jit-vmap, softmax-raw_jit-vmap, matmul-raw_jit-vmap, rmsnorm-raw_jit-vmap, layernorm-raw_jit-vmap, sin_triton_backward-raw_jit-vmap.
+The same failure in 8 more cell(s) of this style and path: sin-raw_jit-vmap, silu-raw_jit-vmap, softmax-raw_jit-vmap, matmul-raw_jit-vmap, add_inplace-raw_jit-vmap, rmsnorm-raw_jit-vmap, layernorm-raw_jit-vmap, sin_triton_backward-raw_jit-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.add_inplace) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
@@ -13,23 +13,22 @@ import triton.language as tl
 
 
 @triton.jit
-def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
         x = tl.load(x_ptr + offsets, mask=mask)
-        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
 def launch(kernel, x, y, **meta):
-    n_elements = x.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
-
-
-def reference(x, y):
-    x.add_(y)
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
 
 
 def make_inputs(size, device, seed):
@@ -38,22 +37,18 @@ def make_inputs(size, device, seed):
 
 
 # ---- the style: raw_jit ----
-def add_inplace(x, y):
-    return launch(add_inplace_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
+def add(x, y):
+    return launch(add_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
 
 
 class Model(torch.nn.Module):
     def forward(self, x, y):
-        x = x.clone()
-        add_inplace(x, y)
-        return x
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x, y):
-        x = x.clone()
-        reference(x, y)
-        return x
+        return torch.add(x, y)
 
 
 # ---- the path: vmap ----
@@ -98,4 +93,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add_inplace-raw_jit-vmap passes here")
+    print("no failure: add-raw_jit-vmap passes here")

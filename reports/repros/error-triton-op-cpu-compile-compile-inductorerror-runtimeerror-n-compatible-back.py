@@ -1,6 +1,6 @@
-"""matmul-triton_op-cpu_compile: a reproducer written by triton-torch-matrix.
+"""sin-triton_op-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only be one.
-The same failure in 8 more cell(s) of this style and path: add-triton_op-cpu_compile, sin-triton_op-cpu_compile, silu-triton_op-cpu_compile, softmax-triton_op-cpu_compile, add_inplace-triton_op-cpu_compile, rmsnorm-triton_op-cpu_compile, layernorm-triton_op-cpu_compile, sin_triton_backward-triton_op-cpu_compile.
+The same failure in 8 more cell(s) of this style and path: add-triton_op-cpu_compile, silu-triton_op-cpu_compile, softmax-triton_op-cpu_compile, matmul-triton_op-cpu_compile, add_inplace-triton_op-cpu_compile, rmsnorm-triton_op-cpu_compile, layernorm-triton_op-cpu_compile, sin_triton_backward-triton_op-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,7 +8,7 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
@@ -16,83 +16,49 @@ import triton.language as tl
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def make_inputs(m, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 # ---- the style: triton_op ----
-@torch.library.triton_op("mylib::matmul", mutates_args=())
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(matmul_kernel), a, b, BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, EVEN_K=False)
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(sin_kernel), x, BLOCK_SIZE=256, EVEN=False)
 
 
-matmul.register_kernel("cpu")(torch.mm)
+sin.register_kernel("cpu")(torch.sin)
 
 
 class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.ops.mylib.matmul(a, b)
+    def forward(self, x):
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: cpu_compile ----
-DEVICE, SIZE, SEED = 'cpu', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cpu', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 graphs, backward_graphs = [], []
@@ -147,4 +113,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-triton_op-cpu_compile passes here")
+    print("no failure: sin-triton_op-cpu_compile passes here")

@@ -1,6 +1,6 @@
-"""rmsnorm-triton_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
+"""add-triton_op_heuristics_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: RuntimeError when making fake tensor call
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-aoti_standalone, sin-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone.
+The same failure in 8 more cell(s) of this style and path: sin-triton_op_heuristics_autotune-aoti_standalone, silu-triton_op_heuristics_autotune-aoti_standalone, softmax-triton_op_heuristics_autotune-aoti_standalone, matmul-triton_op_heuristics_autotune-aoti_standalone, add_inplace-triton_op_heuristics_autotune-aoti_standalone, rmsnorm-triton_op_heuristics_autotune-aoti_standalone, layernorm-triton_op_heuristics_autotune-aoti_standalone, sin_triton_backward-triton_op_heuristics_autotune-aoti_standalone.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,83 +11,65 @@ import sys
 import tempfile
 
 
-# ---- the case's own code (cases.rmsnorm) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS = 1000
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def rmsnorm_kernel(
-    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
-):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
-        w = tl.load(w_ptr + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
-    tl.store(rstd_ptr + row, rstd)
-    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
-    if EVEN:
-        tl.store(y_ptr + row * y_row_stride + cols, y)
-    else:
-        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, weight, eps, **meta):
-    n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
-    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    block = triton.next_power_of_2(n_cols)
-    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
-    return y, rstd
+def launch(kernel, x, y, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
 
 
-def reference(x, weight, eps):
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
-    return x * rstd[:, None] * weight, rstd
-
-
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, N_COLS, generator=gen)
-    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x.to(device), weight.to(device), 1e-6
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: triton_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(rmsnorm_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
 
 
-@torch.library.triton_op("mylib::rmsnorm", mutates_args=())
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float) -> tuple[torch.Tensor, torch.Tensor]:
-    return launch(torch.library.wrap_triton(kernel), x, weight, eps)
+@torch.library.triton_op("mylib::add", mutates_args=())
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x, y)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return torch.ops.mylib.rmsnorm(x, weight, eps)
+    def forward(self, x, y):
+        return torch.ops.mylib.add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return reference(x, weight, eps)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: aoti_standalone ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -130,4 +112,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: rmsnorm-triton_op_heuristics_autotune-aoti_standalone passes here")
+    print("no failure: add-triton_op_heuristics_autotune-aoti_standalone passes here")

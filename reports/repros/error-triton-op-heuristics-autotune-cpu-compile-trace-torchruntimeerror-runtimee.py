@@ -1,6 +1,6 @@
-"""sin_triton_backward-triton_op_heuristics_autotune-cpu_compile: a reproducer written by triton-torch-matrix.
+"""sin-triton_op_heuristics_autotune-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: RuntimeError when making fake tensor call
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-cpu_compile, sin-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-cpu_compile.
+The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-cpu_compile, silu-triton_op_heuristics_autotune-cpu_compile, softmax-triton_op_heuristics_autotune-cpu_compile, matmul-triton_op_heuristics_autotune-cpu_compile, add_inplace-triton_op_heuristics_autotune-cpu_compile, rmsnorm-triton_op_heuristics_autotune-cpu_compile, layernorm-triton_op_heuristics_autotune-cpu_compile, sin_triton_backward-triton_op_heuristics_autotune-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,7 +8,7 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.sin_triton_backward) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
@@ -48,17 +48,17 @@ HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-@torch.library.triton_op("mylib::sin_triton_backward", mutates_args=())
-def sin_triton_backward(x: torch.Tensor) -> torch.Tensor:
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
     return launch(torch.library.wrap_triton(kernel), x)
 
 
-sin_triton_backward.register_kernel("cpu")(torch.sin)
+sin.register_kernel("cpu")(torch.sin)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return torch.ops.mylib.sin_triton_backward(x)
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
@@ -123,4 +123,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin_triton_backward-triton_op_heuristics_autotune-cpu_compile passes here")
+    print("no failure: sin-triton_op_heuristics_autotune-cpu_compile passes here")

@@ -1,120 +1,83 @@
-"""matmul-triton_op_heuristics_autotune-opcheck: a reproducer written by triton-torch-matrix.
+"""sin-triton_op_heuristics_autotune-opcheck: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: opcheck(op, ...): test_schema failed with wrap_triton only works on functions annotated with triton.jit or triton.autotune (scroll up for stack trace)
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-opcheck, sin-triton_op_heuristics_autotune-opcheck, silu-triton_op_heuristics_autotune-opcheck, softmax-triton_op_heuristics_autotune-opcheck, add_inplace-triton_op_heuristics_autotune-opcheck, rmsnorm-triton_op_heuristics_autotune-opcheck, layernorm-triton_op_heuristics_autotune-opcheck, sin_triton_backward-triton_op_heuristics_autotune-opcheck.
+The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-opcheck, silu-triton_op_heuristics_autotune-opcheck, softmax-triton_op_heuristics_autotune-opcheck, matmul-triton_op_heuristics_autotune-opcheck, add_inplace-triton_op_heuristics_autotune-opcheck, rmsnorm-triton_op_heuristics_autotune-opcheck, layernorm-triton_op_heuristics_autotune-opcheck, sin_triton_backward-triton_op_heuristics_autotune-opcheck.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK_K = 64  # every BLOCK_K below divides it
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
 
 
-def make_inputs(m, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = ([
-        triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
-    ])
-KEY = ["M", "N", "K"]
-HEURISTICS = {"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0}
-backward = lambda inputs, out, grad: (grad @ inputs[1].t(), inputs[0].t() @ grad)
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+backward = lambda inputs, out, grad: (grad * inputs[0].cos(),)
 
 
 # ---- the style: triton_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(matmul_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-@torch.library.triton_op("mylib::matmul", mutates_args=())
-def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(kernel), a, b)
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x)
 
 
 def setup_context(ctx, inputs, output):
-    a, b = inputs
-    ctx.save_for_backward(a, b, output)
+    x, = inputs
+    ctx.save_for_backward(x, output)
 
 
-def matmul_gradients(ctx, grad):
-    a, b, out = ctx.saved_tensors
-    inputs, output = (a, b,), out
+def sin_gradients(ctx, grad):
+    x, out = ctx.saved_tensors
+    inputs, output = (x,), out
     return tuple(backward(inputs, output, grad))
 
 
-matmul.register_autograd(matmul_gradients, setup_context=setup_context)
+sin.register_autograd(sin_gradients, setup_context=setup_context)
 
 
 class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.ops.mylib.matmul(a, b)
+    def forward(self, x):
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: opcheck ----
-DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 def main():
@@ -123,10 +86,10 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in ()) if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs))
-    torch.library.opcheck(matmul, inputs)
+    torch.library.opcheck(sin, inputs)
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-triton_op_heuristics_autotune-opcheck passes here")
+    print("no failure: sin-triton_op_heuristics_autotune-opcheck passes here")
