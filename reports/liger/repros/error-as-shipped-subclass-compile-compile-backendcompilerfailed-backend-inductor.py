@@ -1,6 +1,6 @@
-"""liger_geglu-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
+"""liger_swiglu-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: backend='inductor' raised:
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_swiglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_geglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,11 +9,11 @@ from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.liger_geglu) ----
+# ---- the case's own code (cases.liger_swiglu) ----
 
 import torch
 
-from liger_kernel.ops import LigerGELUMulFunction
+from liger_kernel.ops import LigerSiLUMulFunction
 
 HIDDEN = 256  # the normalized and activated width
 
@@ -23,8 +23,8 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def gelu_mul(gate, up):
-    return torch.nn.functional.gelu(gate, approximate="tanh") * up
+def silu_mul(gate, up):
+    return torch.nn.functional.silu(gate) * up
 
 
 def make_inputs(batch, device, seed):
@@ -37,12 +37,12 @@ def make_inputs(batch, device, seed):
 
 class Model(torch.nn.Module):
     def forward(self, gate, up):
-        return LigerGELUMulFunction.apply(gate, up)
+        return LigerSiLUMulFunction.apply(gate, up)
 
 
 class Reference(torch.nn.Module):
     def forward(self, gate, up):
-        return gelu_mul(gate, up)
+        return silu_mul(gate, up)
 
 
 # ---- the path: subclass_compile ----
@@ -113,4 +113,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_geglu-as_shipped-subclass_compile passes here")
+    print("no failure: liger_swiglu-as_shipped-subclass_compile passes here")

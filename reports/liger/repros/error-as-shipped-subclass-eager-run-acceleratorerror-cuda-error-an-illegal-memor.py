@@ -1,6 +1,6 @@
-"""liger_rope-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: CUDA error: an illegal memory access was encountered
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_eager, liger_rms_norm_gemma-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_geglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_geglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_rope-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,13 +8,14 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.liger_rope) ----
+# ---- the case's own code (cases.liger_rms_norm) ----
 
 import torch
 
-from liger_kernel.ops import LigerRopeFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
-Q_HEADS, KV_HEADS, SEQ, HEAD_DIM = 4, 2, 16, 64
+HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -22,43 +23,40 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin):
-    """transformers' apply_rotary_pos_emb with unsqueeze_dim=1."""
-    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    q = randn(batch, Q_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    k = randn(batch, KV_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM))
-    freqs = torch.outer(torch.arange(SEQ, dtype=torch.float32), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)[None]  # (1, seq, head_dim), as LlamaRotaryEmbedding gives it
-    return q, k, emb.cos().to(device), emb.sin().to(device)
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
+
+
+SHIPPED_ARGS = (EPS, 0.0, "llama", True)
 
 
 # ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, q, k, cos, sin):
-        return LigerRopeFunction.apply(q, k, cos, sin)
+    def forward(self, x, weight):
+        return LigerRMSNormFunction.apply(x, weight, *SHIPPED_ARGS)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, q, k, cos, sin):
-        return apply_rotary_pos_emb(q, k, cos, sin)
+    def forward(self, x, weight):
+        return llama_rms_norm(x, weight)
 
 
 # ---- the path: subclass_eager ----
-DEVICE, SIZE, SEED = 'cuda', 2, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cuda', 3, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -101,4 +99,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_rope-as_shipped-subclass_eager passes here")
+    print("no failure: liger_rms_norm-as_shipped-subclass_eager passes here")

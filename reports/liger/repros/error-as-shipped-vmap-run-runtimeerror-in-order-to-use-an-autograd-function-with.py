@@ -1,18 +1,18 @@
-"""liger_cross_entropy-as_shipped-vmap: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, ...), it must override the setup_context staticmethod. For more details, please see https://pytorch.org/docs/ma
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-vmap, liger_rms_norm_gemma-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_rope-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_rope-as_shipped-vmap, liger_cross_entropy-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.liger_cross_entropy) ----
+# ---- the case's own code (cases.liger_rms_norm) ----
 
 import torch
 
-from liger_kernel.ops import LigerCrossEntropyFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
-VOCAB, IGNORE_INDEX, LSE_SQUARE_SCALE = 1000, -100, 1e-4
-SHIPPED_ARGS = (None, IGNORE_INDEX, LSE_SQUARE_SCALE, 0.0, "mean", None, True, True, True)
+HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -20,47 +20,40 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def cross_entropy(logits, target):
-    keep = target != IGNORE_INDEX
-    kept = keep.sum()
-    lse = logits.float().logsumexp(-1)
-    loss = torch.nn.functional.cross_entropy(logits.float(), target, ignore_index=IGNORE_INDEX, reduction="sum")
-    z_loss = (LSE_SQUARE_SCALE * lse.square() * keep).sum() / kept
-    predicted = logits.argmax(-1)
-    accuracy = ((predicted == target) & keep).sum() / kept
-    return (
-        (loss / kept + z_loss).to(logits.dtype),
-        z_loss.detach().to(logits.dtype),
-        accuracy.float(),
-        torch.where(keep, predicted, -1),
-    )
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    logits = randn(rows, VOCAB, generator=gen, device=device, scale=2.0)
-    target = torch.randint(0, VOCAB, (rows,), generator=gen)
-    target[torch.rand(rows, generator=gen) < 0.2] = IGNORE_INDEX
-    target[0] = 0  # one position kept at least
-    return logits, target.to(device)
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
+
+
+SHIPPED_ARGS = (EPS, 0.0, "llama", True)
 
 
 # ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, logits, target):
-        return LigerCrossEntropyFunction.apply(logits, target, *SHIPPED_ARGS)
+    def forward(self, x, weight):
+        return LigerRMSNormFunction.apply(x, weight, *SHIPPED_ARGS)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, logits, target):
-        return cross_entropy(logits, target)
+    def forward(self, x, weight):
+        return llama_rms_norm(x, weight)
 
 
 # ---- the path: vmap ----
-DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cuda', 3, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -100,4 +93,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_cross_entropy-as_shipped-vmap passes here")
+    print("no failure: liger_rms_norm-as_shipped-vmap passes here")
