@@ -109,7 +109,6 @@ def run_cell(
     fault = end_of_cell_fault()
     if fault is not None:  # this cell's kernels faulted: charged here, not to the next cell of the process
         outcome = faulted(fault, outcome, mismatch)
-    cell.measurements.cpu_seconds = round(max(0.0, cpu_seconds() - cpu_start), 3)
     for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
     outcome = outcome or judged(cell, mismatch)
@@ -129,6 +128,7 @@ def run_cell(
             else Timing.not_timed("the run was given --no-timing")
         )
         outcome.poisoned = faulted_at_size(outcome.timing)
+    cell.measurements.cpu_seconds = round(max(0.0, cpu_seconds() - cpu_start), 3)  # the check at the size too
     cell.lap("end")
     cell.measurements.stage_seconds = {stage: round(seconds, 3) for stage, seconds in cell.clock.items()}
     outcome.seconds = round(time.perf_counter() - start, 3)

@@ -294,10 +294,11 @@ class Kept:
 
 
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
-# AtSize.key -> the inputs at the bandwidth size, made by the warm-up (beside the other workers' warm-ups) for every
-# kept artifact of that case, size and kind of call, not inside the timing, which holds the GPU alone: making them
-# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts. Held until ``time_kept`` ends: up to
-# one set per case and kind of call in this process (the built-in cases' inputs there are 62-203 MiB a set)
+# AtSize.key -> the inputs at the bandwidth size, made by the first check there (``check_at``) of a kept artifact of
+# that case, size and kind of call in this process, and shared by the later checks, the warm-up and the timing:
+# making them (hundreds of MiB drawn on the CPU) took longer than timing the artifacts, and a second a training
+# cell's check. Every use copies them. Held until ``time_kept`` ends: up to one set per case and kind of call in
+# this process (the built-in cases' inputs there are 62-203 MiB a set), counted in the memory a cell finds held
 MADE: dict[tuple[str, int, bool], Inputs] = {}
 
 
@@ -383,7 +384,7 @@ def check_at(at: AtSize) -> None:
     or fails, ``at.failed`` says so (it is not timed there: no wrong numbers timed)."""
     try:
         with static_shapes():
-            at.check(at.inputs())
+            at.check(made_at(at))
     except Mismatch as error:
         first = (str(error).strip().splitlines() or [""])[0][:200]
         at.failed = f"{NOT_AT} {at.size}: its output there differs from the reference ({first})"

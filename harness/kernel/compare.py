@@ -41,16 +41,25 @@ def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance:
     indices), where a tolerance would pass a wrong index."""
     if not isinstance(actual, torch.Tensor):
         raise Mismatch(f"{what}: expected a tensor, got {type(actual).__name__}")
+    actual, expected = on_one_device(actual, expected)
     if not (expected.is_floating_point() or expected.is_complex()):
-        _assert_exact(what, actual.detach().cpu(), expected.detach().cpu())
+        _assert_exact(what, actual, expected)
         return
     try:
-        torch.testing.assert_close(
-            actual.detach().cpu(), expected.detach().cpu(), atol=tolerance.atol, rtol=tolerance.rtol
-        )
+        torch.testing.assert_close(actual, expected, atol=tolerance.atol, rtol=tolerance.rtol)
     except AssertionError as error:
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         raise Mismatch(f"{what}: " + "; ".join(lines)) from None
+
+
+def on_one_device(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Both, detached, where they are compared: on their device where they share one (a GPU compares a
+    bandwidth-size output in milliseconds, where copying it to the host and comparing there took a second), else
+    on the CPU. Element-wise IEEE arithmetic rounds alike on either, so the verdict is the same."""
+    actual, expected = actual.detach(), expected.detach()
+    if actual.device == expected.device:
+        return actual, expected
+    return actual.cpu(), expected.cpu()
 
 
 def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
