@@ -48,3 +48,28 @@ def test_only_first_attempts_share_the_strict_package(tmp_path: Path):
     again = vars(run_cell(case, replace(standalone, attempt=2), tmp_path, BUILT, "cpu", shared_folder))
     assert again["status"] == "pass" and again["measurements"].package_built_by is None
     assert package.stat().st_mtime_ns > compiled  # compiled anew
+
+
+def test_aoti_nonstrict_loads_the_strict_package_only_where_its_program_is_the_same(tmp_path: Path):
+    """A non-strict export printed, weighed and laid out as the strict one is compiled by nobody twice: the cell
+    loads the case and style's strict package; a program that differs (another digest) compiles its own."""
+    import json
+
+    (tmp_path / "packages").mkdir()
+    shared_folder = RunLocations(packages=str(tmp_path / "packages"))
+    case = load_cases(MATRIX.modules["layernorm"])[0]
+    tolerance = MATRIX.tolerances[dtype_name(case.dtype)]
+    strict, nonstrict = (
+        CellSpec("layernorm", MATRIX.modules["layernorm"], "control", MATRIX.path(p), tolerance)
+        for p in ("aoti_strict", "aoti_nonstrict")
+    )
+    assert vars(run_cell(case, strict, tmp_path, BUILT, "cpu", shared_folder))["status"] == "pass"
+    shared = vars(run_cell(case, nonstrict, tmp_path, BUILT, "cpu", shared_folder))
+    assert shared["status"] == "pass", shared["error"]
+    assert shared["measurements"].package_built_by == "layernorm-control-aoti_strict"
+    assert shared["measurements"].compile_seconds is None
+    builder = tmp_path / "packages" / "layernorm-control-shared-strict.json"
+    builder.write_text(json.dumps({**json.loads(builder.read_text()), "program": "another"}))
+    own = vars(run_cell(case, nonstrict, tmp_path, BUILT, "cpu", shared_folder))
+    assert own["status"] == "pass" and own["measurements"].package_built_by is None
+    assert own["measurements"].compile_seconds > 0

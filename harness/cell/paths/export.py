@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import inspect
 import json
+import re
 import shutil
 import signal
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from harness.case import Inputs, copy_inputs
 from harness.cell.context import CellCrash
 from harness.cell.paths.common import _infer, path
 from harness.cell.standalone import run_standalone
+from harness.kernel.launches import kernel_name
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
@@ -59,11 +62,57 @@ def export_nonstrict(cell: Cell) -> None:
 
 
 def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
-    program = _export(cell, strict, inputs)
+    return _compile(cell, _export(cell, strict, inputs), strict)
+
+
+def _compile(cell: Cell, program: torch.export.ExportedProgram, strict: bool) -> str:
     cell.stage = "compile"
     target = cell.workdir / f"{cell.case_style}-{'strict' if strict else 'nonstrict'}.pt2"
     with cell.timed("compile_seconds"):
         return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+
+
+def program_digest(program: torch.export.ExportedProgram, inputs: Inputs) -> str:
+    """What AOTInductor compiles, as a digest: the program as printed (graph, shapes, signature, ranges; not the
+    comments naming the source line each node came from), its weights and constants byte for byte, the Triton
+    kernels and constant arguments its graph names by index (in the side table, emptied at each cell's start), and
+    the inputs' shapes, strides and dtypes."""
+    from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
+
+    printed = "\n".join(
+        line for line in str(program).splitlines() if line.strip() and not line.lstrip().startswith("#")
+    )
+    found = hashlib.sha256(printed.encode())  # without the source comments and the blank lines between sources
+    tensors = {**program.state_dict, **getattr(program, "constants", {})}
+    for name, value in sorted(tensors.items()):
+        found.update(name.encode())
+        if isinstance(value, torch.Tensor):
+            value = value.detach().cpu().contiguous()
+            found.update(f"{value.dtype}{tuple(value.shape)}".encode())
+            found.update(value.reshape(-1).view(torch.uint8).numpy().tobytes())
+        else:
+            found.update(repr(value).encode())
+    kernels, constants = (getattr(kernel_side_table, name, {}) for name in ("id_to_kernel", "constant_args"))
+    for index in sorted(set(re.findall(r"\bkernel_idx = (\d+)", printed)), key=int):
+        found.update(f"kernel {index}: {kernel_name(kernels.get(int(index)))}".encode())
+    for index in sorted(set(re.findall(r"\bconstant_args_idx = (\d+)", printed)), key=int):
+        found.update(f"constants {index}: {sorted(constants.get(int(index), {}).items(), key=str)!r}".encode())
+    for value in inputs:
+        shown = (
+            (value.dtype, tuple(value.shape), value.stride(), value.device.type)
+            if isinstance(value, torch.Tensor)
+            else value
+        )
+        found.update(repr(shown).encode())
+    return found.hexdigest()
+
+
+def _digest(program: torch.export.ExportedProgram, inputs: Inputs) -> str | None:
+    """``program_digest``, or None where it cannot be taken (a constant it cannot read): then nothing is shared."""
+    try:
+        return program_digest(program, inputs)
+    except Exception:
+        return None
 
 
 def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
@@ -74,10 +123,9 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
     produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
     attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
     sampled again."""
-    folder = cell.locations.packages
-    if not folder or not cell.share or cell.example is not None:
+    stem = _shared_stem(cell)
+    if stem is None:
         return _package(cell, True, inputs)
-    stem = Path(folder) / f"{cell.case_style}-shared-strict"  # the case and style
     with open(f"{stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
         built = Path(f"{stem}.json")
@@ -86,11 +134,43 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
             cell.saw(captured=tuple(builder["captured"]))
             cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
-        package = _package(cell, True, inputs)
+        program = _export(cell, True, inputs)
+        package = _compile(cell, program, True)
         shutil.copyfile(package, f"{stem}.pt2")
-        builder = {"captured": cell.capture.captured, "package_built_by": f"{cell.case_style}-{path_id}"}
+        builder = {
+            "captured": cell.capture.captured,
+            "package_built_by": f"{cell.case_style}-{path_id}",
+            "program": _digest(program, inputs),
+        }
         built.write_text(json.dumps(builder))
         return package
+
+
+def _shared_stem(cell: Cell) -> Path | None:
+    """Where the case and style's shared strict package lies in the run's package folder; None where this cell
+    shares none (no folder: a repro's run; a re-run, so a flaky build is sampled again; a drawn example)."""
+    folder = cell.locations.packages
+    if not folder or not cell.share or cell.example is not None:
+        return None
+    return Path(folder) / f"{cell.case_style}-shared-strict"
+
+
+def _nonstrict_package(cell: Cell, inputs: Inputs) -> str:
+    """The non-strict export compiled to a package; where its program is the strict one's byte for byte
+    (``program_digest``) and the case and style's strict package is built already, that package: AOTInductor
+    would compile the same input to the same code (about 5 s of CPU a cell, in 72 of the matrix's 117 cells)."""
+    program = _export(cell, False, inputs)
+    stem = _shared_stem(cell)
+    if stem is not None:
+        with open(f"{stem}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            built = Path(f"{stem}.json")
+            builder = json.loads(built.read_text()) if built.exists() else {}
+        digest = _digest(program, inputs)
+        if digest is not None and builder.get("program") == digest:
+            cell.measurements.package_built_by = builder["package_built_by"]
+            return f"{stem}.pt2"
+    return _compile(cell, program, False)
 
 
 def _load_and_run(cell: Cell, package: str, inputs: Inputs, run: Callable[..., None] = _infer) -> None:
@@ -112,7 +192,7 @@ def aoti_strict(cell: Cell) -> None:
 def aoti_nonstrict(cell: Cell) -> None:
     """Non-strict export, AOTInductor package, loaded and run in this process."""
     inputs = cell.inputs()
-    _load_and_run(cell, _package(cell, False, inputs), inputs)
+    _load_and_run(cell, _nonstrict_package(cell, inputs), inputs)
 
 
 @path
