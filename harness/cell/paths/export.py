@@ -190,7 +190,8 @@ def aoti_strict(cell: Cell) -> None:
 
 @path
 def aoti_nonstrict(cell: Cell) -> None:
-    """Non-strict export, AOTInductor package, loaded and run in this process."""
+    """Non-strict export, AOTInductor package (the strict export's, where the two programs are the same),
+    loaded and run in this process."""
     inputs = cell.inputs()
     _load_and_run(cell, _nonstrict_package(cell, inputs), inputs)
 
