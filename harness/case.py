@@ -40,7 +40,9 @@ class Case:
     - ``reference``: the same op written with PyTorch ops (same signature and semantics as ``launch``).
     - ``make_inputs(size, device, seed)``: the op's arguments, one per ``arg_names``: tensors, and where
       ``arg_types`` says so a float, int or bool, or ``None`` for an optional tensor; sizes are not block
-      multiples. A tensor may be a strided view (the harness copies inputs keeping their strides).
+      multiples. A tensor may be a strided view (the harness copies inputs keeping their strides). The same size
+      and seed give the same values (draw from ``torch.Generator().manual_seed(seed)``): a cell calls it for the op
+      and again for the reference.
     - ``arg_types``: the type of each argument that is not a tensor, by name: ``float``, ``int``, ``bool``, or
       ``Tensor | None`` (an optional tensor). The library wrappers' schemas are inferred from these types.
     - ``outputs``: how many tensors the op returns: 1 (a tensor), or more (a tuple, every one compared).

@@ -87,6 +87,7 @@ def _exits_named(case: Case, tolerance: Tolerance) -> None:
 def _check(case: Case, tolerance: Tolerance) -> None:
     inputs = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
     check_inputs(case, inputs)
+    unrepeatable = _unrepeatable(case, inputs)  # said last: a broken reference is the first thing to mend
     parameters = _call("shipped_module", case.shipped_parameters)
     if parameters and case.kernel is not None:
         raise CaseProblem(
@@ -99,6 +100,35 @@ def _check(case: Case, tolerance: Tolerance) -> None:
         _check_outputs(case, output)
     _check_heuristics(case)
     _check_backward(case, inputs, parameters, tolerance)
+    if unrepeatable:
+        raise CaseProblem("make_inputs", unrepeatable)
+
+
+def _unrepeatable(case: Case, inputs: Inputs) -> str | None:
+    """What differs where a second call at the same size and seed gives other values: a cell calls
+    ``make_inputs`` once for the op and once for the reference (a training step's inputs are its own leaves), so
+    unseeded inputs would make the op look wrong."""
+    again = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
+    for index, (one, other) in enumerate(zip(inputs, again, strict=False)):
+        same = (
+            _same_bits(one, other)
+            if isinstance(one, torch.Tensor) and isinstance(other, torch.Tensor)
+            else one == other or (one != one and other != other)  # NaN scalars alike
+        )
+        if not same:
+            return (
+                f"input {index} ({case.arg_names[index]}) differs between two calls at size {case.sizes[0]}, seed 0: "
+                "draw it from a torch.Generator seeded with the seed given (torch.Generator().manual_seed(seed))"
+            )
+    return None
+
+
+def _same_bits(one: torch.Tensor, other: torch.Tensor) -> bool:
+    """Same dtype, shape and bytes (a NaN drawn alike is alike)."""
+    if one.dtype != other.dtype or one.shape != other.shape:
+        return False
+    as_bytes = [t.detach().contiguous().reshape(-1).view(torch.uint8) for t in (one, other)]
+    return torch.equal(*as_bytes)
 
 
 def _reference(case: Case, inputs: Inputs, parameters: tuple[torch.Tensor, ...]) -> Any:

@@ -74,6 +74,13 @@ def test_heuristics_outermost_must_not_read_the_config():
     assert problem(sin, config_heuristics=misnamed) == "config_heuristics['EVEN']: KeyError: 'BLOCK'"
 
 
+def test_make_inputs_must_give_the_same_values_at_the_same_size_and_seed():
+    """A cell calls it once for the op and once for the reference: unseeded, the op would look wrong."""
+    (sin,) = load_cases("cases.sin")
+    unseeded = problem(sin, make_inputs=lambda n, device, seed: (torch.randn(n, device=device),))
+    assert unseeded.startswith("make_inputs: input 0 (x) differs between two calls at size "), unseeded
+
+
 def test_outputs_and_dynamic_dims_must_match_what_the_case_gives():
     (rmsnorm,) = load_cases("cases.rmsnorm")
     assert problem(rmsnorm, outputs=3) == "reference: returns 2 values, expected a tuple of 3 tensors (outputs)"

@@ -141,7 +141,9 @@ def test_a_hand_written_backward_need_not_give_a_no_grad_gradient():
     case = Case(
         id="rope_like",
         reference=lambda x, cos: x * cos,
-        make_inputs=lambda size, device, seed: (torch.randn(size), torch.randn(size)),
+        make_inputs=lambda size, device, seed: tuple(
+            torch.randn(2, size, generator=torch.Generator().manual_seed(seed))
+        ),
         backward=lambda inputs, out, grad: (grad * inputs[1], None),
         arg_names=("x", "cos"),
         no_grad=("cos",),
