@@ -35,7 +35,7 @@ from typing import Any
 # stdlib only: the standalone server forked from here still holds torch only
 from harness.cell import standalone_server
 from harness.execution import tempdirs
-from harness.execution.script_server import NVML_CHECK, fork_is_safe, probe_isas
+from harness.execution.script_server import NVML_CHECK, fork_is_safe, probe_isas, setting
 from harness.spec import RunLocations
 
 # imported once, for every fork: what a cell process uses
@@ -217,24 +217,23 @@ def main(address: str, sys_path: str) -> None:
 def _prepare(address: str) -> RunLocations:
     """Everything before serving: torch imported, the probes, the standalone server, the preloads, the hashes and
     the check that forking is safe (prints "imported" once torch is); what the cell processes share."""
-    os.environ[NVML_CHECK] = "1"
     times = [("start", time.perf_counter())]
-    import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
+    with setting(NVML_CHECK, "1"):  # as the user set it (or not) again after: the cell processes inherit it
+        import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
 
-    times.append(("import torch", time.perf_counter()))
-    print("imported", flush=True)
-    probe_isas()
-    times.append(("CPU-ISA probes", time.perf_counter()))
-    locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
-    _start_standalone_server(locations.standalone)
-    Path(locations.packages).mkdir()
-    times.append(("standalone server", time.perf_counter()))
-    for module in PRELOAD:
-        importlib.import_module(module)
-    times.append(("import harness, Inductor", time.perf_counter()))
-    _hash_sources()
-    times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
-    del os.environ[NVML_CHECK]
+        times.append(("import torch", time.perf_counter()))
+        print("imported", flush=True)
+        probe_isas()
+        times.append(("CPU-ISA probes", time.perf_counter()))
+        locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
+        _start_standalone_server(locations.standalone)
+        Path(locations.packages).mkdir()
+        times.append(("standalone server", time.perf_counter()))
+        for module in PRELOAD:
+            importlib.import_module(module)
+        times.append(("import harness, Inductor", time.perf_counter()))
+        _hash_sources()
+        times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
     if not fork_is_safe():
         raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
