@@ -110,11 +110,10 @@ def _unrepeatable(case: Case, inputs: Inputs) -> str | None:
     unseeded inputs would make the op look wrong."""
     again = _call("make_inputs", case.make_inputs, case.sizes[0], "cpu", 0)
     for index, (one, other) in enumerate(zip(inputs, again, strict=False)):
-        same = (
-            _same_bits(one, other)
-            if isinstance(one, torch.Tensor) and isinstance(other, torch.Tensor)
-            else one == other or (one != one and other != other)  # NaN scalars alike
-        )
+        if isinstance(one, torch.Tensor) or isinstance(other, torch.Tensor):
+            same = isinstance(one, torch.Tensor) and isinstance(other, torch.Tensor) and _same_bits(one, other)
+        else:
+            same = one == other or (one != one and other != other)  # NaN scalars alike
         if not same:
             return (
                 f"input {index} ({case.arg_names[index]}) differs between two calls at size {case.sizes[0]}, seed 0: "

@@ -79,6 +79,9 @@ def test_make_inputs_must_give_the_same_values_at_the_same_size_and_seed():
     (sin,) = load_cases("cases.sin")
     unseeded = problem(sin, make_inputs=lambda n, device, seed: (torch.randn(n, device=device),))
     assert unseeded.startswith("make_inputs: input 0 (x) differs between two calls at size "), unseeded
+    calls = iter(range(2))
+    tensor_then_float = lambda n, device, seed: (torch.ones(n) if next(calls) == 0 else 1.0,)  # noqa: E731
+    assert problem(sin, make_inputs=tensor_then_float).startswith("make_inputs: input 0 (x) differs")
 
 
 def test_outputs_and_dynamic_dims_must_match_what_the_case_gives():

@@ -166,8 +166,7 @@ def _nonstrict_package(cell: Cell, inputs: Inputs) -> str:
             fcntl.flock(lock, fcntl.LOCK_EX)
             built = Path(f"{stem}.json")
             builder = json.loads(built.read_text()) if built.exists() else {}
-        digest = _digest(program, inputs)
-        if digest is not None and builder.get("program") == digest:
+        if builder.get("program") is not None and builder["program"] == _digest(program, inputs):
             cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
     return _compile(cell, program, False)
