@@ -1,6 +1,6 @@
-"""softmax-custom_op_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
-The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::softmax_custom_op_autotune.
-The same failure in 8 more cell(s) of this style and path: add-custom_op_autotune-aoti_standalone, sin-custom_op_autotune-aoti_standalone, silu-custom_op_autotune-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, add_inplace-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, layernorm-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone.
+"""sin-custom_op_autotune-aoti_standalone: a reproducer written by triton-torch-matrix.
+The harness recorded: error at run: standalone process exited 1: RuntimeError: Could not find schema for harness::sin_custom_op_autotune.
+The same failure in 8 more cell(s) of this style and path: add-custom_op_autotune-aoti_standalone, silu-custom_op_autotune-aoti_standalone, softmax-custom_op_autotune-aoti_standalone, matmul-custom_op_autotune-aoti_standalone, add_inplace-custom_op_autotune-aoti_standalone, rmsnorm-custom_op_autotune-aoti_standalone, layernorm-custom_op_autotune-aoti_standalone, sin_triton_backward-custom_op_autotune-aoti_standalone.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
@@ -19,65 +19,57 @@ import triton.language as tl
 
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
 
 
 # ---- the style: custom_op_autotune ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(softmax_kernel)
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel)
 
 
-@torch.library.custom_op("mylib::softmax", mutates_args=())
-def softmax(x: torch.Tensor) -> torch.Tensor:
+@torch.library.custom_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
     return launch(kernel, x, EVEN=False)
 
 
-@softmax.register_fake
+@sin.register_fake
 def _(x):
-    return reference(x)
+    return torch.sin(x)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return torch.ops.mylib.softmax(x)
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x):
-        return reference(x)
+        return torch.sin(x)
 
 
 # ---- the path: aoti_standalone ----
-DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -120,4 +112,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-custom_op_autotune-aoti_standalone passes here")
+    print("no failure: sin-custom_op_autotune-aoti_standalone passes here")
