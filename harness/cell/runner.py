@@ -89,11 +89,7 @@ def run_cell(
     start, cpu_start = time.perf_counter(), cpu_seconds()
     fresh_autotune(cache_tag(spec))
     torch._dynamo.reset()
-    held = 0  # GPU memory allocated before the cell: what earlier cells keep for the timing phase
-    if device == "cuda" and torch.cuda.is_available():
-        gc.collect()  # what earlier cells left in reference cycles, freed now, not inside this cell's peak
-        torch.cuda.reset_peak_memory_stats()
-        held = torch.cuda.memory_allocated()
+    held = settle_gpu_memory() if device == "cuda" and torch.cuda.is_available() else 0
     cell.lap("setup")
     try:
         run_path(cell, spec, cache)
@@ -133,6 +129,16 @@ def run_cell(
     cell.measurements.stage_seconds = {stage: round(seconds, 3) for stage, seconds in cell.clock.items()}
     outcome.seconds = round(time.perf_counter() - start, 3)
     return outcome
+
+
+def settle_gpu_memory() -> int:
+    """The GPU memory allocated before a cell (what earlier cells keep for the timing phase), its peak mark reset:
+    what earlier cells left in reference cycles is collected first, not freed inside this cell's peak, and what
+    survives is frozen (kept artifacts, built styles), so the next cell's collection walks only what is new."""
+    gc.collect()
+    gc.freeze()
+    torch.cuda.reset_peak_memory_stats()
+    return torch.cuda.memory_allocated()
 
 
 def end_of_cell_fault() -> Exception | None:

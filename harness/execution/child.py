@@ -61,7 +61,7 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
 def settle_heap() -> None:
     """Collect, then move every object this process holds now (torch, the harness, the warm-up's compile) out of
     the collector's reach: the full collection before each CUDA cell's GPU peak mark (harness/cell/runner.py) then
-    walks only what later cells made (0.1 s in a process holding torch alone, more as kept artifacts grow, before).
+    walks only what later cells made (0.1 s in a process holding torch alone, before), and freezes what survives it.
     What is frozen was reachable here; a cell's garbage is still collected."""
     gc.collect()
     gc.freeze()

@@ -112,3 +112,32 @@ def test_memory_is_the_resident_set_now_and_its_peak(tmp_path: Path):
     measured = run("sin", "control", "cpu_fallback", tmp_path)["measurements"]
     assert measured.rss_mb == pytest.approx(memory("cpu")["rss_mb"], abs=16)
     assert measured.peak_rss_mb >= held["rss_mb"] - 4
+
+
+def test_a_cells_gpu_mark_collects_earlier_cycles_and_freezes_what_survives(monkeypatch: pytest.MonkeyPatch):
+    """Before a CUDA cell: a reference cycle an earlier cell left is collected (not freed inside the cell's peak),
+    what is still reachable is frozen (the next cell's collection does not walk it again), and the allocated bytes
+    then are the cell's baseline."""
+    import gc
+    import weakref
+
+    from harness.cell.runner import settle_gpu_memory
+
+    marks: list[str] = []
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: marks.append("reset"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated", lambda: 4096)
+
+    class Node:
+        pass
+
+    garbage, kept = Node(), Node()
+    garbage.me, kept.me = garbage, kept  # two cycles, one of them still reachable
+    gone = weakref.ref(garbage)
+    del garbage
+    frozen = gc.get_freeze_count()
+    try:
+        assert settle_gpu_memory() == 4096 and marks == ["reset"]
+        assert gone() is None
+        assert gc.get_freeze_count() > frozen and not any(obj is kept for obj in gc.get_objects())
+    finally:
+        gc.unfreeze()
