@@ -2,6 +2,7 @@
 # The full default matrix as a user types it, cold, on the GPUs named (issue 60's ratios: one warm host, one side
 # after the other), as run on the lent device machine (torch and triton preinstalled):
 #   bash bench/gpu/ratio.sh NAME GPUS OUT    e.g. one 0 OUT, then four 0,1,2,3 OUT, on the same machine
+# LIMIT: seconds the run may take (555: a 10-minute device call packs what it left)
 # Writes OUT/NAME.log, OUT/NAME-host.csv (the host's load: bench/gpu/hostload.py), OUT/NAME-results.json.gz
 # (python -m bench costs / timeline read it unzipped) and OUT/NAME-report.tgz (the report folder).
 set -u
@@ -14,7 +15,7 @@ rm -rf /tmp/torchinductor_* ~/.cache/torch/inductor ~/.triton/cache "/tmp/$name"
 python3 bench/gpu/hostload.py "$out/$name-host.csv" &  # the host's load beside the run (bench timeline --host)
 sampler=$!
 start=$(date +%s)
-CUDA_VISIBLE_DEVICES=$gpus timeout 555 python3 -m harness run --report-dir "/tmp/$name" --cache-dir "/tmp/cache-$name" \
+CUDA_VISIBLE_DEVICES=$gpus timeout "${LIMIT:-555}" python3 -m harness run --report-dir "/tmp/$name" --cache-dir "/tmp/cache-$name" \
     -q >"$out/$name.log" 2>&1
 echo "$name: exit $? after $(($(date +%s) - start)) s"
 kill $sampler
