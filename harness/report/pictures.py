@@ -8,7 +8,11 @@ plots, so a test reads the values back."""
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 
 FOLDER = "pictures"
 DPI = 72
+AT_ONCE_FROM = 4  # pictures from which ``write`` draws them in processes of their own, at once (one H200 run's 20
+# took 15-20 s one after the other, on one core, after every cell had ended)
 # verdict of a style and path over the cases -> (colour, what the legend says), worst first
 KINDS = {
     "wrong": ("#c2185b", "wrong numbers (some case)"),
@@ -237,20 +243,31 @@ def compiled_picture(path: str | None) -> str | None:
     return f"{FOLDER}/{safe(path)}.png" if path else None
 
 
-def figures(chart: Chart, points: dict[str, list[Point]], path: str | None) -> dict[str, Any]:
-    """Every picture of the chart: its path relative to the chart -> a function drawing its figure."""
+@dataclass(frozen=True)
+class Drawing:
+    """A picture's figure function and its arguments: drawn in this process, or in another (it pickles)."""
+
+    draw: Callable[..., Any]
+    args: tuple[Any, ...]
+
+    def __call__(self) -> Any:
+        return self.draw(*self.args)
+
+
+def figures(chart: Chart, points: dict[str, list[Point]], path: str | None) -> dict[str, Drawing]:
+    """Every picture of the chart: its path relative to the chart -> its ``Drawing``."""
     styles = [s for _, group in chart.style_groups for s in group]
     wrapper = {s: w for w, group in chart.style_groups for s in group}
     copy = chart.env.get("copy_gbps")
     copy_gbps = float(copy) if isinstance(copy, int | float) else None
     device = chart.env.get("device") or "?"
-    drawn: dict[str, Any] = {f"{FOLDER}/status.png": lambda: status_figure(chart)}
+    drawn = {f"{FOLDER}/status.png": Drawing(status_figure, (chart,))}
     for case, by_regime in speed_pictures(points).items():
         for regime, name in by_regime.items():
             on = [p for p in points[regime] if p.case == case]
             panels = {path: [p for p in on if p.path == path] for path in dict.fromkeys(p.path for p in on)}
             title = f"{case}, {regime}-bound ({device}): GPU and host time per call, per path"
-            drawn[name] = _drawer(title, panels, styles, wrapper, copy_gbps)
+            drawn[name] = Drawing(speed_figure, (title, panels, styles, wrapper, copy_gbps))
     name = compiled_picture(path)
     if name:
         panels = {
@@ -260,25 +277,31 @@ def figures(chart: Chart, points: dict[str, list[Point]], path: str | None) -> d
         }
         panels = {key: on for key, on in panels.items() if on}
         title = f"`{path}`, every case ({device}): GPU and host time per call, bandwidth- and launch-bound"
-        drawn[name] = _drawer(title, panels, styles, wrapper, copy_gbps)
+        drawn[name] = Drawing(speed_figure, (title, panels, styles, wrapper, copy_gbps))
     return drawn
 
 
-def _drawer(title: str, panels: dict[str, list[Point]], styles: list[str], wrapper: dict[str, str],
-            copy_gbps: float | None) -> Any:  # fmt: skip
-    return lambda: speed_figure(title, panels, styles, wrapper, copy_gbps)
-
-
-def write(drawn: dict[str, Any], folder: Path) -> list[Path]:
+def write(drawn: dict[str, Drawing], folder: Path) -> list[Path]:
     """Draw and save each picture under ``folder`` (PNG, no timestamp or version in it: the same records give the
-    same bytes)."""
-    plt = _pyplot()
-    written = []
-    for name, draw in drawn.items():
-        file = folder / name
+    same bytes); from ``AT_ONCE_FROM`` pictures on, in as many processes as the host has cores (a fork server that
+    imported this module and matplotlib once)."""
+    files = [folder / name for name in drawn]
+    for file in files:
         file.parent.mkdir(parents=True, exist_ok=True)
-        fig = draw()
-        fig.savefig(file, dpi=DPI, metadata={"Software": None})
-        plt.close(fig)
-        written.append(file)
-    return written
+    if len(drawn) < AT_ONCE_FROM:
+        for file, drawing in zip(files, drawn.values(), strict=True):
+            save(file, drawing)
+        return files
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, "matplotlib.pyplot"])
+    with ProcessPoolExecutor(min(len(drawn), os.cpu_count() or 1), mp_context=context) as pool:
+        list(pool.map(save, files, drawn.values()))
+    return files
+
+
+def save(file: Path, drawing: Drawing) -> None:
+    """Draw one picture and write it to ``file``."""
+    plt = _pyplot()
+    fig = drawing()
+    fig.savefig(file, dpi=DPI, metadata={"Software": None})
+    plt.close(fig)

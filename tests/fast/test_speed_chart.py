@@ -296,3 +296,17 @@ def test_the_speed_section_says_how_each_method_measured():
         "profiler (CUPTI), L2 not flushed."
     )
     assert said in " ".join(text.split())
+
+
+def test_pictures_drawn_at_once_in_other_processes_are_the_bytes_drawn_here(tmp_path: Path):
+    """From ``AT_ONCE_FROM`` pictures on, ``write`` draws them in processes of its own: the same files, byte for
+    byte, as drawing each in this process."""
+    pytest.importorskip("matplotlib")
+    chart = chart_of(results(with_bandwidth(), copy_gbps=3000.0))
+    drawn = pictures.figures(chart, chart.points, chart.compiled_path)
+    assert len(drawn) >= pictures.AT_ONCE_FROM
+    at_once = pictures.write(drawn, tmp_path / "at_once")
+    for name, drawing in drawn.items():
+        pictures.save(tmp_path / "here.png", drawing)
+        assert (tmp_path / "at_once" / name).read_bytes() == (tmp_path / "here.png").read_bytes(), name
+    assert at_once == [tmp_path / "at_once" / name for name in drawn]
