@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import time
 
 from harness.errors import InputError
 from harness.plugin.options import declare
@@ -17,6 +18,7 @@ HELP = ("-h", "--help")
 
 def run(args: list[str]) -> int:
     """The ``run`` command: its exit status is the session's (harness/plugin/session.py)."""
+    started = time.perf_counter()
     if any(arg in HELP for arg in args):
         print(help_text())
         return 0
@@ -32,9 +34,12 @@ def run(args: list[str]) -> int:
     # file argument: an xdist worker, started once DIR exists, took it for its rootdir (node ids DIR::CELL-ID)
     rootdir = [] if any(arg.startswith("--rootdir") for arg in args) else [f"--rootdir={os.getcwd()}"]
     # -p: the plugin is loaded even for a matrix file outside this repository (no conftest.py beside it);
-    # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled
-    plugins = ["-p", "harness.plugin", "-p", "no:benchmark"]
-    return int(pytest.main([*plugins, *rootdir, *workers, *args], plugins=[RunCommand()]))
+    # -p no:benchmark: pytest-benchmark, where installed, warns once per xdist worker that it is disabled;
+    # -p no:hypothesispytest: Hypothesis's plugin, where installed, imported Hypothesis for its summary (3 s)
+    plugins = ["-p", "harness.plugin", "-p", "no:benchmark", "-p", "no:hypothesispytest"]
+    # --assert=plain: no test module of a run asserts; rewriting the plugin's modules took seconds in a fresh copy
+    plain = [] if any(arg.startswith("--assert") for arg in args) else ["--assert=plain"]
+    return int(pytest.main([*plugins, *rootdir, *workers, *plain, *args], plugins=[RunCommand(started)]))
 
 
 def help_text() -> str:

@@ -57,7 +57,11 @@ ARGS_INPUT = "harness_args"  # xdist workerinput: the controller's arguments (th
 
 
 class RunCommand:
-    """Handed to ``pytest.main`` by ``python -m harness run``: a session given no file argument runs the matrix."""
+    """Handed to ``pytest.main`` by ``python -m harness run``: a session given no file argument runs the matrix;
+    ``started``: when the command began (``time.perf_counter``), where the run's wall starts."""
+
+    def __init__(self, started: float | None = None) -> None:
+        self.started = started
 
 
 def pytest_cmdline_main(config: pytest.Config) -> int | None:

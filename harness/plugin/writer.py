@@ -22,6 +22,7 @@ from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.processes import TIMING_OUTPUT, cell_environment, processes_key
 from harness.plugin.reportdir import ReportDir, report_dir
+from harness.plugin.session import RunCommand
 from harness.records import shares
 from harness.records.environment import environment
 from harness.records.log import LOG_NAME, RecordLog, assemble
@@ -95,6 +96,13 @@ def write_or_stop(file: Path, write: Callable[[], None], records: Callable[[], R
         pytest.exit(STOPPED, returncode=EXIT_RUN_BROKE)
 
 
+def command_started(config: pytest.Config) -> float:
+    """Where the run's wall starts (``time.perf_counter``): when ``python -m harness run`` began, its imports and
+    checks before the session included; else now (a plain ``pytest`` session)."""
+    begun = [p.started for p in config.pluginmanager.get_plugins() if isinstance(p, RunCommand) and p.started]
+    return min(begun) if begun else time.perf_counter()
+
+
 def kept_line(reused: int, resumed: int, reuse: Path | None) -> str | None:
     """The summary's line for the records kept, not run (None when none was)."""
     kept = [f"{reused} record(s) of {reuse} whose key is unchanged (--reuse)"] * bool(reused)
@@ -123,7 +131,7 @@ class RecordsWriter:
         self.expected: list[str] = []
         self.env: dict[str, Any] = {}
         self.records: dict[str, Record] = {}  # what the log holds so far, saved elsewhere should a write fail
-        self.start = time.perf_counter()
+        self.start = command_started(config)
         self.finished = False
         self.results: Results | None = None  # the run's, once written at its end
         self.confirmer = Confirmer(config)
@@ -227,7 +235,7 @@ class RecordsWriter:
         """The log's end line, then results.json, the chart and the repros, once, from the records held."""
         if not self.expected or self.config.option.collectonly or self.finished:
             return
-        from harness.report.chart import write_chart
+        from harness.report.chart import write_chart, write_pictures
         from harness.repro.failures import write_repros
 
         self.finished = True
@@ -247,13 +255,15 @@ class RecordsWriter:
                 self.log.append(record)
             if self.confirmer.interrupted is not None:  # while the scripts ran: the session exits 130
                 self.config.hook.pytest_keyboard_interrupt(excinfo=self.confirmer.interrupted)
+            file = self.options.report_dir / "pictures"  # drawn inside the wall: the user waits for them too
+            drawn = write_pictures(assemble(self.env, self.records, timing, from_log=False), self.options.report_dir)
             end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True, **timing}
             self.log.end(end)
             results = assemble(self.env, self.records, end, from_log=False)
             file = self.options.results_file
             write_results(file, results)
             file = self.options.report_dir / "matrix.md"
-            write_chart(results, file)
+            write_chart(results, file, pictures_too=not drawn)
             self.results = results
         except OSError as error:
             self.folder.write_failed(file, error, self._so_far().to_data())

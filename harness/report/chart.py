@@ -287,16 +287,30 @@ SECTIONS: tuple[Callable[[Chart], list[str]], ...] = (
 )
 
 
-def write_chart(results: Results, chart_file: Path | str) -> list[Path]:
-    """Draw ``chart_file`` from ``results`` and its pictures beside it (``pictures/``); without matplotlib, the
-    chart alone, saying so. The pictures written."""
+def write_chart(results: Results, chart_file: Path | str, pictures_too: bool = True) -> list[Path]:
+    """Draw ``chart_file`` from ``results`` and, unless ``pictures_too`` is false (a run draws them before its
+    wall ends: ``write_pictures``), its pictures beside it (``pictures/``); without matplotlib, the chart alone,
+    saying so. The pictures written."""
     file = Path(chart_file)
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if not has_matplotlib():
         file.write_text(render(results, undrawn="matplotlib is not installed"))
         return []
     file.parent.mkdir(parents=True, exist_ok=True)
     file.write_text(render(results))  # first: a chart that cannot be written leaves no pictures behind
+    return write_pictures(results, file.parent) if pictures_too else []
+
+
+def write_pictures(results: Results, folder: Path) -> list[Path]:
+    """The chart's pictures, drawn from ``results`` under ``folder`` (``pictures/``); none without matplotlib."""
+    if not has_matplotlib():
+        return []
     chart = chart_of(results)
-    return pictures.write(pictures.figures(chart, chart.points, chart.compiled_path), file.parent)
+    return pictures.write(pictures.figures(chart, chart.points, chart.compiled_path), folder)
+
+
+def has_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
