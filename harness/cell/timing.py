@@ -269,26 +269,31 @@ class AtSize:
     key: tuple[str, int, bool] = ("", 0, False)  # (case, size, training step): artifacts with one key share inputs
 
 
+Configs = list[tuple[Any, dict[Any, Any]]]  # each of a style's Triton autotuners, with the config it picked per key
+
+
 @dataclass
 class Kept:
     """A passing cell's artifact, kept for the timing phase: ``call`` runs it once on its inputs; ``bandwidth``: the
     artifact at the case's bandwidth size, or why it is not timed there (None: the case declares no such size);
-    ``configs``: its style's autotuners, each with the configs it had picked when the cell ended."""
+    ``configs``: its style's autotuners, each with the configs it had picked when the cell ran at its own size;
+    ``configs_at_size``: those it picked when called at the bandwidth size (``keep``)."""
 
     call: Callable[[], object]
     bytes_moved: int | None = None
     failed: str | None = None  # why a warm-up call failed
     bandwidth: AtSize | str | None = None
-    configs: list[tuple[Any, dict[Any, Any]]] = dataclasses.field(default_factory=list)
+    configs: Configs = dataclasses.field(default_factory=list)
     cache_tag: str = ""  # the compile caches' key tag its cell compiled under
+    configs_at_size: Configs = dataclasses.field(default_factory=list)
 
-    def restore(self) -> None:
-        """Give its style's Triton autotuners back the configs they had picked at the cell's end (later cells
-        autotune afresh): the phase times the configs the cell checked, and benchmarks none again. The cache key tag
-        its cell compiled under is set again too: Dynamo's re-trace of a kept compiled artifact then finds its graph
-        in the FX graph cache instead of compiling it anew."""
+    def restore(self, at_size: bool = False) -> None:
+        """Give its style's Triton autotuners back the configs they had picked at its cell's own size (at the
+        bandwidth size, ``at_size``; later cells autotune afresh): the phase times the configs the cell checked, and
+        benchmarks none again. The cache key tag its cell compiled under is set again too: Dynamo's re-trace of a
+        kept compiled artifact then finds its graph in the FX graph cache instead of compiling it anew."""
         torch.compiler.config.cache_key_tag = self.cache_tag
-        for tuner, picked in self.configs:
+        for tuner, picked in self.configs_at_size if at_size else self.configs:
             tuner.cache.clear()
             tuner.cache.update(picked)
 
@@ -348,20 +353,28 @@ def keep(
     """A passing cell's timing so far: ``call`` kept for the timing phase (pending), with the artifact at the
     bandwidth size (or why not) and the configs ``autotuners`` picked, or why it will not be timed. The artifact is
     checked at the bandwidth size here, at the cell's end (``check_at``: compiling that shape too), while other
-    workers still run cells, not in the warm-up after the last cell, which the timing phase waits for."""
+    workers still run cells, not in the warm-up after the last cell, which the timing phase waits for. Its
+    autotuners pick afresh there, as in a model that calls the op at that size: where a kernel's autotuning key
+    does not hold the size (rmsnorm's: its columns), the configs tie at the cell's small size and differ at the
+    bandwidth size, so the config picked at the first would be a draw timed at the second."""
     timer = timer_for(device)
     if isinstance(timer, str):
         return Timing.not_timed(timer)
     if call is None:
         return Timing.not_timed(f"{path} keeps no artifact in the cell process")
+    configs = [(tuner, dict(tuner.cache)) for tuner in autotuners]
     if isinstance(bandwidth, AtSize):
+        for tuner in autotuners:
+            tuner.cache.clear()
         check_at(bandwidth)
         if bandwidth.failed and any(marker in bandwidth.failed for marker in CUDA_FAULT_MARKERS):
             KEPT.clear()  # a faulted CUDA context: nothing kept here can be timed (the process is replaced)
             return Timing.not_timed(f"{FAULTED}: {bandwidth.failed}")
-    configs = [(tuner, dict(tuner.cache)) for tuner in autotuners]
+    at_size = [(tuner, dict(tuner.cache)) for tuner in autotuners] if isinstance(bandwidth, AtSize) else configs
     tag = torch.compiler.config.cache_key_tag
-    KEPT[cell_id] = Kept(call, bytes_moved, bandwidth=bandwidth, configs=configs, cache_tag=tag)
+    KEPT[cell_id] = Kept(
+        call, bytes_moved, bandwidth=bandwidth, configs=configs, cache_tag=tag, configs_at_size=at_size
+    )
     return Timing(TimingState.PENDING)
 
 
@@ -411,6 +424,7 @@ def warm_kept() -> None:
             continue
         at = kept.bandwidth
         if isinstance(at, AtSize) and not at.failed:
+            kept.restore(at_size=True)
             try:
                 with static_shapes():
                     at.call(made_at(at))()
@@ -448,22 +462,21 @@ def measure(kept: Kept, timer: DeviceTimer) -> Timing:
     if kept.failed:
         return Timing.not_timed(kept.failed)
     kept.restore()
-    timing = dataclasses.replace(sample(kept.call, kept.bytes_moved, timer, kernels=True), picked=picked(kept))
+    timing = dataclasses.replace(sample(kept.call, kept.bytes_moved, timer, kernels=True), picked=picked(kept.configs))
     if kept.bandwidth is None:
         return timing
-    return dataclasses.replace(timing, bandwidth=at_bandwidth(kept.bandwidth, timer))
+    kept.restore(at_size=True)
+    at_size = at_bandwidth(kept.bandwidth, timer)
+    if at_size.timed:
+        at_size = dataclasses.replace(at_size, picked=picked(kept.configs_at_size))
+    return dataclasses.replace(timing, bandwidth=at_size)
 
 
-def picked(kept: Kept) -> tuple[str, ...]:
-    """The config each of the style's Triton autotuners had picked for each key when the cell ended (the ones
-    timed), as ``kernel (key): config``, sorted."""
-    return tuple(
-        sorted(
-            f"{tuner.base_fn.__name__} {tuple(key)}: {config}"
-            for tuner, configs in kept.configs
-            for key, config in configs.items()
-        )
-    )
+def picked(configs: Configs) -> tuple[str, ...]:
+    """The config each of the style's Triton autotuners had picked for each key (the ones timed), as
+    ``kernel (key): config``, sorted."""
+    return tuple(sorted(f"{tuner.base_fn.__name__} {tuple(key)}: {config}" for tuner, by_key in configs
+                        for key, config in by_key.items()))  # fmt: skip
 
 
 def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:

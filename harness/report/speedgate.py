@@ -161,14 +161,20 @@ def _time(before: Record, after: Record, limits: Limits) -> list[Slowdown]:
         if change is not None:
             assert was is not None and now is not None
             reported = what == LAUNCH_TIME and limits.launch is None
-            picks = _picks(before.timing, after.timing)
+            picks = _picks(picked_for(before.timing, what), picked_for(after.timing, what))
             found.append(Slowdown(before.id, what, was.text, now.text, change, reported=reported, picks=picks))
     return found
 
 
-def _picks(before: Timing | None, after: Timing | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def picked_for(timing: Timing | None, what: str) -> tuple[str, ...]:
+    """The configs the style's autotuners picked for the regime ``what`` names: its own (a bandwidth-size timing
+    holds those picked there), else the cell's (records of 7af17dc and before, whose autotuners picked once)."""
+    measured = regime(timing, what)
+    return (measured.picked if measured else ()) or (timing.picked if timing else ())
+
+
+def _picks(was: tuple[str, ...], now: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The configs the style's autotuners picked in each run, where both runs recorded them and they differ."""
-    was, now = (() if timing is None else timing.picked for timing in (before, after))
     return (was, now) if was and now and was != now else None
 
 

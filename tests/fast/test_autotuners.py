@@ -55,6 +55,39 @@ def test_a_kept_artifact_is_warmed_and_timed_with_the_configs_its_cell_picked(fa
     assert timings["add-autotune-eager"].picked == (f"add_kernel (3001, 'torch.float32'): {picked}",)  # in its record
 
 
+def test_at_the_bandwidth_size_a_kept_artifact_autotunes_afresh_and_each_size_is_timed_with_its_own_pick(
+    fake_timer: FakeTimer,
+):
+    """rmsnorm's key (its columns) is the same at the cell's size and the bandwidth size: the autotuner picks again
+    at the bandwidth size, as a model calling the op there does; warm-up and timing give each size its own pick,
+    and each timing names the configs it ran."""
+    tuner = reachable_autotuners(build_style("autotune", load_case("cases.add", "add")))[0]
+    small, large = tuner.configs[0], tuner.configs[-1]
+    key = (1000, "torch.float32")
+    seen: dict[str, list[dict]] = {"own": [], "check": [], "size": []}
+    tuner.cache.clear()
+    tuner.cache[key] = small  # what the cell's own call picked, at its small size
+
+    def check(inputs: object) -> None:
+        seen["check"].append(dict(tuner.cache))
+        tuner.cache[key] = large  # the autotuner's pick there
+
+    at = cell_timing.AtSize(
+        4096, lambda: (), check, lambda inputs: lambda: seen["size"].append(dict(tuner.cache)), lambda inputs: 8
+    )
+    own = lambda: seen["own"].append(dict(tuner.cache))  # noqa: E731
+    cell_timing.keep("rmsnorm-autotune-eager", "eager", "cuda", own, None, at, [tuner])
+    tuner.cache.clear()  # a later cell autotunes afresh
+    cell_timing.warm_kept()
+    timings, _ = cell_timing.time_kept(["rmsnorm-autotune-eager"], "cuda")
+    assert seen["check"] == [{}]  # nothing picked at the small size reached the call at the bandwidth size
+    assert seen["own"] and all(cache == {key: small} for cache in seen["own"])
+    assert seen["size"] and all(cache == {key: large} for cache in seen["size"])
+    timing = timings["rmsnorm-autotune-eager"]
+    assert timing.picked == (f"add_kernel {key}: {small}",)
+    assert timing.bandwidth is not None and timing.bandwidth.picked == (f"add_kernel {key}: {large}",)
+
+
 def test_a_kept_compiled_artifact_is_warmed_from_its_own_cells_graph(
     fake_timer: FakeTimer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -47,17 +47,21 @@ def run(
     method: TimingMethod = TimingMethod.EVENTS,
     call_mb: tuple[float, float] | None = None,
     picked: dict[str, tuple[str, ...]] | None = None,
+    picked_at_size: dict[str, tuple[str, ...]] | None = None,
     **measured,
 ) -> Path:
     """A results file of ``CELLS``, all passing, each with its bandwidth-bound median (µs; None: not timed at a
     bandwidth size), its launch-bound one (``launch``, default ``LAUNCH_US``, measured by ``method``), a warm call's
-    GPU memory at each size (``call_mb``: bandwidth-bound, launch-bound), its autotuners' picks (``picked``) and
-    ``measured`` measurements."""
+    GPU memory at each size (``call_mb``: bandwidth-bound, launch-bound), its autotuners' picks (``picked``; at the
+    bandwidth size ``picked_at_size``) and ``measured`` measurements."""
     cells = []
     memory = call_mb or (None, None)
     for cell in CELLS:
         name = "-".join(cell)
-        bandwidth = timed(medians[name], dispersion, call_mb=memory[0]) if medians.get(name) is not None else None
+        at_size = (picked_at_size or {}).get(name, ())
+        bandwidth = None
+        if medians.get(name) is not None:
+            bandwidth = timed(medians[name], dispersion, call_mb=memory[0], picked=at_size)
         picks = (picked or {}).get(name, ())
         timing = timed((launch or {}).get(name, LAUNCH_US), 0.01, bandwidth, method, call_mb=memory[1], picked=picks)
         cells.append(make_record(*cell, status="pass", timing=timing, measurements=Measurements(**measured)))
@@ -336,9 +340,9 @@ def test_compile_times_from_a_cold_and_a_warm_cache_are_not_compared(tmp_path: P
 
 
 def test_a_slower_cell_whose_autotuner_picked_another_config_says_so(tmp_path: Path):
-    """Autotuned kernels pick their config by a benchmark at the case's first size, where configs tie: between two
-    cold runs of one commit a softmax read 54.7 or 66.0 µs at its bandwidth size. The gate still fails the cell, and
-    names the configs each run timed, so that a reader tells a pick from a slower kernel."""
+    """Autotuned kernels picked their config by a benchmark at the case's first size (7af17dc and before), where
+    configs tie: between two cold runs of one commit a softmax read 54.7 or 66.0 µs at its bandwidth size. The gate
+    still fails the cell, and names the configs each run timed, so that a reader tells a pick from a slower kernel."""
     was, now = (
         ("softmax_kernel (1000, 'torch.float32'): num_warps: 4",),
         ("softmax_kernel (1000, 'torch.float32'): num_warps: 8",),
@@ -351,3 +355,24 @@ def test_a_slower_cell_whose_autotuner_picked_another_config_says_so(tmp_path: P
     assert "1 of them ran configs their autotuners picked otherwise than in the baseline:" in text
     assert f"- `add-triton_op-eager`: {now[0]} (baseline: {was[0]})" in text
     assert "- `sin-raw_jit-aoti_strict`" not in text  # the same pick: a slower kernel
+
+
+def test_a_bandwidth_bound_slowdown_names_the_configs_picked_at_that_size(tmp_path: Path):
+    """Since the autotuners pick again at the bandwidth size, a timing there names its own picks: those are the
+    ones the gate shows for a slower bandwidth-bound time, not the cell's own size's (a baseline of 7af17dc or
+    before recorded one set, which stands for both)."""
+    small = ("rmsnorm_kernel (1000, 'torch.float32'): num_warps: 4",)
+    was, now = (
+        ("rmsnorm_kernel (1000, 'torch.float32'): num_warps: 8",),
+        ("rmsnorm_kernel (1000, 'torch.float32'): num_warps: 2",),
+    )
+    baseline = run(tmp_path / "old.json", BASE, picked={"add-triton_op-eager": small},
+                   picked_at_size={"add-triton_op-eager": was})  # fmt: skip
+    slow = {**BASE, "add-triton_op-eager": 48.0}
+    current = run(tmp_path / "new.json", slow, picked={"add-triton_op-eager": small},
+                  picked_at_size={"add-triton_op-eager": now})  # fmt: skip
+    code, text = gate(tmp_path, baseline, current, "--rerun", "0")
+    assert code == 1 and f"- `add-triton_op-eager`: {now[0]} (baseline: {was[0]})" in text
+    older = run(tmp_path / "older.json", BASE, picked={"add-triton_op-eager": was})
+    code, text = gate(tmp_path, older, current, "--rerun", "0")
+    assert code == 1 and f"- `add-triton_op-eager`: {now[0]} (baseline: {was[0]})" in text
