@@ -362,7 +362,7 @@ def keep(
         return Timing.not_timed(timer)
     if call is None:
         return Timing.not_timed(f"{path} keeps no artifact in the cell process")
-    configs = [(tuner, dict(tuner.cache)) for tuner in autotuners]
+    configs = at_size = [(tuner, dict(tuner.cache)) for tuner in autotuners]
     if isinstance(bandwidth, AtSize):
         for tuner in autotuners:
             tuner.cache.clear()
@@ -370,7 +370,7 @@ def keep(
         if bandwidth.failed and any(marker in bandwidth.failed for marker in CUDA_FAULT_MARKERS):
             KEPT.clear()  # a faulted CUDA context: nothing kept here can be timed (the process is replaced)
             return Timing.not_timed(f"{FAULTED}: {bandwidth.failed}")
-    at_size = [(tuner, dict(tuner.cache)) for tuner in autotuners] if isinstance(bandwidth, AtSize) else configs
+        at_size = [(tuner, dict(tuner.cache)) for tuner in autotuners]
     tag = torch.compiler.config.cache_key_tag
     KEPT[cell_id] = Kept(
         call, bytes_moved, bandwidth=bandwidth, configs=configs, cache_tag=tag, configs_at_size=at_size

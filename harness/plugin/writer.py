@@ -256,14 +256,14 @@ class RecordsWriter:
             if self.confirmer.interrupted is not None:  # while the scripts ran: the session exits 130
                 self.config.hook.pytest_keyboard_interrupt(excinfo=self.confirmer.interrupted)
             file = self.options.report_dir / "pictures"  # drawn inside the wall: the user waits for them too
-            drawn = write_pictures(assemble(self.env, self.records, timing, from_log=False), self.options.report_dir)
+            write_pictures(assemble(self.env, self.records, timing, from_log=False), self.options.report_dir)
             end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True, **timing}
             self.log.end(end)
             results = assemble(self.env, self.records, end, from_log=False)
             file = self.options.results_file
             write_results(file, results)
             file = self.options.report_dir / "matrix.md"
-            write_chart(results, file, pictures_too=not drawn)
+            write_chart(results, file, pictures_too=False)
             self.results = results
         except OSError as error:
             self.folder.write_failed(file, error, self._so_far().to_data())
