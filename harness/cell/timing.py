@@ -411,17 +411,14 @@ def warm_kept() -> None:
     recorded again; an artifact that fails here is not timed, and says why. Dynamo's recompile limits are lifted
     first: the compiled modules of a case's own ``module`` class (or a shipped one) share its ``forward``, and past
     8 entries Dynamo would run the rest eagerly, unseen (a hit moves its entry to the front, so a timed call checks
-    only its own guards). Each artifact checked at the bandwidth size (``keep``) is called there once too."""
+    only its own guards). An artifact checked at the bandwidth size (``keep``) is called there first, then at its
+    own size, each shape compiled as its own (``static_shapes``): Inductor's autotuners, loaded afresh, pick at
+    their first call, so a graph compiled with dynamic shapes, which serves both sizes, is tuned at the bandwidth
+    size, as in a model calling it there (at the cell's small size its configs may tie: a draw)."""
     for limit in RECOMPILE_LIMITS:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
     for kept in KEPT.values():
-        kept.restore()
-        try:
-            kept.call()
-        except Exception as error:  # the artifact of a cell that passed: recorded, not raised
-            kept.failed = f"its warm-up call failed: {in_own_words(error)}"
-            continue
         at = kept.bandwidth
         if isinstance(at, AtSize) and not at.failed:
             kept.restore(at_size=True)
@@ -429,8 +426,13 @@ def warm_kept() -> None:
                 with static_shapes():
                     at.call(made_at(at))()
             except Exception as error:  # recorded, not raised
-                why = in_own_words(error)
-                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {why}"
+                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {in_own_words(error)}"
+        kept.restore()
+        try:
+            with static_shapes():
+                kept.call()
+        except Exception as error:  # the artifact of a cell that passed: recorded, not raised
+            kept.failed = f"its warm-up call failed: {in_own_words(error)}"
 
 
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:

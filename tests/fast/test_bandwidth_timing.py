@@ -132,6 +132,28 @@ def test_the_inputs_at_the_bandwidth_size_stay_as_made_whatever_an_artifact_writ
     cell_timing.MADE.clear()
 
 
+def test_the_warm_up_calls_an_artifact_at_the_bandwidth_size_first_each_shape_compiled_as_its_own():
+    """Inductor's autotuners, loaded afresh after Dynamo's reset, pick at their first call: a graph compiled with
+    dynamic shapes serves both sizes, and at the cell's small size its configs may tie (a draw the bandwidth time
+    would inherit). So the warm-up calls the bandwidth size first, then the own size, neither letting Dynamo make
+    a second shape dynamic."""
+    seen: list[tuple[str, bool]] = []
+
+    def called(what: str) -> None:
+        seen.append((what, torch._dynamo.config.automatic_dynamic_shapes))
+
+    at = cell_timing.AtSize(
+        SIZE, tuple, lambda made: None, lambda made: lambda: called("bandwidth"), lambda made: None, key=("w", 1, 0)
+    )
+    cell_timing.KEPT["w"] = cell_timing.Kept(lambda: called("own"), bandwidth=at)
+    try:
+        cell_timing.warm_kept()
+    finally:
+        cell_timing.KEPT.clear()
+        cell_timing.MADE.clear()
+    assert seen == [("bandwidth", False), ("own", False)]
+
+
 def test_a_bad_bandwidth_size_is_refused():
     with pytest.raises(ValueError, match="bandwidth_size must be a whole number of 1 or more, got 0"):
         sin_case("bad", bandwidth_size=0)
