@@ -128,9 +128,8 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
         return _package(cell, True, inputs)
     with open(f"{stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
-        built = Path(f"{stem}.json")
-        if built.exists():  # what the builder's export saw, and which cell built the package
-            builder = json.loads(built.read_text())
+        builder = _builder(stem)
+        if builder:  # what the builder's export saw, and which cell built the package
             cell.saw(captured=tuple(builder["captured"]))
             cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
@@ -142,7 +141,7 @@ def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
             "package_built_by": f"{cell.case_style}-{path_id}",
             "program": _digest(program, inputs),
         }
-        built.write_text(json.dumps(builder))
+        Path(f"{stem}.json").write_text(json.dumps(builder))
         return package
 
 
@@ -155,6 +154,13 @@ def _shared_stem(cell: Cell) -> Path | None:
     return Path(folder) / f"{cell.case_style}-shared-strict"
 
 
+def _builder(stem: str) -> dict[str, Any]:
+    """What the cell that built the strict package at ``stem`` wrote beside it ({} before it is built); read with
+    ``stem``'s lock held."""
+    built = Path(f"{stem}.json")
+    return json.loads(built.read_text()) if built.exists() else {}
+
+
 def _nonstrict_package(cell: Cell, inputs: Inputs) -> str:
     """The non-strict export compiled to a package; where its program is the strict one's byte for byte
     (``program_digest``) and the case and style's strict package is built already, that package: AOTInductor
@@ -164,8 +170,7 @@ def _nonstrict_package(cell: Cell, inputs: Inputs) -> str:
     if stem is not None:
         with open(f"{stem}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            built = Path(f"{stem}.json")
-            builder = json.loads(built.read_text()) if built.exists() else {}
+            builder = _builder(stem)
         if builder.get("program") is not None and builder["program"] == _digest(program, inputs):
             cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
