@@ -15,7 +15,7 @@ from harness.report import pictures
 from tests.conftest import harness_main
 from tests.fakes import FakeCells
 
-PAUSE = 1.5  # seconds each stage outside the session's cells takes here
+PAUSE = 3.0  # seconds each stage outside the session's cells takes here: more than writing the records takes
 
 
 def test_the_wall_runs_from_the_commands_start_to_its_pictures(write_matrix, tmp_path: Path,
@@ -30,5 +30,5 @@ def test_the_wall_runs_from_the_commands_start_to_its_pictures(write_matrix, tmp
     took = time.perf_counter() - began
     assert done.returncode == 0, done.stdout[-2000:]
     wall = json.loads((tmp_path / "results.json").read_text())["environment"]["wall_seconds"]
-    assert took - 1.0 <= wall <= took + 0.1, (wall, took)
+    assert took - PAUSE < wall <= took + 0.1, (wall, took)  # a stage left out: PAUSE short of the clock
     assert (tmp_path / "pictures" / "status.png").exists()
