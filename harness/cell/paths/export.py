@@ -154,7 +154,7 @@ def _shared_stem(cell: Cell) -> Path | None:
     return Path(folder) / f"{cell.case_style}-shared-strict"
 
 
-def _builder(stem: str) -> dict[str, Any]:
+def _builder(stem: Path) -> dict[str, Any]:
     """What the cell that built the strict package at ``stem`` wrote beside it ({} before it is built); read with
     ``stem``'s lock held."""
     built = Path(f"{stem}.json")
