@@ -8,7 +8,7 @@ import dataclasses
 import os
 import pickle
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from harness.cell.timing import Profile, Profiled
 from harness.plugin import inputs, options
 from harness.spec import CellSpec, Outcome, Timing
 
@@ -192,7 +193,7 @@ class FakeTimer:
     ) -> None:
         self.device, self.host, self.calls, self.covers, self.memory = device, host, 0, [], memory
         self.kernels = kernels if kernels is not None else [[("add_k", 1e-6)], [("add_k", 1.25e-6)], [("add_k", 2e-6)]]
-        self.profiler, self.profiled = profiler, 0
+        self.profiler, self.profiled, self.sessions = profiler, 0, 0
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float:
         call()
@@ -200,16 +201,22 @@ class FakeTimer:
         self.covers.append(cover)
         return self.device[(self.calls - 1) % len(self.device)]
 
-    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
+    def kernel_samples(self, artifacts: Sequence[Profiled]) -> list[Profile]:
         if self.profiler is not None:
             raise self.profiler
-        calls = []
-        for index in range(count):
-            call()
-            calls.append(self.kernels[index % len(self.kernels)])
-        self.calls += count
-        self.profiled += count
-        return calls
+        self.sessions += 1
+        profiles = []
+        for artifact in artifacts:
+            artifact.ready()
+            artifact.call()  # the call not counted
+            calls = []
+            for index in range(artifact.count):
+                artifact.call()
+                calls.append(self.kernels[index % len(self.kernels)])
+            self.calls += artifact.count
+            self.profiled += artifact.count
+            profiles.append(Profile(calls, 0.0))
+        return profiles
 
     def host_seconds(self, call: Callable[[], object]) -> float:
         call()

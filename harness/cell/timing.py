@@ -6,15 +6,16 @@ Each is called ``WARMUP`` times, then up to ``HOST_SAMPLES`` times with a host c
 waited for after it (host time: launching the call). Then its device time, what the GPU spends on the call, never
 the host's launch gaps (which the host time measures), by one of two methods:
 
-- at the cell's own size (the case's first: launch-bound), the GPU's own durations: up to ``SAMPLES`` calls in one
-  profiler session (``torch.profiler``, CUPTI), each between two marker kernels (``torch.cuda._sleep``), the L2
-  cache not flushed (a call this small reads inputs that fit in L2, as a model's small op reads what the op before
-  it wrote), and per call the sum of the durations of the GPU activities between its markers (kernels,
-  copies, memsets; ``split_calls``). A call this small takes a few µs on the GPU, and CUDA events around it add a
-  floor of their own of about that much (the add case's 3,001 floats: 3.5 µs by events, 0.87 µs by its kernel's
-  duration), so events would time mostly themselves. Where the profiler cannot be used (it raises, its markers are
-  missing or more than the calls', or an activity lies outside every call's markers), the
-  events method below, and the timing's ``fallback`` says why;
+- at the cell's own size (the case's first: launch-bound), the GPU's own durations: one call, then up to ``SAMPLES``
+  calls of each artifact, the process's artifacts one after the other in one profiler session (``torch.profiler``,
+  CUPTI: a session of its own costs several times the calls of a small kernel), each call between two marker kernels
+  (``torch.cuda._sleep``), the L2 cache not flushed (a call this small reads inputs that fit in L2, as a model's small
+  op reads what the op before it wrote), and per call the sum of the durations of the GPU activities between its
+  markers (kernels, copies, memsets; ``split_artifacts``). A call this small takes a few µs on the GPU, and CUDA
+  events around it add a floor of their own of about that much (the add case's 3,001 floats: 3.5 µs by events, 0.87 µs
+  by its kernel's duration), so events would time mostly themselves. Where the profiler cannot be used (it raises, its
+  markers are missing or more than the calls', or an activity lies outside every call's markers), the events method
+  below, and the timing's ``fallback`` says why;
 - at the case's ``bandwidth_size`` (bandwidth-bound), CUDA events around each call, the GPU kept busy first (a
   sleep kernel, then the L2 cache flush) for longer than the call takes to launch, so that its kernels run back to
   back: there a call takes tens of µs or more, and the events' floor is within its noise.
@@ -68,9 +69,10 @@ class DeviceTimer(Protocol):
 
     def device_seconds(self, call: Callable[[], object], cover: float) -> float: ...  # see CudaTimer
 
-    # ``count`` calls profiled: per call, each GPU activity it ran (its name, seconds), in launch order; raises
-    # where the profiler cannot be used or its activities cannot be told apart call by call (see CudaTimer)
-    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]: ...
+    # each artifact's calls profiled, all in one session: per artifact, per call, each GPU activity it ran (its
+    # name, seconds) in launch order, or why its calls cannot be told apart, and the seconds its calls took; raises
+    # where the profiler cannot be used, or the session's calls cannot be told apart artifact by artifact
+    def kernel_samples(self, artifacts: Sequence[Profiled]) -> list[Profile]: ...
 
     def host_seconds(self, call: Callable[[], object]) -> float: ...  # one call's host side, not waiting
 
@@ -79,6 +81,29 @@ class DeviceTimer(Protocol):
     def copy_gbps(self) -> float | None: ...  # the device's copy bandwidth (read + write), GB/s
 
     def call_bytes(self, call: Callable[[], object]) -> int: ...  # one call's peak of allocated device memory
+
+
+def _ready() -> None:
+    """Nothing to do before an artifact's calls."""
+
+
+class Profiled(NamedTuple):
+    """One artifact's share of a profiler session: ``ready`` first (its autotuners' picks given back), then one call
+    not counted (the GPU's caches hold its inputs again, after other artifacts' calls) and ``count`` calls."""
+
+    call: Callable[[], object]
+    count: int
+    ready: Callable[[], None] = _ready
+
+
+Calls = list[list[tuple[str, float]]]  # per call, each GPU activity it ran: (name, seconds)
+
+
+class Profile(NamedTuple):
+    """What a profiler session saw of one artifact: per call, its activities (or why they cannot be told apart)."""
+
+    calls: Calls | Unsplittable
+    seconds: float  # its calls' wall time, the GPU waited for after them
 
 
 class CudaTimer:
@@ -117,17 +142,27 @@ class CudaTimer:
         end.synchronize()
         return start.elapsed_time(end) / 1e3
 
-    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
-        """``count`` calls in one profiler session, each between two marker kernels (the L2 cache not flushed), the
-        GPU waited for at the end; per call, the GPU activities between its markers (``split_calls``)."""
+    def kernel_samples(self, artifacts: Sequence[Profiled]) -> list[Profile]:
+        """Each artifact's calls in one profiler session (a session costs several times the calls of a small
+        kernel), the GPU waited for before each artifact's: after ``ready``, one call and then ``count`` calls, each
+        between two marker kernels (the L2 cache not flushed); per artifact, per counted call, the GPU activities
+        between its markers (``split_artifacts``)."""
         torch.cuda.synchronize()
+        seconds = []
         with profile(activities=[ProfilerActivity.CUDA]) as session:
-            for _ in range(count):
-                torch.cuda._sleep(MARKER_CYCLES)
-                call()
-                torch.cuda._sleep(MARKER_CYCLES)
-            torch.cuda.synchronize()
-        return split_calls(gpu_activities(session.profiler.kineto_results.events()), count)
+            for artifact in artifacts:
+                began = time.perf_counter()
+                artifact.ready()
+                for _ in range(artifact.count + 1):
+                    torch.cuda._sleep(MARKER_CYCLES)
+                    artifact.call()
+                    torch.cuda._sleep(MARKER_CYCLES)
+                torch.cuda.synchronize()
+                seconds.append(time.perf_counter() - began)
+        activities = gpu_activities(session.profiler.kineto_results.events())
+        split = split_artifacts(activities, [artifact.count + 1 for artifact in artifacts])
+        return [Profile(calls if isinstance(calls, Unsplittable) else calls[1:], took)
+                for calls, took in zip(split, seconds, strict=True)]  # fmt: skip
 
     def host_seconds(self, call: Callable[[], object]) -> float:
         start = time.perf_counter()
@@ -208,6 +243,25 @@ def split_calls(activities: Sequence[Activity], count: int) -> list[list[tuple[s
         [(activity.name, activity.duration_ns / 1e9) for activity in ordered[marks[2 * k] + 1 : marks[2 * k + 1]]]
         for k in range(count)
     ]
+
+
+def split_artifacts(activities: Sequence[Activity], counts: Sequence[int]) -> list[Calls | Unsplittable]:
+    """Per artifact of a session whose artifacts made ``counts`` calls each, in turn: its calls (``split_calls`` on
+    its activities: from its first marker, the first artifact's from the session's start, up to the next artifact's
+    first marker, the last's up to the end, as in a session of its own), or why they cannot be told apart. Raises
+    ``Unsplittable`` unless there are exactly two markers per call in all (then no artifact's calls can be found)."""
+    ordered = sorted(activities, key=lambda activity: activity.start_ns)
+    marks = [index for index, activity in enumerate(ordered) if MARKER in activity.name]
+    if len(marks) != 2 * sum(counts):
+        raise Unsplittable(f"{len(marks)} marker kernels for {sum(counts)} calls, not {2 * sum(counts)}")
+    firsts = [marks[2 * sum(counts[:nth])] for nth in range(1, len(counts))]
+    out: list[Calls | Unsplittable] = []
+    for begin, end, count in zip([0, *firsts], [*firsts, len(ordered)], counts, strict=True):
+        try:
+            out.append(split_calls(ordered[begin:end], count))
+        except Unsplittable as why:
+            out.append(why)
+    return out
 
 
 def short_name(name: str) -> str:
@@ -440,7 +494,8 @@ def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | N
     timer = timer_for(device)
     if isinstance(timer, str):
         return {cell: Timing.not_timed(timer) for cell in ids}, None
-    timings = {cell: measure(KEPT[cell], timer) if cell in KEPT else lost() for cell in ids}
+    measured = measure({cell: KEPT[cell] for cell in ids if cell in KEPT}, timer)
+    timings = {cell: measured.get(cell) or lost() for cell in ids}
     KEPT.clear()
     MADE.clear()
     return timings, timer.copy_gbps()
@@ -458,20 +513,34 @@ def lost() -> Timing:
     return Timing.not_timed("its artifact was not in the cell process at the timing phase")
 
 
-def measure(kept: Kept, timer: DeviceTimer) -> Timing:
-    """The kept artifact timed at its cell's size (``sample``, by its kernels' durations), with its timing at the
-    bandwidth size, or why it is not timed there, in ``bandwidth``."""
-    if kept.failed:
-        return Timing.not_timed(kept.failed)
-    kept.restore()
-    timing = dataclasses.replace(sample(kept.call, kept.bytes_moved, timer, kernels=True), picked=picked(kept.configs))
-    if kept.bandwidth is None:
-        return timing
-    kept.restore(at_size=True)
-    at_size = at_bandwidth(kept.bandwidth, timer)
-    if at_size.timed:
-        at_size = dataclasses.replace(at_size, picked=picked(kept.configs_at_size))
-    return dataclasses.replace(timing, bandwidth=at_size)
+def measure(kept: dict[str, Kept], timer: DeviceTimer) -> dict[str, Timing]:
+    """Each kept artifact timed at its cell's size by its kernels' durations (``host_side`` of each in turn, then
+    ``by_kernels`` of all in one profiler session), with its timing at the bandwidth size, or why it is not timed
+    there, in ``bandwidth``."""
+    timings = {cell: Timing.not_timed(artifact.failed) for cell, artifact in kept.items() if artifact.failed}
+    sides: dict[str, HostSide] = {}
+    for cell, artifact in kept.items():
+        if not artifact.failed:
+            artifact.restore()
+            side = host_side(artifact.call, artifact.bytes_moved, timer)
+            if isinstance(side, HostSide):
+                sides[cell] = side
+            else:
+                timings[cell] = side
+    profiled = by_kernels([(side, kept[cell].restore) for cell, side in sides.items()], timer)
+    timings.update(zip(sides, profiled, strict=True))
+    for cell, artifact in kept.items():
+        if artifact.failed:
+            continue
+        timing = dataclasses.replace(timings[cell], picked=picked(artifact.configs))
+        if artifact.bandwidth is not None:
+            artifact.restore(at_size=True)
+            at_size = at_bandwidth(artifact.bandwidth, timer)
+            if at_size.timed:
+                at_size = dataclasses.replace(at_size, picked=picked(artifact.configs_at_size))
+            timing = dataclasses.replace(timing, bandwidth=at_size)
+        timings[cell] = timing
+    return timings
 
 
 def picked(configs: Configs) -> tuple[str, ...]:
@@ -498,14 +567,23 @@ def at_bandwidth(at: AtSize | str, timer: DeviceTimer) -> Timing:
         return dataclasses.replace(sample(call, moved, timer), size=at.size)
 
 
-def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, kernels: bool = False) -> Timing:
-    """``WARMUP`` calls, one more for its peak GPU memory (``call_mb``), then up to ``HOST_SAMPLES`` host samples,
-    then the device time of up to ``SAMPLES`` calls (fewer for a slow artifact: each kind within
-    ``SAMPLING_BUDGET_S``): with ``kernels``, the sum of each call's GPU activities' durations (``by_kernels``), else,
-    or where the profiler cannot be used, CUDA events around each call behind a cover of ``cover_for`` the host
-    samples."""
+@dataclass
+class HostSide:
+    """An artifact's calls before its device samples: its call, the bytes it moves, its host samples (seconds), how
+    many device samples fit ``SAMPLING_BUDGET_S``, its peak of GPU memory (MiB), and the seconds all that took."""
+
+    call: Callable[[], object]
+    moved: int | None
+    host: list[float]
+    count: int
+    call_mb: float
+    seconds: float
+
+
+def host_side(call: Callable[[], object], moved: int | None, timer: DeviceTimer) -> HostSide | Timing:
+    """``WARMUP`` calls, one more for its peak GPU memory (``call_mb``), then up to ``HOST_SAMPLES`` host samples;
+    or, where a call fails, why it is not timed."""
     began = time.perf_counter()
-    fallback = None
     try:
         for _ in range(WARMUP):
             call()
@@ -513,41 +591,80 @@ def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, ke
         call_mb = round(timer.call_bytes(call) / 2**20, 1)
         sampling = time.perf_counter()
         host = repeat(lambda: host_sample(call, timer), HOST_SAMPLES)
-        if kernels:
-            each = (time.perf_counter() - sampling) / len(host)  # a call's wall time, the GPU waited for after it
-            timing = by_kernels(call, timer, fitting(each, SAMPLES), host, moved)
-            if isinstance(timing, Timing):
-                return dataclasses.replace(timing, cost_s=round(time.perf_counter() - began, 3), call_mb=call_mb)
-            fallback = timing
-        cover = cover_for(host)
-        device = repeat(lambda: timer.device_seconds(call, cover), SAMPLES)
     except Exception as error:  # a passing artifact failing now: recorded, not raised
-        return Timing.not_timed(f"it failed while timed: {in_own_words(error)}")
-    timing = summarize(device, host, moved)
+        return failed_while_timed(error)
+    each = (time.perf_counter() - sampling) / len(host)  # a call's wall time, the GPU waited for after it
+    return HostSide(call, moved, host, fitting(each, SAMPLES), call_mb, time.perf_counter() - began)
+
+
+def failed_while_timed(error: BaseException) -> Timing:
+    return Timing.not_timed(f"it failed while timed: {in_own_words(error)}")
+
+
+def sample(call: Callable[[], object], moved: int | None, timer: DeviceTimer, kernels: bool = False) -> Timing:
+    """One artifact timed (``host_side``), then the device time of up to ``SAMPLES`` calls (fewer for a slow
+    artifact: each kind within ``SAMPLING_BUDGET_S``): with ``kernels``, the sum of each call's GPU activities'
+    durations (``by_kernels``), else, or where the profiler cannot be used, CUDA events around each call behind a
+    cover of ``cover_for`` the host samples (``by_events``)."""
+    side = host_side(call, moved, timer)
+    if isinstance(side, Timing):
+        return side
+    return by_kernels([(side, _ready)], timer)[0] if kernels else by_events(side, timer)
+
+
+def by_events(side: HostSide, timer: DeviceTimer, fallback: str | None = None) -> Timing:
+    """The timing of up to ``SAMPLES`` calls by CUDA events, behind a cover of ``cover_for`` the host samples;
+    ``fallback``: why the profiler was not used."""
+    began = time.perf_counter()
+    cover = cover_for(side.host)
+    try:
+        device = repeat(lambda: timer.device_seconds(side.call, cover), SAMPLES)
+    except Exception as error:  # a passing artifact failing now: recorded, not raised
+        return failed_while_timed(error)
+    timing = summarize(device, side.host, side.moved)
     if timing.median_us == 0:  # events with nothing between them: no time a reader could compare
         return Timing.not_timed("no GPU time between its CUDA events: the call ran no GPU work")
-    cost = round(time.perf_counter() - began, 3)
-    return dataclasses.replace(timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback, call_mb=call_mb)
+    cost = round(side.seconds + time.perf_counter() - began, 3)
+    return dataclasses.replace(
+        timing, cover_us=round(cover * 1e6, 1), cost_s=cost, fallback=fallback, call_mb=side.call_mb
+    )
 
 
-def by_kernels(
-    call: Callable[[], object], timer: DeviceTimer, count: int, host: list[float], moved: int | None
-) -> Timing | str:
-    """The timing of ``count`` calls by the durations of the GPU activities each ran (``DeviceTimer.kernel_samples``):
-    their sums' statistics (a call that ran nothing on the GPU: 0 µs, ``kernels`` 0), how many activities a call ran
-    (median) and their names in one call that ran that many; or why the profiler could not be used (the events
-    method then times the artifact)."""
+def by_kernels(sides: list[tuple[HostSide, Callable[[], None]]], timer: DeviceTimer) -> list[Timing]:
+    """The timing of each artifact (its host side, and what readies it for its calls) by the durations of the GPU
+    activities its calls ran (``DeviceTimer.kernel_samples``, all in one session): their sums' statistics (a call
+    that ran nothing on the GPU: 0 µs, ``kernels`` 0), how many activities a call ran (median) and their names in
+    one call that ran that many. Where the shared session fails, each artifact in a session of its own; where the
+    profiler cannot be used for one, the events method times it and its timing says why."""
+    if not sides:
+        return []
     try:
-        calls = timer.kernel_samples(call, count)
-    except Exception as error:  # the profiler, or a call under it: the events method finds out which
-        return f"the profiler could not be used: {in_own_words(error)}"
-    if len(calls) != count:
-        return f"the profiler gave {len(calls)} calls for {count}"
-    counts = [len(one) for one in calls]
+        profiles = timer.kernel_samples([Profiled(side.call, side.count, ready) for side, ready in sides])
+    except Exception as error:  # the profiler, or a call under it: alone, each shows which
+        if len(sides) > 1:
+            return [timing for one in sides for timing in by_kernels([one], timer)]
+        side, ready = sides[0]
+        ready()
+        return [by_events(side, timer, f"the profiler could not be used: {in_own_words(error)}")]
+    return [kernel_timing(side, ready, found, timer) for (side, ready), found in zip(sides, profiles, strict=True)]
+
+
+def kernel_timing(side: HostSide, ready: Callable[[], None], found: Profile, timer: DeviceTimer) -> Timing:
+    """One artifact's timing from what the profiler saw of its calls, or by events where that cannot tell them."""
+    if isinstance(found.calls, Unsplittable):
+        ready()
+        return by_events(side, timer, f"the profiler could not be used: {in_own_words(found.calls)}")
+    if len(found.calls) != side.count:
+        ready()
+        return by_events(side, timer, f"the profiler gave {len(found.calls)} calls for {side.count}")
+    counts = [len(one) for one in found.calls]
     median = statistics.median_low(counts)
-    names = kernel_names(calls[counts.index(median)])
-    timing = summarize([sum(seconds for _, seconds in one) for one in calls], host, moved)
-    return dataclasses.replace(timing, method=TimingMethod.KERNELS, kernels=median, kernel_names=names)
+    names = kernel_names(found.calls[counts.index(median)])
+    timing = summarize([sum(seconds for _, seconds in one) for one in found.calls], side.host, side.moved)
+    cost = round(side.seconds + found.seconds, 3)
+    return dataclasses.replace(
+        timing, method=TimingMethod.KERNELS, kernels=median, kernel_names=names, cost_s=cost, call_mb=side.call_mb
+    )
 
 
 def host_sample(call: Callable[[], object], timer: DeviceTimer) -> float:

@@ -32,7 +32,7 @@ class HostClock:
     def device_seconds(self, call, cover):
         return self.host_seconds(call)
 
-    def kernel_samples(self, call, count):
+    def kernel_samples(self, artifacts):
         raise RuntimeError("no CUDA device: nothing to profile")
 
     def host_seconds(self, call):

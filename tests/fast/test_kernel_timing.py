@@ -7,7 +7,7 @@ profiler: the GPU's numbers come from the lead's GPU run."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -16,7 +16,17 @@ import torch
 from torch.autograd import DeviceType
 
 from harness.cell import timing as cell_timing
-from harness.cell.timing import Activity, Unsplittable, kernel_names, sample, short_name, split_calls
+from harness.cell.timing import (
+    Activity,
+    Profile,
+    Profiled,
+    Unsplittable,
+    kernel_names,
+    sample,
+    short_name,
+    split_artifacts,
+    split_calls,
+)
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.spec import Outcome, Timing, TimingMethod, TimingState
@@ -192,13 +202,66 @@ def cuda_timer(gpu: FakeGpu) -> cell_timing.CudaTimer:
 
 def test_the_cuda_timer_profiles_flush_marker_call_marker_in_one_session(gpu: FakeGpu):
     """Host events and the profiler's annotation of a compiled region are not the GPU's work: left out."""
-    calls = cuda_timer(gpu).kernel_samples(gpu.call, 3)
-    assert calls == [[(COPY, 1.63e-6), ("add_k", 1.25e-6)]] * 3
+    [profile] = cuda_timer(gpu).kernel_samples([Profiled(gpu.call, 3)])
+    assert profile.calls == [[(COPY, 1.63e-6), ("add_k", 1.25e-6)]] * 3
     assert gpu.sessions == [[torch.profiler.ProfilerActivity.CUDA]]
     timing = sample(gpu.call, None, cuda_timer(gpu), kernels=True)
     assert (timing.median_us, timing.samples, timing.method, timing.kernels) == (2.88, 30, TimingMethod.KERNELS, 2)
     assert timing.kernel_names == ("at::native::multi_tensor_apply_kernel", "add_k") and len(gpu.sessions) == 2
     assert timing.call_mb == 2.0  # the call's peak above what was allocated before it, never below 0
+
+
+def test_one_session_holds_every_artifact_each_readied_before_its_calls(gpu: FakeGpu):
+    """Each artifact's own calls, after its ``ready`` (its autotuners' picks) and one call not counted."""
+    readied: list[str] = []
+
+    def other() -> None:
+        gpu.run("mul_k", 900)
+
+    artifacts = [
+        Profiled(gpu.call, 3, lambda: readied.append("add")),
+        Profiled(other, 2, lambda: readied.append("mul")),
+    ]
+    add, mul = cuda_timer(gpu).kernel_samples(artifacts)
+    assert add.calls == [[(COPY, 1.63e-6), ("add_k", 1.25e-6)]] * 3 and mul.calls == [[("mul_k", 0.9e-6)]] * 2
+    assert len(gpu.sessions) == 1 and readied == ["add", "mul"]
+
+
+def test_an_artifact_whose_activities_cannot_be_told_apart_is_refused_alone():
+    """The first artifact's kernel on another stream starts after each of its calls' closing markers, its last
+    call's before the second artifact's first marker: its calls are refused, the second's are found; markers that
+    do not add up refuse the session."""
+    first = timeline([[("k", 10)], [("k", 10)], [("k", 10)]], flush=[])
+    closing = sorted(first, key=lambda activity: activity.start_ns)[2::3]
+    late = [Activity("side", activity.start_ns + 1, 5) for activity in closing]
+    second = [activity._replace(start_ns=activity.start_ns + 10**6) for activity in timeline([[("m", 20)]] * 2, [])]
+    refused, found = split_artifacts([*first, *late, *second], [3, 2])
+    assert str(refused) == "activities outside the calls' markers: [0, 1] before a call, 1 after"
+    assert found == [[("m", 2e-8)]] * 2
+    assert split_artifacts([*first, *second], [3, 2]) == [[[("k", 1e-8)]] * 3, [[("m", 2e-8)]] * 2]
+    with pytest.raises(Unsplittable, match="10 marker kernels for 6 calls, not 12"):
+        split_artifacts([*first, *second], [3, 3])
+
+
+def test_the_phase_times_a_process_s_artifacts_in_one_session_and_alone_where_it_fails(monkeypatch: pytest.MonkeyPatch):
+    """The same timings as each artifact alone would get; where a call fails under the profiler, each artifact in a
+    session of its own: the others timed by their kernels, the failing one not timed, and saying why."""
+    monkeypatch.setattr(cell_timing, "SAMPLING_BUDGET_S", 1e6)
+    calls = {"b": 0}
+
+    def failing_later() -> None:  # its warm-ups and host samples pass, its calls under the profiler fail
+        calls["b"] += 1
+        if calls["b"] > cell_timing.WARMUP + 1 + cell_timing.HOST_SAMPLES:
+            raise RuntimeError("illegal memory access")
+
+    for kept, sessions in (({"a": lambda: None, "c": lambda: None}, 1), ({"a": lambda: None, "b": failing_later}, 3)):
+        timer = FakeTimer([10e-6])
+        monkeypatch.setattr(cell_timing, "timer_for", lambda device, timer=timer: timer)
+        monkeypatch.setattr(cell_timing, "KEPT", {f"{k}-s-eager": cell_timing.Kept(call) for k, call in kept.items()})
+        timings, _ = cell_timing.time_kept([f"{k}-s-eager" for k in kept], "cuda")
+        alone = without_cost(sample(lambda: None, None, FakeTimer([10e-6]), kernels=True))
+        assert without_cost(timings["a-s-eager"]) == alone and timer.sessions == sessions
+    assert timings["b-s-eager"] == Timing.not_timed("it failed while timed: RuntimeError: illegal memory access")
 
 
 def test_names_are_shortened_for_a_person():
@@ -221,8 +284,8 @@ class Refusing(FakeTimer):
         super().__init__([10e-6, 10.5e-6, 11e-6])
         self.given = calls
 
-    def kernel_samples(self, call: Callable[[], object], count: int) -> list[list[tuple[str, float]]]:
-        return super().kernel_samples(call, self.given)
+    def kernel_samples(self, artifacts: Sequence[Profiled]) -> list[Profile]:
+        return super().kernel_samples([artifact._replace(count=self.given) for artifact in artifacts])
 
 
 @pytest.mark.parametrize(
