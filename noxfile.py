@@ -119,7 +119,8 @@ def tests(session: nox.Session) -> None:
     # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
     # its cases import it at their ops' first call)
     _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
-    session.run(_python(session), "-m", "pytest", "-n", "2", *session.posargs, env=TESTS_ENV)
+    # worksteal: a worker that has run its share takes from the other's, minutes-long tests included
+    session.run(_python(session), "-m", "pytest", "-n", "2", "--dist", "worksteal", *session.posargs, env=TESTS_ENV)
 
 
 @nox.session

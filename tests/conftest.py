@@ -24,16 +24,24 @@ bfloat16 = { atol = 1e-2, rtol = 1.6e-2 }
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by them
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark each test with its folder's tier; a test in tests/ outside the tier folders is a usage error. (Items
-    elsewhere, such as the cells of a run a test starts in this process, are not the harness's own tests.)"""
+    """Mark each test with its folder's tier, and order the tiers slowest first (pytest-xdist deals the first tests
+    to its workers in turn: minutes-long tests last would leave one worker running alone); a test in tests/ outside
+    the tier folders is a usage error. (Items elsewhere, such as the cells of a run a test starts in this process,
+    are not the harness's own tests.)"""
     for item in items:
-        if not item.path.is_relative_to(TESTS):
+        folder = tier(item)
+        if not folder:
             continue
-        folder = item.path.relative_to(TESTS).parts[0]
         if folder not in TIER_MARKERS:
             raise pytest.UsageError(f"{item.path}: a test goes in tests/fast, tests/process or tests/slow")
         for marker in TIER_MARKERS[folder]:
             item.add_marker(marker)
+    items.sort(key=lambda item: -len(TIER_MARKERS.get(tier(item), ())))
+
+
+def tier(item: pytest.Item) -> str:
+    """The tier folder of one of the harness's own tests ("" for any other item)."""
+    return item.path.relative_to(TESTS).parts[0] if item.path.is_relative_to(TESTS) else ""
 
 
 def run_harness(*args: str, timeout: float = 900, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
