@@ -206,17 +206,14 @@ def _wait_for_server(ready_read: int) -> None:
             raise ZygoteFailed("the standalone server exited while starting")
 
 
-def _import_probes() -> None:
-    """The Inductor modules the probes use, imported in one thread."""
+def _preload_beside_probes() -> None:
+    """Inductor's CPU-ISA probes (mostly waiting for the compilers and Pythons they start) in a thread, while this
+    one imports what a cell process uses and computes the source hashes; the modules both threads use are
+    imported first, in this one."""
     import torch._inductor.codecache
     import torch._inductor.cpp_builder
     import torch._inductor.cpu_vec_isa  # noqa: F401
 
-
-def _preload_beside_probes() -> None:
-    """Inductor's CPU-ISA probes (mostly waiting for the compilers and Pythons they start) in a thread, while this
-    one imports what a cell process uses and computes the source hashes (the modules both threads use imported
-    before, ``_import_probes``)."""
     with ThreadPoolExecutor(1) as pool:
         probed = pool.submit(probe_isas)
         for module in PRELOAD:
@@ -252,8 +249,6 @@ def _prepare(address: str) -> RunLocations:
         locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
         server = _fork_standalone_server(locations.standalone)
         Path(locations.packages).mkdir()
-        _import_probes()
-        times.append(("the probes' Inductor modules", time.perf_counter()))
         _preload_beside_probes()
         times.append(("CPU-ISA probes beside the harness's and Inductor's imports and hashes", time.perf_counter()))
         _wait_for_server(server)
