@@ -1,10 +1,10 @@
-"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness, runs Inductor's CPU-ISA
-probes (one thread per ISA, beside the imports) and hashes Triton's and Inductor's code once, without touching CUDA;
-every cell process is then a fork of it, so none pays for the imports, the probes or the hashes again (the probes
-compile and load one library per ISA under a lock every process shares: with one process per worker they queued
-behind each other). The controller starts it and tells the workers its address (xdist's workerinput); a CellProcess
-given none starts its own. Before importing the harness it forks the run's standalone server
-(harness/cell/standalone.py), which therefore holds torch only (and asks the probes itself).
+"""The run's fork server ("zygote"): one process imports torch, Inductor and the harness, runs Inductor's
+CPU-ISA probes (one thread per ISA) and hashes Triton's and Inductor's code once, without touching CUDA;
+every cell process is then a fork of it, so none pays for the imports, the probes or the hashes again (the
+probes compile and load one library per ISA under a lock every process shares: with one process per worker
+they queued behind each other). The controller starts it and tells the
+workers its address (xdist's workerinput); a CellProcess given none starts its own. Before importing the
+harness it forks the run's standalone server (harness/cell/standalone.py), which therefore holds torch only.
 
 Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
 on the same connection: the worker learns the signal that killed its cell process as a parent would.
@@ -28,7 +28,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
 from typing import Any
@@ -186,10 +185,9 @@ def _hash_sources() -> None:
     torch_key()
 
 
-def _fork_standalone_server(address: str) -> int:
-    """Fork the run's standalone server (harness/cell/standalone.py) from this process while it holds torch only
-    (no other thread running); each cell process gets its address in its request (``RunLocations``). It asks the
-    CPU-ISA probes itself before it serves (beside this process's own); returns the pipe it says "ready" on."""
+def _start_standalone_server(address: str) -> None:
+    """Fork the run's standalone server (harness/cell/standalone.py) from this process while it holds torch only,
+    and wait until it serves; each cell process gets its address in its request (``RunLocations``)."""
     ready_read, ready_write = os.pipe()
     if os.fork() == 0:
         os.close(ready_read)
@@ -197,29 +195,9 @@ def _fork_standalone_server(address: str) -> int:
         standalone_server.serve(address)
         os._exit(0)
     os.close(ready_write)
-    return ready_read
-
-
-def _wait_for_server(ready_read: int) -> None:
     with os.fdopen(ready_read) as ready:
         if ready.readline() != "ready\n":
             raise ZygoteFailed("the standalone server exited while starting")
-
-
-def _preload_beside_probes() -> None:
-    """Inductor's CPU-ISA probes (mostly waiting for the compilers and Pythons they start) in a thread, while this
-    one imports what a cell process uses and computes the source hashes; the modules both threads use are
-    imported first, in this one."""
-    import torch._inductor.codecache
-    import torch._inductor.cpp_builder
-    import torch._inductor.cpu_vec_isa  # noqa: F401
-
-    with ThreadPoolExecutor(1) as pool:
-        probed = pool.submit(probe_isas)
-        for module in PRELOAD:
-            importlib.import_module(module)
-        _hash_sources()
-        probed.result()
 
 
 def main(address: str, sys_path: str) -> None:
@@ -237,22 +215,25 @@ def main(address: str, sys_path: str) -> None:
 
 
 def _prepare(address: str) -> RunLocations:
-    """Everything before serving: torch imported, the standalone server forked, the probes beside the preloads and
-    the hashes, and the check that forking is safe (prints "imported" once torch is); what the cell processes
-    share."""
+    """Everything before serving: torch imported, the probes, the standalone server, the preloads, the hashes and
+    the check that forking is safe (prints "imported" once torch is); what the cell processes share."""
     times = [("start", time.perf_counter())]
     with setting(NVML_CHECK, "1"):  # as the user set it (or not) again after: the cell processes inherit it
         import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
 
         times.append(("import torch", time.perf_counter()))
         print("imported", flush=True)
+        probe_isas()
+        times.append(("CPU-ISA probes", time.perf_counter()))
         locations = RunLocations(standalone=address + ".standalone", packages=str(Path(address).parent / "packages"))
-        server = _fork_standalone_server(locations.standalone)
+        _start_standalone_server(locations.standalone)
         Path(locations.packages).mkdir()
-        _preload_beside_probes()
-        times.append(("CPU-ISA probes beside the harness's and Inductor's imports and hashes", time.perf_counter()))
-        _wait_for_server(server)
-        times.append(("standalone server's own probes", time.perf_counter()))
+        times.append(("standalone server", time.perf_counter()))
+        for module in PRELOAD:
+            importlib.import_module(module)
+        times.append(("import harness, Inductor", time.perf_counter()))
+        _hash_sources()
+        times.append(("Triton's and Inductor's source hashes", time.perf_counter()))
     if not fork_is_safe():
         raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
