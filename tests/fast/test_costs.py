@@ -64,6 +64,20 @@ def test_costs_add_the_records_up():
     assert f"{steps}                   1536.5 |" in text
 
 
+def test_the_all_row_adds_the_cells_not_the_rounded_rows():
+    """Four paths of 0.06 s each: every row shows 0.1, and all of them together 0.2 s, not 0.4."""
+    run = made_up_run()
+    first = run["cells"][0]
+    measured = {**first["measurements"], "ended": 1000.06, "stage_seconds": {"run": 0.06}, "cpu_seconds": 0.0}
+    run["cells"] = [
+        {**first, "id": f"a-s-{path}", "path": path, "seconds": 0.06, "measurements": measured}
+        for path in ("eager", "compile", "dynamic", "fullgraph")
+    ]
+    text = costs(typed(run))
+    row = next(line for line in text.splitlines() if line.startswith("| all "))
+    assert [float(value) for value in row.split("|")[2:6]] == [4, 0.2, 0.0, 0.2], row
+
+
 def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay():
     """Setup and build are what every cell pays before its path; the end stage (the GPU waited for, a timed pass's
     check and compile at the bandwidth size) is its own line, by path, not a cost every cell pays."""
