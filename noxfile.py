@@ -119,8 +119,10 @@ def tests(session: nox.Session) -> None:
     # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
     # its cases import it at their ops' first call)
     _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
-    # worksteal: a worker that has run its share takes from the other's, minutes-long tests included
-    session.run(_python(session), "-m", "pytest", "-n", "2", "--dist", "worksteal", *session.posargs, env=TESTS_ENV)
+    # worksteal: a worker that has run its share takes from the other's, minutes-long tests included; the log ends
+    # with the slowest tests, where CI's minutes go
+    session.run(_python(session), "-m", "pytest", "-n", "2", "--dist", "worksteal", "--durations", "20",
+                *session.posargs, env=TESTS_ENV)  # fmt: skip
 
 
 @nox.session
