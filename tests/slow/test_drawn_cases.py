@@ -120,9 +120,10 @@ def same_verdict(record: Record, returncode: int | None, output: str) -> bool:
     return (said or f"{record.error_type}:") in output
 
 
-@pytest.mark.parametrize("paths", PATHS.values(), ids=PATHS.keys())
-def test_the_cases_found_once_give_the_verdicts_their_scripts_give(paths: dict[str, int], tmp_path_factory):
-    check_drawn(FOUND, paths, tmp_path_factory.mktemp("found"))
+def test_the_cases_found_once_give_the_verdicts_their_scripts_give(tmp_path_factory):
+    """What they broke (a case the harness rejected as broken; a module's parameter handed to the reference in the
+    wrong place) shows on every path: the eager paths' run holds them (the drawn list runs train_compile)."""
+    check_drawn(FOUND, PATHS["other-paths"], tmp_path_factory.mktemp("found"))
 
 
 @pytest.mark.parametrize("paths", PATHS.values(), ids=PATHS.keys())
