@@ -518,20 +518,18 @@ def measure(kept: dict[str, Kept], timer: DeviceTimer) -> dict[str, Timing]:
     ``by_kernels`` of all in one profiler session), with its timing at the bandwidth size, or why it is not timed
     there, in ``bandwidth``."""
     timings = {cell: Timing.not_timed(artifact.failed) for cell, artifact in kept.items() if artifact.failed}
+    live = {cell: artifact for cell, artifact in kept.items() if not artifact.failed}
     sides: dict[str, HostSide] = {}
-    for cell, artifact in kept.items():
-        if not artifact.failed:
-            artifact.restore()
-            side = host_side(artifact.call, artifact.bytes_moved, timer)
-            if isinstance(side, HostSide):
-                sides[cell] = side
-            else:
-                timings[cell] = side
-    profiled = by_kernels([(side, kept[cell].restore) for cell, side in sides.items()], timer)
+    for cell, artifact in live.items():
+        artifact.restore()
+        side = host_side(artifact.call, artifact.bytes_moved, timer)
+        if isinstance(side, HostSide):
+            sides[cell] = side
+        else:
+            timings[cell] = side
+    profiled = by_kernels([(side, live[cell].restore) for cell, side in sides.items()], timer)
     timings.update(zip(sides, profiled, strict=True))
-    for cell, artifact in kept.items():
-        if artifact.failed:
-            continue
+    for cell, artifact in live.items():
         timing = dataclasses.replace(timings[cell], picked=picked(artifact.configs))
         if artifact.bandwidth is not None:
             artifact.restore(at_size=True)
@@ -643,20 +641,23 @@ def by_kernels(sides: list[tuple[HostSide, Callable[[], None]]], timer: DeviceTi
     except Exception as error:  # the profiler, or a call under it: alone, each shows which
         if len(sides) > 1:
             return [timing for one in sides for timing in by_kernels([one], timer)]
-        side, ready = sides[0]
-        ready()
-        return [by_events(side, timer, f"the profiler could not be used: {in_own_words(error)}")]
+        return [events_instead(*sides[0], timer, f"the profiler could not be used: {in_own_words(error)}")]
     return [kernel_timing(side, ready, found, timer) for (side, ready), found in zip(sides, profiles, strict=True)]
+
+
+def events_instead(side: HostSide, ready: Callable[[], None], timer: DeviceTimer, why: str) -> Timing:
+    """An artifact the profiler could not time (``why``), readied again (other artifacts' calls may have run since
+    its host side) and timed by events."""
+    ready()
+    return by_events(side, timer, why)
 
 
 def kernel_timing(side: HostSide, ready: Callable[[], None], found: Profile, timer: DeviceTimer) -> Timing:
     """One artifact's timing from what the profiler saw of its calls, or by events where that cannot tell them."""
     if isinstance(found.calls, Unsplittable):
-        ready()
-        return by_events(side, timer, f"the profiler could not be used: {in_own_words(found.calls)}")
+        return events_instead(side, ready, timer, f"the profiler could not be used: {in_own_words(found.calls)}")
     if len(found.calls) != side.count:
-        ready()
-        return by_events(side, timer, f"the profiler gave {len(found.calls)} calls for {side.count}")
+        return events_instead(side, ready, timer, f"the profiler gave {len(found.calls)} calls for {side.count}")
     counts = [len(one) for one in found.calls]
     median = statistics.median_low(counts)
     names = kernel_names(found.calls[counts.index(median)])
