@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cached_property
@@ -11,7 +10,7 @@ from typing import Any
 
 from harness.case import Case, CaseExited, exit_words, exits_raise, load_cases
 from harness.cell.paths import PATHS
-from harness.errors import InputError, input_text, unknown_id
+from harness.errors import InputError, unknown_id
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.decorators import DECORATORS
@@ -21,7 +20,15 @@ from harness.kernel.wrappers import WRAPPERS
 from harness.matrix.builtin import case_ids, case_module
 from harness.matrix.docs import resolve_docs
 from harness.matrix.goals import check_goal_sets, check_goals
-from harness.matrix.tomlcheck import ID_PATTERN, environment_table, id_list, no_unknown, nonempty_table, number
+from harness.matrix.tomlcheck import (
+    ID_PATTERN,
+    environment_table,
+    id_list,
+    no_unknown,
+    nonempty_table,
+    number,
+    read_toml,
+)
 from harness.spec import CellSpec, PathSpec, Tolerance
 
 DEVICES = ("cuda", "cpu")
@@ -151,12 +158,7 @@ def load_matrix(file: Path | str) -> Matrix:
     """Read and validate ``file``; raise ``InputError`` on the first problem found."""
 
     file = Path(file)
-    try:
-        data = tomllib.loads(input_text(file))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise InputError(file, "(syntax)", str(error)) from None
-    except RecursionError:
-        raise InputError(file, "(syntax)", "nested too deep to read") from None
+    data = read_toml(file)
     docs = data.pop("docs", None)
     no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = environment_table(file, data.get("environment", {}))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
-from harness.errors import InputError, unknown_id
+from harness.errors import InputError, input_text, unknown_id
 
 ID_PATTERN = re.compile(r"[A-Za-z0-9_.]+")
 
@@ -55,6 +56,21 @@ def number(file: Path, key: str, value: Any, minimum: float) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < minimum:
         raise InputError(file, key, f"expected a number >= {minimum}, got {value!r}")
     return float(value)
+
+
+def read_toml(file: Path) -> dict[str, Any]:
+    """``file`` parsed; an unreadable file or a syntax error is an ``InputError`` naming it."""
+    try:
+        return tomllib.loads(input_text(file))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise InputError(file, "(syntax)", str(error)) from None
+    except RecursionError:
+        raise InputError(file, "(syntax)", "nested too deep to read") from None
+
+
+def environment_of(file: Path) -> dict[str, str]:
+    """The [environment] table of the matrix file ``file`` (read alone: no case module imported)."""
+    return environment_table(file, read_toml(file).get("environment", {}))
 
 
 def environment_table(file: Path, value: Any) -> dict[str, str]:

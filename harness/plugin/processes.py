@@ -15,7 +15,10 @@ from typing import Any, Protocol, cast
 
 import pytest
 
+from harness.errors import InputError
+from harness.execution import bytecode
 from harness.execution.cellprocess import CellProcess
+from harness.matrix.tomlcheck import environment_of
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
 from harness.plugin.timing import FileCoordination, TimedProcess, timing_phase
@@ -33,8 +36,10 @@ MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each
 WORKERS_PER_GPU = 14  # -n auto's bound: as many workers as one GPU has had (16 cores less two, on one H200)
 RESERVED_CORES = 2  # the cores -n auto leaves to the controller and the compilers
 MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool of processes, as by default
+BYTECODE_WAIT = 30.0  # seconds the zygote waits for the run's bytecode cache to be compiled (bytecode.finish)
 
 processes_key = pytest.StashKey["CellProcesses"]()
+bytecode_key = pytest.StashKey[subprocess.Popen[bytes] | None]()
 
 
 class CellRunner(Protocol):
@@ -89,6 +94,7 @@ class CellProcesses:
         if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return
         tempdirs.remove_dead()  # the folders of runs killed before they could remove their own
+        bytecode.finish(self.config.stash.get(bytecode_key, None), BYTECODE_WAIT)
         log_file = self.options.report_dir / "logs" / "zygote.log"
         try:
             self.zygote = zygote.start(self._environment(), log_file, until="imported")
@@ -250,6 +256,24 @@ class CellProcesses:
 
     def _environment(self) -> dict[str, str]:
         return cell_environment(inputs(self.config).plan.environment, self.options.cache_dir, workers(self.config))
+
+
+def compile_bytecode(config: pytest.Config) -> None:
+    """On the controller of a run whose cell processes will start, before it imports the case modules: the cell
+    processes' bytecode cache compiled in the background (harness/execution/bytecode.py), ended when the config is
+    cleaned up; the zygote starts once it has ended. Nothing where a fake runs the cells, or where the cell
+    processes have no bytecode cache (an unreadable matrix file: its check says why, in its turn)."""
+    if CellProcesses.make_process is not CellProcess or config.option.collectonly:
+        return
+    given = options(config)
+    try:
+        environment = cell_environment(environment_of(given.matrix_file), given.cache_dir, workers(config))
+    except InputError:
+        return
+    prefix = {**os.environ, **environment}.get("PYTHONPYCACHEPREFIX")
+    process = bytecode.start(prefix, host_cores()) if prefix else None
+    config.stash[bytecode_key] = process
+    config.add_cleanup(lambda: bytecode.stop(process))
 
 
 def suspect(status: str, expected: str | None) -> bool:

@@ -44,7 +44,7 @@ from harness.errors import (
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.inputs import inputs
 from harness.plugin.options import asked_for, options, runs_matrix
-from harness.plugin.processes import CANNOT_START
+from harness.plugin.processes import CANNOT_START, compile_bytecode
 from harness.plugin.reportdir import report_dir
 from harness.plugin.values import check_cache_dir
 from harness.records.confirmation import is_suspect
@@ -110,6 +110,7 @@ def _check(config: pytest.Config) -> None:
     if here not in sys.path:  # as under `python -m pytest`: a user's case modules
         sys.path.insert(0, here)
     check_cache_dir(given.cache_dir)
+    compile_bytecode(config)  # while the case modules import
     inputs(config).check()
     if not config.option.collectonly:  # one run at a time writes into a report folder
         folder = report_dir(config)
@@ -126,6 +127,7 @@ def pytest_configure_node(node: Any) -> None:
 
 
 exit_key = pytest.StashKey[int]()  # the run's exit status, for pytest_unconfigure (harness/plugin/__init__.py)
+
 
 class MatrixSession:
     """On the controller of a run of the matrix: SIGTERM as Ctrl-C while it runs, and its exit status."""
@@ -221,4 +223,3 @@ def failed_on(results: Results, statuses: tuple[Status, ...]) -> tuple[int, str]
     more = f" and {len(cells) - SHOWN} more" if len(cells) > SHOWN else ""
     named, ended, listed = ",".join(statuses), " or ".join(statuses), ", ".join(cells[:SHOWN])
     return EXIT_FAILED_ON, f"--fail-on {named}: {len(cells)} cell(s) ended {ended} on some attempt: {listed}{more}"
-
