@@ -2,8 +2,9 @@
 ships torch without ``.pyc`` files (the lent H200s: ``PYTHONDONTWRITEBYTECODE=1``), each fresh bytecode cache
 (``PYTHONPYCACHEPREFIX``, the run's under --cache-dir) makes the zygote compile every module it imports, one at a
 time. Times, each in a fresh prefix: the zygote's imports alone (``import torch._inductor.package``, then
-``torch._inductor.compile_fx`` and ``torch.export``), and ``compileall`` of torch, triton and sympy with one worker
-per core followed by the same imports. No harness code: ``python3 bench/gpu/probe_bytecode.py`` on the GPU machine."""
+``torch._inductor.compile_fx`` and ``torch.export``); ``compileall`` of torch, triton and sympy with one worker
+per core followed by the same imports; and the very files those imports load (listed once beforehand) compiled
+one process per core, then the imports. No harness code: ``python3 bench/gpu/probe_bytecode.py`` on the GPU machine."""
 
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ LISTED = (
     "    except Exception: pass\n"
     "with ProcessPoolExecutor(os.cpu_count()) as pool: list(pool.map(one, files, chunksize=16))\n"
 )
-LIST = IMPORTS + "\nimport sys\nprint('\\n'.join(m.__file__ for m in list(sys.modules.values()) if str(getattr(m, '__file__', None)).endswith('.py')))"
+LIST = IMPORTS + (
+    "\nimport sys\nfiles = [str(getattr(module, '__file__', None)) for module in list(sys.modules.values())]"
+    "\nprint('\\n'.join(file for file in files if file.endswith('.py')))"
+)
 
 
 def seconds(code: str, prefix: str, *args: str) -> float:
@@ -49,7 +53,7 @@ if __name__ == "__main__":
         prefix = tempfile.mkdtemp(prefix="pyc-")
         listed = seconds(LISTED, prefix, listing)
         listed_warm = seconds(IMPORTS, prefix)
-        print(f"the imports' own files compiled first: {listed:.1f} s, then the imports {listed_warm:.1f} s", flush=True)
+        print(f"the imports' own files compiled first: {listed:.1f} s, then the imports {listed_warm:.1f} s")
         cold = seconds(IMPORTS, tempfile.mkdtemp(prefix="pyc-"))
         prefix = tempfile.mkdtemp(prefix="pyc-")
         compiled = seconds(COMPILE, prefix)

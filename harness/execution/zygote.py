@@ -2,8 +2,9 @@
 CPU-ISA probes (one thread per ISA) and hashes Triton's and Inductor's code once, without touching CUDA;
 every cell process is then a fork of it, so none pays for the imports, the probes or the hashes again (the
 probes compile and load one library per ISA under a lock every process shares: with one process per worker
-they queued behind each other). The controller starts it and tells the
-workers its address (xdist's workerinput); a CellProcess given none starts its own. Before importing the
+they queued behind each other). The controller starts it before it imports the case modules
+(harness/plugin/processes.py, ``EarlyZygote``) and tells the workers its address (xdist's workerinput); a
+CellProcess given none starts its own. Before importing the
 harness it forks the run's standalone server (harness/cell/standalone.py), which therefore holds torch only.
 
 Each request forks a supervisor, which forks the cell process and, when that exits, sends ``("exit", code)``
@@ -30,11 +31,11 @@ import time
 from collections.abc import Iterator
 from multiprocessing.connection import Client, Connection, Listener
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # stdlib only: the standalone server forked from here still holds torch only
 from harness.cell import standalone_server
-from harness.execution import tempdirs
+from harness.execution import bytecode, tempdirs
 from harness.execution.script_server import NVML_CHECK, fork_is_safe, probe_isas, setting
 from harness.spec import RunLocations
 
@@ -52,11 +53,22 @@ BOOT = (
 )
 
 
-def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> tuple[subprocess.Popen[str], str]:
-    """Start a zygote with ``environment`` on top of this process's; its address once it has printed ``until``:
-    "ready" (it serves) or "imported" (torch is imported: its probes and preloads then overlap the workers'
-    start, and ``connect`` waits for it; the workers' own imports of torch no longer slow its import)."""
-    address = str(tempdirs.make("harness-zygote-") / "socket")
+class Spawned(NamedTuple):
+    """A zygote started by ``spawn``: its process, address, log file, and where its lines begin in that file."""
+
+    process: subprocess.Popen[str]
+    address: str
+    log_file: Path
+    offset: int
+
+
+def spawn(environment: dict[str, str], log_file: Path | None = None) -> Spawned:
+    """Start a zygote with ``environment`` on top of this process's, and this process's ``sys.path``, without
+    waiting for it (``printed`` does); it logs to ``log_file``, else to a file in its own temp folder (which
+    ``stop`` removes)."""
+    folder = tempdirs.make("harness-zygote-")
+    address = str(folder / "socket")
+    log_file = log_file or folder / "zygote.log"
     log_file.parent.mkdir(parents=True, exist_ok=True)
     with open(log_file, "a") as log:
         offset = log.tell()
@@ -67,17 +79,38 @@ def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> 
             stderr=log,
             cwd=os.getcwd(),
         )
-    assert process.stdout is not None
+    return Spawned(process, address, log_file, offset)
+
+
+def printed(spawned: Spawned, until: str) -> bool:
+    """Whether the zygote printed ``until`` (read up to that line) before it exited or START_TIMEOUT passed."""
+    assert spawned.process.stdout is not None
+    return until in read_lines(spawned.process.stdout.fileno(), time.monotonic() + START_TIMEOUT)
+
+
+def failed(spawned: Spawned, shown_log: Path | None = None) -> ZygoteFailed:
+    """Why ``spawned`` did not start, from its log (named as ``shown_log``, where it is kept, if given)."""
+    said = cause(spawned.log_file, spawned.offset)
+    if shown_log is not None:
+        said = said.replace(str(spawned.log_file), str(shown_log))
+    code = spawned.process.poll()
+    return ZygoteFailed(f"the cell processes' fork server exited {code} while starting: {said}")
+
+
+def start(environment: dict[str, str], log_file: Path, until: str = "ready") -> tuple[subprocess.Popen[str], str]:
+    """Start a zygote with ``environment`` on top of this process's; its address once it has printed ``until``:
+    "ready" (it serves) or "imported" (torch is imported: its probes and preloads then overlap the workers'
+    start, and ``connect`` waits for it; the workers' own imports of torch no longer slow its import)."""
+    spawned = spawn(environment, log_file)
     try:
-        started = until in read_lines(process.stdout.fileno(), time.monotonic() + START_TIMEOUT)  # up to that line
+        started = printed(spawned, until)
     except BaseException:  # interrupted (Ctrl-C, SIGTERM): the caller never gets the process to stop
-        stop(process, address)
+        stop(spawned.process, spawned.address)
         raise
     if not started:
-        stop(process, address)
-        code = process.returncode
-        raise ZygoteFailed(f"the cell processes' fork server exited {code} while starting: {cause(log_file, offset)}")
-    return process, address
+        stop(spawned.process, spawned.address)
+        raise failed(spawned)
+    return spawned.process, spawned.address
 
 
 def cause(log_file: Path, offset: int = 0) -> str:
@@ -215,9 +248,12 @@ def main(address: str, sys_path: str) -> None:
 
 
 def _prepare(address: str) -> RunLocations:
-    """Everything before serving: torch imported, the probes, the standalone server, the preloads, the hashes and
-    the check that forking is safe (prints "imported" once torch is); what the cell processes share."""
+    """Everything before serving: the run's bytecode cache compiled (harness/execution/bytecode.py), torch
+    imported, the probes, the standalone server, the preloads, the hashes and the check that forking is safe
+    (prints "imported" once torch is); what the cell processes share."""
     times = [("start", time.perf_counter())]
+    if bytecode.compile_cache():
+        times.append(("bytecode", time.perf_counter()))
     with setting(NVML_CHECK, "1"):  # as the user set it (or not) again after: the cell processes inherit it
         import torch._inductor.package  # noqa: F401  (what the standalone server holds: torch only)
 

@@ -9,6 +9,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -16,7 +17,6 @@ from typing import Any, Protocol, cast
 import pytest
 
 from harness.errors import InputError
-from harness.execution import bytecode
 from harness.execution.cellprocess import CellProcess
 from harness.matrix.tomlcheck import environment_of
 from harness.plugin.inputs import inputs
@@ -36,10 +36,9 @@ MAX_RETIRED = 8  # cell processes a worker keeps alive for their artifacts (each
 WORKERS_PER_GPU = 14  # -n auto's bound: as many workers as one GPU has had (16 cores less two, on one H200)
 RESERVED_CORES = 2  # the cores -n auto leaves to the controller and the compilers
 MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool of processes, as by default
-BYTECODE_WAIT = 30.0  # seconds the zygote waits for the run's bytecode cache to be compiled (bytecode.finish)
 
 processes_key = pytest.StashKey["CellProcesses"]()
-bytecode_key = pytest.StashKey[subprocess.Popen[bytes] | None]()
+early_key = pytest.StashKey["EarlyZygote"]()
 
 
 class CellRunner(Protocol):
@@ -94,12 +93,21 @@ class CellProcesses:
         if self.make_process is not CellProcess:  # a fake's cells need no zygote
             return
         tempdirs.remove_dead()  # the folders of runs killed before they could remove their own
-        bytecode.finish(self.config.stash.get(bytecode_key, None), BYTECODE_WAIT)
-        log_file = self.options.report_dir / "logs" / "zygote.log"
+        early = self.config.stash.get(early_key, None)
         try:
-            self.zygote = zygote.start(self._environment(), log_file, until="imported")
+            if early is not None and early.fits(self._environment()):
+                self.zygote = early.adopt(self.log_file)
+            else:
+                if early is not None:
+                    early.stop()
+                self.zygote = zygote.start(self._environment(), self.log_file, until="imported")
         except zygote.ZygoteFailed as failure:  # the first cell of each worker is recorded so, and the run stops
             self.cannot_start = str(failure)
+
+    @property
+    def log_file(self) -> Path:
+        """The run's zygote's log: in the report folder."""
+        return self.options.report_dir / "logs" / "zygote.log"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -142,7 +150,11 @@ class CellProcesses:
         if self.zygote is not None:
             from harness.execution import tempdirs, zygote
 
-            zygote.stop(*self.zygote)
+            early = self.config.stash.get(early_key, None)
+            if early is not None and early.spawned.address == self.zygote[1]:
+                early.stop()  # its log kept in the report folder
+            else:
+                zygote.stop(*self.zygote)
             # the folders of xdist workers killed mid-cell, before they could remove their own (an interrupted run)
             tempdirs.remove_dead()
 
@@ -258,11 +270,58 @@ class CellProcesses:
         return cell_environment(inputs(self.config).plan.environment, self.options.cache_dir, workers(self.config))
 
 
-def compile_bytecode(config: pytest.Config) -> None:
-    """On the controller of a run whose cell processes will start, before it imports the case modules: the cell
-    processes' bytecode cache compiled in the background (harness/execution/bytecode.py), ended when the config is
-    cleaned up; the zygote starts once it has ended. Nothing where a fake runs the cells, or where the cell
-    processes have no bytecode cache (an unreadable matrix file: its check says why, in its turn)."""
+class EarlyZygote:
+    """The run's zygote, started by the controller before it imports the case modules (``start_early``), so that
+    its bytecode, imports and probes overlap theirs; the session adopts it once its report folder is locked, where
+    the environment and ``sys.path`` it would start a zygote with are still the ones this one got (a case module
+    may change either), and stops it otherwise. It logs into its temp folder until it is adopted or stopped."""
+
+    def __init__(self, environment: dict[str, str]) -> None:
+        from harness.execution import zygote
+
+        self.environment = {**os.environ, **environment}
+        self.sys_path = [os.path.abspath(entry) for entry in sys.path]
+        self.spawned = zygote.spawn(environment)
+        self.kept_log: Path | None = None
+
+    def fits(self, environment: dict[str, str]) -> bool:
+        same_path = self.sys_path == [os.path.abspath(entry) for entry in sys.path]
+        return same_path and self.environment == {**os.environ, **environment}
+
+    def adopt(self, log_file: Path) -> tuple[subprocess.Popen[str], str]:
+        """The zygote's process and address once it has imported torch (``ZygoteFailed`` if it exits first); its
+        log is kept in ``log_file`` when it stops."""
+        from harness.execution import zygote
+
+        self.kept_log = log_file
+        try:
+            started = zygote.printed(self.spawned, "imported")
+        except BaseException:
+            self.stop()
+            raise
+        if not started:
+            failure = zygote.failed(self.spawned, log_file)
+            self.stop()
+            raise failure
+        return self.spawned.process, self.spawned.address
+
+    def stop(self) -> None:
+        """Stop the zygote (if it runs), its log kept where ``adopt`` said."""
+        from harness.execution import zygote
+
+        if self.kept_log is not None and self.spawned.log_file.exists():
+            self.kept_log.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.kept_log, "a") as kept:
+                kept.write(self.spawned.log_file.read_text(errors="replace"))
+            self.kept_log = None
+        zygote.stop(self.spawned.process, self.spawned.address)
+
+
+def start_early(config: pytest.Config) -> None:
+    """On the controller of a run whose cell processes will start, before it imports the case modules: the run's
+    zygote (``EarlyZygote``), stopped when the config is cleaned up unless the session has adopted it. Nothing
+    where a fake runs the cells, for --collect-only, or where the matrix file is unreadable (its check says why,
+    in its turn): the session then starts its zygote itself, as it does where this one no longer fits."""
     if CellProcesses.make_process is not CellProcess or config.option.collectonly:
         return
     given = options(config)
@@ -270,10 +329,9 @@ def compile_bytecode(config: pytest.Config) -> None:
         environment = cell_environment(environment_of(given.matrix_file), given.cache_dir, workers(config))
     except InputError:
         return
-    prefix = {**os.environ, **environment}.get("PYTHONPYCACHEPREFIX")
-    process = bytecode.start(prefix, host_cores()) if prefix else None
-    config.stash[bytecode_key] = process
-    config.add_cleanup(lambda: bytecode.stop(process))
+    early = EarlyZygote(environment)
+    config.stash[early_key] = early
+    config.add_cleanup(early.stop)
 
 
 def suspect(status: str, expected: str | None) -> bool:

@@ -44,7 +44,7 @@ from harness.errors import (
 from harness.kernel.interpreter import INTERPRET_ENV
 from harness.plugin.inputs import inputs
 from harness.plugin.options import asked_for, options, runs_matrix
-from harness.plugin.processes import CANNOT_START, compile_bytecode
+from harness.plugin.processes import CANNOT_START, start_early
 from harness.plugin.reportdir import report_dir
 from harness.plugin.values import check_cache_dir
 from harness.records.confirmation import is_suspect
@@ -110,7 +110,7 @@ def _check(config: pytest.Config) -> None:
     if here not in sys.path:  # as under `python -m pytest`: a user's case modules
         sys.path.insert(0, here)
     check_cache_dir(given.cache_dir)
-    compile_bytecode(config)  # while the case modules import
+    start_early(config)  # the run's zygote, while the case modules import
     inputs(config).check()
     if not config.option.collectonly:  # one run at a time writes into a report folder
         folder = report_dir(config)

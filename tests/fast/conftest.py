@@ -12,6 +12,7 @@ import pytest
 from harness.cell import timing as cell_timing
 from harness.execution import prestarted
 from harness.kernel import casecheck
+from harness.plugin import session
 from tests.fakes import FakeTimer
 
 
@@ -34,6 +35,14 @@ def no_harness_processes(monkeypatch: pytest.MonkeyPatch) -> None:
         start(self, args, *rest, **kwargs)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse_the_harness)
+
+
+@pytest.fixture(autouse=True)
+def no_early_zygote(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run here with real cell processes is one of bad input, which stops before its first cell: the zygote the
+    controller starts before importing the case modules would be a harness process (tests/fast/test_early_zygote.py
+    tests it with a fake ``spawn``; tests/process/test_early_zygote.py, that bad input leaves none running)."""
+    monkeypatch.setattr(session, "start_early", lambda config: None)
 
 
 @pytest.fixture(autouse=True)

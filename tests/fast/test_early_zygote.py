@@ -1,0 +1,99 @@
+"""Issue 60, the run's start: the zygote started before the controller imports the case modules, and its bytecode
+cache compiled first, one process per core where there are enough cores; only what the imports would write there
+themselves."""
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from harness.execution import bytecode, zygote
+from harness.plugin import processes
+from tests.fakes import FakeCells, fake_config
+
+
+def test_files_are_compiled_into_the_runs_cache_only(tmp_path, monkeypatch):
+    source = tmp_path / "src" / "kernels.py"
+    source.parent.mkdir()
+    source.write_text("SCALE = 2\n")
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "pycache"))
+    bytecode.compile_all([str(source)], cores=2)
+    compiled = Path(importlib.util.cache_from_source(str(source)))
+    assert compiled.is_relative_to(tmp_path / "pycache") and compiled.stat().st_size > 0
+    assert not (source.parent / "__pycache__").exists()
+
+
+def test_the_sources_are_the_packages_and_the_standard_library_without_tests():
+    sources = list(bytecode.sources(["torch"]))
+    assert importlib.util.find_spec("torch").origin in sources and importlib.util.find_spec("json").origin in sources
+    assert not [path for path in sources if {"test", "tests", "__pycache__"} & set(Path(path).parts)]
+    assert all(path.endswith(".py") for path in sources) and not any("/sympy/" in path for path in sources)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "cores", "compiled"),
+    [("pycache", bytecode.MIN_CORES, True), (None, 64, False), ("pycache", bytecode.MIN_CORES - 1, False)],
+)
+def test_the_cache_is_compiled_where_the_run_has_one_and_cores(tmp_path, monkeypatch, prefix, cores, compiled):
+    asked = []
+    monkeypatch.setattr(bytecode, "compile_all", lambda files, cores: asked.append(cores))
+    monkeypatch.setattr(sys, "pycache_prefix", prefix and str(tmp_path / prefix))
+    assert bytecode.compile_cache(cores) is compiled
+    assert asked == ([cores] if compiled else [])
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """The environments ``zygote.spawn`` was asked to start a zygote with (none starts)."""
+    asked: list[dict[str, str]] = []
+
+    def spawn(environment, log_file=None):
+        asked.append(environment)
+        return zygote.Spawned(SimpleNamespace(pid=1), "socket", Path("log"), 0)
+
+    monkeypatch.setattr(zygote, "spawn", spawn)
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    return asked
+
+
+def early_config(tmp_path: Path, matrix: str):
+    config = fake_config(tmp_path, ())
+    config.cleanups = []
+    config.add_cleanup = config.cleanups.append
+    (tmp_path / "m.toml").write_text(matrix)
+    return config
+
+
+def test_the_controller_starts_the_zygote_with_the_cell_processes_environment(spawned, tmp_path):
+    config = early_config(tmp_path, '[environment]\nPYTHONDONTWRITEBYTECODE = ""\n')
+    processes.start_early(config)
+    assert len(spawned) == 1 and spawned[0]["PYTHONDONTWRITEBYTECODE"] == ""
+    assert spawned[0]["PYTHONPYCACHEPREFIX"] == str(tmp_path / "cache" / "pycache")
+    early = config.stash[processes.early_key]
+    environment = processes.cell_environment({"PYTHONDONTWRITEBYTECODE": ""}, tmp_path / "cache", 1)
+    assert config.cleanups == [early.stop] and early.fits(environment)
+
+
+@pytest.mark.parametrize("why", ["collect-only", "unreadable matrix", "fake cells"])
+def test_no_zygote_starts_early_for_a_run_that_starts_no_cell_process(spawned, tmp_path, monkeypatch, why):
+    config = early_config(tmp_path, "[environment\n" if why == "unreadable matrix" else "")
+    config.option.collectonly = why == "collect-only"
+    if why == "fake cells":
+        monkeypatch.setattr(processes.CellProcesses, "make_process", FakeCells())
+    processes.start_early(config)
+    assert spawned == [] and processes.early_key not in config.stash
+
+
+@pytest.mark.parametrize("change", ["environment", "sys.path"])
+def test_an_early_zygote_no_longer_fits_once_a_case_module_changed_it(spawned, tmp_path, monkeypatch, change):
+    config = early_config(tmp_path, "")
+    processes.start_early(config)
+    early, environment = config.stash[processes.early_key], spawned[0]
+    assert early.fits(environment)
+    if change == "environment":
+        monkeypatch.setenv("SET_BY_A_CASE_MODULE", "1")
+    else:
+        monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "added")])
+    assert not early.fits(environment)
