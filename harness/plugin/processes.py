@@ -28,6 +28,7 @@ from harness.spec import NOT_STARTED, CellSpec, Outcome, Rerun, Stage, Status, T
 TIMING_INPUT = "harness_timing_dir"  # xdist workerinput: the folder of the run's timing phase (its barrier, lock)
 TIMING_OUTPUT = "harness_timing"  # xdist workeroutput: the worker's timings and the GPU's copy bandwidth
 ZYGOTE_FAILED = "harness_zygote_failed"  # xdist workerinput: why the run's zygote failed to start, if it did
+ENVIRONMENT_INPUT = "harness_cell_environment"  # xdist workerinput: the cell processes' environment (cells_environment)
 # the reason a pytest process stops its session with when cell processes cannot start (the session then exits as a
 # run that broke, not as an interrupted one)
 CANNOT_START = "the cell processes cannot start"
@@ -39,6 +40,8 @@ MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool o
 
 processes_key = pytest.StashKey["CellProcesses"]()
 early_key = pytest.StashKey["EarlyZygote"]()
+environment_key = pytest.StashKey[dict[str, str]]()  # the controller's: its cell processes' environment
+given_key = pytest.StashKey[dict[str, str]]()  # the controller's environment before it imported the case modules
 
 
 class CellRunner(Protocol):
@@ -95,11 +98,15 @@ class CellProcesses:
         tempdirs.remove_dead()  # the folders of runs killed before they could remove their own
         early = self.config.stash.get(early_key, None)
         try:
-            if early is not None and early.fits(self._environment()):
+            misfit = early.misfit(self._environment()) if early is not None else None
+            if early is not None and misfit is None:
                 self.zygote = early.adopt(self.log_file)
             else:
                 if early is not None:
                     early.stop()
+                    self.log_file.parent.mkdir(parents=True, exist_ok=True)
+                    with open(self.log_file, "a") as log:
+                        print(f"--- the zygote started early no longer fits ({misfit}): another starts", file=log)
                 self.zygote = zygote.start(self._environment(), self.log_file, until="imported")
         except zygote.ZygoteFailed as failure:  # the first cell of each worker is recorded so, and the run stops
             self.cannot_start = str(failure)
@@ -119,6 +126,8 @@ class CellProcesses:
             node.workerinput[ZYGOTE_FAILED] = self.cannot_start
         if self.timing_folder is not None:
             node.workerinput[TIMING_INPUT] = str(self.timing_folder)
+        if environment_key in self.config.stash:
+            node.workerinput[ENVIRONMENT_INPUT] = self.config.stash[environment_key]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Any:
@@ -267,7 +276,18 @@ class CellProcesses:
         return None, None
 
     def _environment(self) -> dict[str, str]:
-        return cell_environment(inputs(self.config).plan.environment, self.options.cache_dir, workers(self.config))
+        return cells_environment(self.config)
+
+
+def cells_environment(config: pytest.Config) -> dict[str, str]:
+    """The cell processes' environment (``cell_environment``), as the controller made it before it imported the case
+    modules (``start_early``), which a worker gets from it: an import can set a cache folder's variable there
+    (Inductor names its default cache folder so), and the run's --cache-dir must still hold the caches. Made now
+    where the controller made none (its matrix file was unreadable then)."""
+    made = getattr(config, "workerinput", {}).get(ENVIRONMENT_INPUT) or config.stash.get(environment_key, None)
+    if made is not None:
+        return made
+    return cell_environment(inputs(config).plan.environment, options(config).cache_dir, workers(config))
 
 
 class EarlyZygote:
@@ -284,9 +304,13 @@ class EarlyZygote:
         self.spawned = zygote.spawn(environment)
         self.kept_log: Path | None = None
 
-    def fits(self, environment: dict[str, str]) -> bool:
-        same_path = self.sys_path == [os.path.abspath(entry) for entry in sys.path]
-        return same_path and self.environment == {**os.environ, **environment}
+    def misfit(self, environment: dict[str, str]) -> str | None:
+        """Why a zygote started now with ``environment`` would differ from this one (None: it would not)."""
+        if self.sys_path != [os.path.abspath(entry) for entry in sys.path]:
+            return "sys.path changed"
+        now = {**os.environ, **environment}
+        changed = sorted(name for name in {*now, *self.environment} if now.get(name) != self.environment.get(name))
+        return f"environment changed: {', '.join(changed)}" if changed else None
 
     def adopt(self, log_file: Path) -> tuple[subprocess.Popen[str], str]:
         """The zygote's process and address once it has imported torch (``ZygoteFailed`` if it exits first); its
@@ -318,16 +342,21 @@ class EarlyZygote:
 
 
 def start_early(config: pytest.Config) -> None:
-    """On the controller of a run whose cell processes will start, before it imports the case modules: the run's
-    zygote (``EarlyZygote``), stopped when the config is cleaned up unless the session has adopted it. Nothing
-    where a fake runs the cells, for --collect-only, or where the matrix file is unreadable (its check says why,
-    in its turn): the session then starts its zygote itself, as it does where this one no longer fits."""
-    if CellProcesses.make_process is not CellProcess or config.option.collectonly:
+    """On the controller of a run, before it imports the case modules: its environment as given (the records'
+    ``settings``), the cell processes' environment (``cells_environment``) and the run's zygote (``EarlyZygote``),
+    stopped when the config is cleaned up unless the session has adopted it. The last two not for --collect-only
+    or where the matrix file is unreadable (its check says why, in its turn), and no zygote where a fake runs the
+    cells: the session then starts its zygote itself, as it does where this one no longer fits."""
+    config.stash[given_key] = dict(os.environ)
+    if config.option.collectonly:
         return
     given = options(config)
     try:
         environment = cell_environment(environment_of(given.matrix_file), given.cache_dir, workers(config))
     except InputError:
+        return
+    config.stash[environment_key] = environment
+    if CellProcesses.make_process is not CellProcess:
         return
     early = EarlyZygote(environment)
     config.stash[early_key] = early

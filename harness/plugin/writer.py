@@ -20,7 +20,7 @@ from harness.plugin.collect import CellItem, device_of, record_of
 from harness.plugin.confirming import Confirmer
 from harness.plugin.inputs import inputs
 from harness.plugin.options import options, workers
-from harness.plugin.processes import TIMING_OUTPUT, cell_environment, processes_key
+from harness.plugin.processes import TIMING_OUTPUT, cells_environment, given_key, processes_key
 from harness.plugin.reportdir import ReportDir, report_dir
 from harness.plugin.session import RunCommand
 from harness.records import shares
@@ -39,7 +39,8 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
 
     given, run, count = options(config), inputs(config), workers(config)
     matrix = run.matrix
-    env = environment(versions(), device or device_name(), count, str(given.matrix_file))
+    settings = config.stash.get(given_key, None)
+    env = environment(versions(), device or device_name(), count, str(given.matrix_file), settings)
     described = path_entries([spec.id for spec in matrix.paths], Registries())
     env.update(
         docs=matrix.docs,
@@ -50,7 +51,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,
         in_place=in_place(matrix) or None,
-        cell_environment=cell_environment(matrix.environment, given.cache_dir, count),
+        cell_environment=cells_environment(config),
         cache_dir=str(given.cache_dir.resolve()),
         cold_cache=given.cold_cache,
     )

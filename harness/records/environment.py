@@ -145,9 +145,16 @@ class RunEnvironment:
         return {**{name: value for name, value in data.items() if value is not None}, **extra}
 
 
-def environment(versions: Mapping[str, str | None], device: str, workers: int, matrix_file: str) -> dict[str, Any]:
+def environment(
+    versions: Mapping[str, str | None],
+    device: str,
+    workers: int,
+    matrix_file: str,
+    given: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """What was measured: ``versions`` (harness/execution/machine.py), machine, the harness's commit, how the run
-    was made."""
+    was made; ``settings``: the variables of SETTING_PREFIXES in ``given`` (the environment as the run was given it,
+    before a case module's import set one: Inductor names its default cache folder so), else in this process's."""
     return {
         **versions,
         "device": device,
@@ -159,7 +166,7 @@ def environment(versions: Mapping[str, str | None], device: str, workers: int, m
         "source_digest": source_digest(),
         "workers": workers,
         "ld_preload": os.environ.get("LD_PRELOAD") or None,
-        "settings": {k: v for k, v in sorted(os.environ.items()) if k.startswith(SETTING_PREFIXES)},
+        "settings": {k: v for k, v in sorted((given or os.environ).items()) if k.startswith(SETTING_PREFIXES)},
         "triton_interpret": triton_interpreted(),
         "autotune_benchmark": autotune_benchmark(),
         "matrix": matrix_file,

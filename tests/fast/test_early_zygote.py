@@ -73,7 +73,7 @@ def test_the_controller_starts_the_zygote_with_the_cell_processes_environment(sp
     assert spawned[0]["PYTHONPYCACHEPREFIX"] == str(tmp_path / "cache" / "pycache")
     early = config.stash[processes.early_key]
     environment = processes.cell_environment({"PYTHONDONTWRITEBYTECODE": ""}, tmp_path / "cache", 1)
-    assert config.cleanups == [early.stop] and early.fits(environment)
+    assert config.cleanups == [early.stop] and early.misfit(environment) is None
 
 
 @pytest.mark.parametrize("why", ["collect-only", "unreadable matrix", "fake cells"])
@@ -91,9 +91,24 @@ def test_an_early_zygote_no_longer_fits_once_a_case_module_changed_it(spawned, t
     config = early_config(tmp_path, "")
     processes.start_early(config)
     early, environment = config.stash[processes.early_key], spawned[0]
-    assert early.fits(environment)
+    assert early.misfit(environment) is None
     if change == "environment":
         monkeypatch.setenv("SET_BY_A_CASE_MODULE", "1")
     else:
         monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "added")])
-    assert not early.fits(environment)
+    said = "environment changed: SET_BY_A_CASE_MODULE" if change == "environment" else "sys.path changed"
+    assert early.misfit(environment) == said
+
+
+def test_the_cells_caches_stay_the_runs_where_a_case_import_names_another(spawned, tmp_path, monkeypatch):
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    config = early_config(tmp_path, "")
+    processes.start_early(config)
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", "/tmp/torchinductor_user")  # as Inductor's cache_dir() does
+    environment = processes.cells_environment(config)
+    assert environment["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "cache" / "inductor")
+    assert config.stash[processes.early_key].misfit(environment) is None
+    assert "TORCHINDUCTOR_CACHE_DIR" not in config.stash[processes.given_key]  # the records' settings: as given
+    worker = fake_config(tmp_path, (), workerid="gw0")
+    worker.workerinput[processes.ENVIRONMENT_INPUT] = environment
+    assert processes.cells_environment(worker) == environment  # what the controller made, not the worker's own

@@ -19,7 +19,8 @@ def test_a_case_module_that_sets_a_variable_gets_a_zygote_that_has_it(write_matr
     assert done.returncode == 0, done.stderr[-2000:]
     (record,) = json.loads((out / "results.json").read_text())["cells"]
     assert record["status"] == "pass", record.get("error")
-    assert " ready: " in (out / "logs" / "zygote.log").read_text()  # the zygote's own lines, kept
+    log = (out / "logs" / "zygote.log").read_text()
+    assert "no longer fits (environment changed: HARNESS_FIXTURE_SET_AT_IMPORT)" in log and " ready: " in log
 
 
 def test_bad_input_found_after_the_zygote_started_leaves_none(write_matrix, tmp_path):
