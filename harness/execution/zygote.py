@@ -73,13 +73,18 @@ def spawn(environment: dict[str, str], log_file: Path | None = None) -> Spawned:
     with open(log_file, "a") as log:
         offset = log.tell()
         process = subprocess.Popen(
-            [sys.executable, "-c", BOOT, address, json.dumps([os.path.abspath(entry) for entry in sys.path])],
+            [sys.executable, "-c", BOOT, address, json.dumps(starter_path())],
             env={**os.environ, **environment},
             stdout=subprocess.PIPE,
             stderr=log,
             cwd=os.getcwd(),
         )
     return Spawned(process, address, log_file, offset)
+
+
+def starter_path() -> list[str]:
+    """This process's ``sys.path``, absolute: what a zygote started now imports the harness and the cases from."""
+    return [os.path.abspath(entry) for entry in sys.path]
 
 
 def printed(spawned: Spawned, until: str) -> bool:

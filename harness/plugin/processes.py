@@ -9,7 +9,6 @@ import dataclasses
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -300,13 +299,15 @@ class EarlyZygote:
         from harness.execution import zygote
 
         self.environment = {**os.environ, **environment}
-        self.sys_path = [os.path.abspath(entry) for entry in sys.path]
+        self.sys_path = zygote.starter_path()
         self.spawned = zygote.spawn(environment)
         self.kept_log: Path | None = None
 
     def misfit(self, environment: dict[str, str]) -> str | None:
         """Why a zygote started now with ``environment`` would differ from this one (None: it would not)."""
-        if self.sys_path != [os.path.abspath(entry) for entry in sys.path]:
+        from harness.execution import zygote
+
+        if self.sys_path != zygote.starter_path():
             return "sys.path changed"
         now = {**os.environ, **environment}
         changed = sorted(name for name in {*now, *self.environment} if now.get(name) != self.environment.get(name))
