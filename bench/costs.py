@@ -57,14 +57,14 @@ def costs(data: Results) -> str:
     wall, span = env.get("wall_seconds"), last - first
     workers = env.get("workers") or 1
     total = sum(cell.seconds or 0.0 for cell in cells)
-    starts = [cell.measurements.process_start for cell in cells if cell.measurements.process_start]
+    starts = [cell.measurements.process_start for cell in cells if cell.measurements.process_start is not None]
     out = [
         f"# Where the run's time went ({env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')})",
         "",
         f"- wall: {wall} s; cells from the first start to the last end: {span:.1f} s; after the last cell: "
         + _after(env.get("timing_seconds"), wall),
         f"- {len(cells)} cells, {total:.0f} cell-seconds on {workers} workers ({total / workers:.1f} s each if even); "
-        f"{len(starts)} cell processes started, {sum(starts):.0f} s",
+        f"{len(starts)} cells in a fresh cell process, {sum(starts):.0f} s waiting for their start",
         "",
         "## Cell seconds by path and stage",
         "",

@@ -43,6 +43,10 @@ class FakeProcess:
     device: str | None = None
     stopped: int = 0
     closed: bool = False
+    begun_after: int | None = None  # how many cells had run when it was begun ahead of its first (None: never)
+
+    def begin(self) -> None:
+        self.begun_after = len(self.cells.runs)
 
     def run(self, spec: CellSpec) -> Outcome:
         assert not self.closed, f"process {self.number} ran {spec.id} after it was closed"
@@ -133,6 +137,9 @@ class InProcessCell:
         from harness.execution.child import answer_timing
 
         return answer_timing(request)
+
+    def begin(self) -> None:
+        pass
 
     def stop(self) -> None:
         pass

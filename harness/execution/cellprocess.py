@@ -18,6 +18,7 @@ from harness.execution import tempdirs, zygote
 from harness.spec import NOT_STARTED, CellSpec, Outcome, Status
 
 START_TIMEOUT = 300.0
+SPARE_PID_TIMEOUT = 30.0  # seconds a child begun but not waited for may take to say its pid, when it is ended
 STDERR_TAIL_LINES = 8
 
 
@@ -45,12 +46,19 @@ class CellProcess:
         self.conn: Connection | None = None
         self.device: str | None = None
         self.started: float | None = None  # when the current child had started (sent its device name)
+        self.ready = False  # the current child has sent its pid and device name
+        self.start_offset = 0  # where the log of the child begun last stood when it was asked for
+        self.base_log = log_file  # the first child's log; spares log beside it
+        self.children = 0  # children begun (the spare only once adopted)
+        self.spares = 0
+        self.spare: tuple[Connection, Path] | None = None  # a child started ahead, and its log
+        self.adopted = False  # the current child was the spare
 
     def run(self, spec: CellSpec) -> Outcome:
         """The cell's outcome: the child's own, or ``crash`` / ``timeout`` / ``error`` when the child fails.
         Its measurements say when it started and ended (seconds since the epoch), for a run's timeline, and how
         long starting a fresh cell process took before it (``process_start``, seconds), when it needed one."""
-        fresh = self.conn is None
+        fresh = not self.ready
         started = time.time()
         outcome = self._run(spec)
         outcome.measurements.started, outcome.measurements.ended = round(started, 3), round(time.time(), 3)
@@ -111,25 +119,67 @@ class CellProcess:
         self.stop()
         return None
 
-    def _start(self) -> None:
+    def begin(self) -> None:
+        """Start a child now without waiting for it (the next cell waits for whatever is left of its start): the
+        spare where one is ready, else a fresh fork of the zygote. From this process's second child on (a cell
+        faulted its GPU, or its memory grew too large), each child that has started begins a spare behind it, so
+        the next replacement is already started when a cell needs it."""
         if self.conn is not None:
             return
+        self.adopted = self.spare is not None
+        if self.spare is not None:
+            (self.conn, self.log_file), self.spare = self.spare, None
+        else:
+            self.conn = self._connect(self.log_file)
+        self.ready = False
+        self.children += 1
+
+    def _start(self) -> None:
+        self.begin()
+        if self.ready:
+            return
+        try:
+            self._handshake()
+        except ChildFailed:
+            if not self.adopted:
+                raise
+            self.stop()  # the spare died while it waited: a fresh child instead
+            self.begin()
+            self._handshake()
+        if self.children > 1 and self.spare is None:
+            self._begin_spare()
+
+    def _connect(self, log_file: Path) -> Connection:
+        """Ask the zygote (the run's, else one of this process's own) for a child logging to ``log_file``."""
         if self.address is None or (self.own_zygote is not None and self.own_zygote.poll() is not None):
             self._start_own_zygote()
-        self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        self.log_file.touch()
-        offset = self.log_file.stat().st_size
-        request = {"workdir": str(self.workdir), "log_file": str(self.log_file.absolute()), "gpu": self.gpu}
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        log_file.touch()
+        self.start_offset = log_file.stat().st_size
+        request = {"workdir": str(self.workdir), "log_file": str(log_file.absolute()), "gpu": self.gpu}
         try:
-            conn = zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
+            return zygote.connect(self.address, request, None if self.own_zygote else self.zygote_pid)
         except OSError:
             if self.own_zygote is not None:
                 raise
-            with open(self.log_file, "a") as log:  # the run's zygote is gone: this worker goes on with its own
+            with open(log_file, "a") as log:  # the run's zygote is gone: this worker goes on with its own
                 print(f"--- no zygote at {self.address}: starting one for this worker", file=log, flush=True)
             self._start_own_zygote()
-            conn = zygote.connect(self.address, request)
-        self.conn = conn
+            return zygote.connect(self.address, request)
+
+    def _begin_spare(self) -> None:
+        """A child started ahead, logging to a file of its own (``WORKER.spareN.log``) while it waits."""
+        self.spares += 1
+        log_file = self.base_log.with_name(f"{self.base_log.stem}.spare{self.spares}.log")
+        try:
+            self.spare = (self._connect(log_file), log_file)
+        except (OSError, zygote.ZygoteFailed):
+            self.spare = None  # the next replacement starts as the first did
+
+    def _handshake(self) -> None:
+        """Wait for the child begun last: its pid, then its device name once its warm-up is done."""
+        conn, offset = self.conn, self.start_offset
+        assert conn is not None
         if not conn.poll(START_TIMEOUT):
             self.stop()
             raise ChildFailed(f"cell process did not start in {START_TIMEOUT:g} s")
@@ -145,6 +195,7 @@ class CellProcess:
             code, self.device = self.device[1], None  # else the records' device, and the chart, get the tuple
             self.stop()
             raise ChildFailed(f"cell process exited {code} while starting: {self._log_tail(offset)}")
+        self.ready = True
         self.started = time.time()
 
     def _start_own_zygote(self) -> None:
@@ -161,10 +212,21 @@ class CellProcess:
         if self.conn is not None:
             self.conn.close()
         self.pid = self.conn = self.started = None
+        self.ready = False
+
+    def drop_spare(self) -> None:
+        """End the spare, if one was begun."""
+        if self.spare is not None:
+            _end_unanswered(self.spare[0])
+            self.spare = None
 
     def close(self) -> None:
-        """Stop the child (and a zygote of its own) and remove its working directory (packages, inputs)."""
+        """Stop the child, the spare (and a zygote of its own) and remove its working directory (packages, inputs)."""
+        if self.conn is not None and self.pid is None:  # begun, never waited for
+            _end_unanswered(self.conn)
+            self.conn = None
         self.stop()
+        self.drop_spare()
         if self.own_zygote is not None:
             zygote.stop(self.own_zygote, self.address)
         shutil.rmtree(self.workdir, ignore_errors=True)
@@ -181,3 +243,15 @@ class CellProcess:
 
 class ChildFailed(Exception):
     pass
+
+
+def _end_unanswered(conn: Connection) -> None:
+    """End a child begun but never waited for: its pid is the first thing it sends (the zygote forks it at once)."""
+    try:
+        if conn.poll(SPARE_PID_TIMEOUT):
+            pid = conn.recv()
+            if isinstance(pid, int):
+                os.kill(pid, signal.SIGKILL)
+    except (EOFError, OSError):
+        pass  # it has gone already
+    conn.close()

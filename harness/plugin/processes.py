@@ -1,7 +1,7 @@
 """The cell processes of a run: the controller starts the run's zygote and tells the xdist workers where it
 listens; every pytest process (controller or worker) keeps one ``CellProcess`` (one GPU per worker) and runs
-its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, one after
-the other, so the record holds its measured rate."""
+its cells there, re-running a cell that ends wrong (or unlike its baseline) in fresh cell processes, started
+together and run one after the other, so the record holds its measured rate."""
 
 from __future__ import annotations
 
@@ -50,6 +50,8 @@ class CellRunner(Protocol):
     device: str | None  # the device the cells run on, once the process has started
 
     def run(self, spec: CellSpec) -> Outcome: ...
+
+    def begin(self) -> None: ...  # start the process now, without waiting for it
 
     def stop(self) -> None: ...  # end the process: the next cell starts a fresh one
 
@@ -202,19 +204,22 @@ class CellProcesses:
             self.session.shouldfail = f"{CANNOT_START}: {why}"
 
     def _rerun(self, spec: CellSpec, numbers: range) -> list[Outcome]:
-        """The attempts ``numbers`` of the cell, one after the other, each in a fresh cell process of its own
-        (forked from the zygote, so nothing of another attempt, autotune caches included, is in it): the last
-        in this worker's own process, which goes on with the next cell, the others in processes that log to
-        ``WORKER.attemptN.log`` and end with their attempt."""
-        outcomes = []
-        for number in numbers[:-1]:
-            process = self._new_process(f"{self.worker}.attempt{number}")
-            try:
-                outcomes.append(process.run(dataclasses.replace(spec, attempt=number)))
-            finally:
+        """The attempts ``numbers`` of the cell, each in a fresh cell process of its own (forked from the zygote, so
+        nothing of another attempt, autotune caches included, is in it), all begun at once and run one after the
+        other: the last in this worker's own process, which goes on with the next cell, the others in processes
+        that log to ``WORKER.attemptN.log`` and end with their attempt."""
+        side = [self._new_process(f"{self.worker}.attempt{number}") for number in numbers[:-1]]
+        try:
+            for process in side:
+                process.begin()
+            self._retire()
+            own = self._cell_process()
+            own.begin()
+            attempts = zip(numbers[:-1], side, strict=True)
+            outcomes = [process.run(dataclasses.replace(spec, attempt=number)) for number, process in attempts]
+        finally:
+            for process in side:
                 process.close()
-        self._retire()
-        own = self._cell_process()
         outcomes.append(self._run_in(own, dataclasses.replace(spec, attempt=numbers[-1])))
         return outcomes
 

@@ -59,6 +59,8 @@ def test_a_wrong_cell_is_rerun_each_attempt_in_a_fresh_process(fake: FakeCells, 
         ("main.attempt2", True, 0),
         ("main.attempt3", True, 0),
     ]
+    # every attempt's process begun before the second attempt ran: their starts overlap
+    assert [p.begun_after for p in fake.processes] == [1, 1, 1]
     assert outcome.measurements.ended == 4.5 and outcome.measurements.worker == "main"  # the bar spans all
     assert Record.of(WRONG, outcome).to_dict()["outcomes"] == ["wrong", "pass", "wrong", "pass"]
 

@@ -127,3 +127,53 @@ def test_xdist_workers_import_no_torch(write_matrix, tmp_path: Path):
     records = json.loads((out / "results.json").read_text())["cells"]
     assert {cell["id"]: cell["status"] for cell in records}["sin-control-cpu_fallback"] == "pass"
     assert {cell["measurements"].get("worker") for cell in records} <= {"gw0", "gw1"}
+
+
+def _holders(log: Path) -> list[str]:
+    """The processes writing to ``log`` (a cell process's stdout and stderr are its log)."""
+    holders = []
+    for fd in Path("/proc").glob("[0-9]*/fd/1"):
+        try:
+            if Path(os.readlink(fd)) == log.resolve():
+                holders.append(fd.parent.parent.name)
+        except OSError:
+            pass
+    return holders
+
+
+def _until(condition, seconds: float = 120) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def test_after_its_first_replacement_a_worker_starts_the_next_child_ahead(tmp_path: Path):
+    logs = tmp_path / "logs"
+    process = CellProcess(logs / "main.log", {}, None)
+    crash = cell_spec("tests.fixtures.crash", "triton_op")
+    try:
+        assert process.run(GOOD).status == "pass" and process.spare is None  # never replaced: nothing ahead
+        assert process.run(crash).status == "crash"
+        replaced = process.run(GOOD)  # the first replacement is waited for, then a spare starts behind it
+        assert replaced.status == "pass" and replaced.measurements.process_start > 0
+        assert process.spare is not None and _until(lambda: _holders(logs / "main.spare1.log"))
+        assert process.run(crash).status == "crash"
+        adopted = process.run(GOOD)  # the spare: already started
+        assert adopted.status == "pass" and adopted.measurements.pid == int(_holders(logs / "main.spare1.log")[0])
+        assert f"--- cell {GOOD.id}" in (logs / "main.spare1.log").read_text()
+        assert _until(lambda: _holders(logs / "main.spare2.log"))  # and the next one behind it
+    finally:
+        process.close()
+    assert _until(lambda: not _holders(logs / "main.spare2.log"), 10)  # closing ends the spare too
+
+
+def test_a_child_begun_and_never_used_ends_with_its_process(tmp_path: Path):
+    log = tmp_path / "logs" / "main.attempt2.log"
+    process = CellProcess(log, {}, None)
+    process.begin()
+    assert _until(lambda: _holders(log))
+    process.close()
+    assert _until(lambda: not _holders(log), 10)
