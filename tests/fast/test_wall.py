@@ -30,5 +30,7 @@ def test_the_wall_runs_from_the_commands_start_to_its_pictures(write_matrix, tmp
     took = time.perf_counter() - began
     assert done.returncode == 0, done.stdout[-2000:]
     wall = json.loads((tmp_path / "results.json").read_text())["environment"]["wall_seconds"]
-    assert took - PAUSE < wall <= took + 0.1, (wall, took)  # a stage left out: PAUSE short of the clock
+    # both stages outside the session counted (one left out: PAUSE short), and nothing after the command's end;
+    # the test's own clock also holds what a loaded machine spends before the command starts, so it is no lower bound
+    assert 2 * PAUSE <= wall <= took + 0.1, (wall, took)
     assert (tmp_path / "pictures" / "status.png").exists()
