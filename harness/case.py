@@ -101,7 +101,8 @@ class Case:
     - ``dynamic_dims``: per input of ``make_inputs``, the dims whose length is the ``size`` it is given (the
       batch-like dims), ``()`` for an input whose shape does not depend on it (and for a scalar or ``None``).
       The dynamic export paths mark these dims dynamic with one ``torch.export.Dim`` bounded by
-      ``size_bounds`` (default: dim 0 of every tensor input).
+      ``size_bounds`` (default: the dims whose length ``make_inputs`` changes with the size, found by calling it
+      at two of ``sizes``: a batch dim, not a weight's).
     """
 
     id: str
@@ -196,6 +197,18 @@ class Case:
                 others.append(size)
         return others
 
+    def size_dims(self) -> tuple[tuple[int, ...], ...]:
+        """``dynamic_dims``, or where the case declares none, the dims of each tensor input whose length moves with
+        the size (``make_inputs`` on the CPU at two of the case's sizes): a weight's dims stay static, as a scalar."""
+        if self.dynamic_dims is not None:
+            return self.dynamic_dims
+        first, others = self.sizes[0], self.sizes_around(self.sizes[0])
+        with torch.random.fork_rng(devices=[]):  # a make_inputs that seeds torch's own generator leaves it as it was
+            made = self.make_inputs(first, "cpu", 0)
+            if not others:
+                return tuple((0,) if isinstance(value, Tensor) else () for value in made)
+            return tuple(_moved(*pair) for pair in zip(made, self.make_inputs(others[0], "cpu", 0), strict=True))
+
     def shipped_parameters(self) -> tuple[Tensor, ...]:
         """The parameters of ``shipped_module`` built seeded, as the paths build it (none without one): what
         ``reference`` takes after the op's arguments."""
@@ -222,6 +235,13 @@ class Case:
     def tensor_args(self) -> tuple[int, ...]:
         """The positions of the arguments that are always tensors (the ones a backward kernel has a gradient for)."""
         return tuple(index for index, name in enumerate(self.arg_names) if self.arg_type(name) is Tensor)
+
+
+def _moved(one: Any, other: Any) -> tuple[int, ...]:
+    """The dims whose length differs between two inputs made at two sizes (none for a scalar or ``None``)."""
+    if not isinstance(one, Tensor) or not isinstance(other, Tensor) or one.dim() != other.dim():
+        return ()
+    return tuple(dim for dim in range(one.dim()) if one.shape[dim] != other.shape[dim])
 
 
 def copy_inputs(inputs: Inputs) -> Inputs:

@@ -221,7 +221,7 @@ def _export_lines(case: Case, strict: bool, dynamic: bool) -> list[str]:
     shapes = ""
     if dynamic:
         low, high = case.bounds
-        dims = case.dynamic_dims or tuple((0,) for _ in case.arg_names)
+        dims = case.size_dims()
         specs = ", ".join(f'"{p}": {_spec(d)}' for p, d in zip(parameters(case), dims, strict=True))
         lines.append(f'size = torch.export.Dim("size", min={low}, max={high})')
         shapes = f", dynamic_shapes={{{specs}}}"

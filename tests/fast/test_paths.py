@@ -117,10 +117,28 @@ def test_subclass_output_must_stay_a_subclass(tmp_path: Path):
 
 
 def test_dynamic_dims_decide_what_export_marks_dynamic(tmp_path: Path):
-    """matmul's size is M only: marking b's dim 0 (K) with the same Dim, the default, is refused at trace."""
-    default_dims = dataclasses.replace(case_of("matmul"), dynamic_dims=None)
-    record = run(default_dims, "control", "export_dynamic_strict", tmp_path)
+    """matmul's size is M only: declaring b's dim 0 (K) dynamic with the same Dim is refused at trace; left
+    undeclared, only the dim the size moves is marked and the export passes."""
+    matmul = case_of("matmul")
+    record = run(dataclasses.replace(matmul, dynamic_dims=((0,), (0,))), "control", "export_dynamic_strict", tmp_path)
     assert (record["status"], record["stage"]) == ("error", "trace")
+    record = run(dataclasses.replace(matmul, dynamic_dims=None), "control", "export_dynamic_strict", tmp_path)
+    assert record["status"] == "pass"
+
+
+def test_undeclared_dynamic_dims_are_the_dims_the_size_moves():
+    """A case without dynamic_dims: a weight's dim 0 and a scalar stay static, a batch dim is dynamic."""
+    dropout = case_of("examples.dropout")  # (x, noise, p: float), no dynamic_dims
+    assert dropout.dynamic_dims is None and dropout.size_dims() == ((0,), (0,), ())
+    weighted = dataclasses.replace(case_of("rmsnorm"), dynamic_dims=None)  # (x, weight, eps)
+    assert weighted.size_dims() == ((0,), (), ())
+    assert dataclasses.replace(weighted, dynamic_dims=((0,), (0,), ())).size_dims() == ((0,), (0,), ())
+
+
+def test_undeclared_dynamic_dims_export_a_weighted_case(tmp_path: Path):
+    """rmsnorm's weight does not grow with the size: left undeclared, its dims stay static and export passes."""
+    undeclared = dataclasses.replace(case_of("rmsnorm"), dynamic_dims=None)
+    assert run(undeclared, "control", "export_dynamic_strict", tmp_path)["status"] == "pass"
 
 
 def test_other_sizes_are_at_least_two_within_bounds(tmp_path: Path):

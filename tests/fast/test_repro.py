@@ -248,6 +248,16 @@ def test_a_timed_script_name_too_long_for_the_file_system_is_one_line(matrix, tm
     assert list(out.iterdir()) == []
 
 
+def test_a_scripts_dynamic_shapes_are_the_cells(tmp_path: Path):
+    """A case that declares no dynamic_dims: the script marks the dims the cell marks (a scalar gets None, not the
+    ``{0: size}`` that export refuses for a float)."""
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("dropout_mask", "triton_op", "export_dynamic_strict", module="examples.dropout",
+                         status="error", error_type="E", error="e")  # fmt: skip
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert 'dynamic_shapes={"x": {0: size}, "noise": {0: size}, "p": None}' in source
+
+
 def own_lines(source: str) -> int:
     """The script's own lines (not blank, not a comment) outside the case's own code."""
     start, end = source.index("# ---- the case's own code"), source.index("# ---- the style:")

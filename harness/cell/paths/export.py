@@ -230,14 +230,12 @@ def _tail(text: str) -> str:
 
 
 def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
-    """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (dim 0
-    of every tensor input by default): the dims the case's size drives, which must stay equal to each other."""
+    """One ``torch.export.Dim`` within the case's ``size_bounds`` for every dim its ``dynamic_dims`` names (by
+    default the dims the size moves, ``Case.size_dims``): the dims the case's size drives, which must stay equal."""
     case = cell.case
     low, high = case.bounds
     size = torch.export.Dim("size", min=low, max=high)
-    dims = case.dynamic_dims
-    if dims is None:
-        dims = tuple((0,) if isinstance(value, torch.Tensor) else () for value in inputs)
+    dims = case.size_dims()
     if len(dims) != len(inputs):
         raise ValueError(f"{case.id}: dynamic_dims names {len(dims)} inputs, make_inputs gives {len(inputs)}")
     return tuple({dim: size for dim in input_dims} or None for input_dims in dims)
