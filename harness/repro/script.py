@@ -6,6 +6,7 @@ failure" once it is gone. A cell whose case module cannot be cut down gets the l
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from harness.case import Case, load_case
@@ -51,7 +52,9 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     decorator, wrapper = KNOWN_STYLES[record.style]
     shipped = wrapper == AS_SHIPPED
     trainable = not case.mutates or wrapper in ("launcher", CONTROL)
-    checks = _checks(case, record.style, names, style.library)
+    example = record.measurements.example
+    size, seed = (example["size"], example["seed"]) if example else (case.sizes[0], 0)
+    checks = replace(_checks(case, record.style, names, style.library), traced=size)
     path = path_code(case, record.path, checks, style.op, trainable)
     extra = shipped_extra(case, names) if shipped and case.shipped_args else []
     if shipped and "shipped_module" in names:
@@ -62,8 +65,6 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
         model_lines, build = model_code(case, style.call, names, extra)
     reference_lines, reference_build = reference_code(case, names)
     tolerance = tolerances[dtype_name(case.dtype)]
-    example = record.measurements.example
-    size, seed = (example["size"], example["seed"]) if example else (case.sizes[0], 0)
     main = [
         "torch.manual_seed(0)",
         f"model = {build}.to(DEVICE)",

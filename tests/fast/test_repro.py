@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.case import load_case
 from harness.cell.paths import PATHS
 from harness.kernel.styles import KNOWN_STYLES
 from harness.matrix.config import load_matrix
@@ -256,6 +257,18 @@ def test_a_scripts_dynamic_shapes_are_the_cells(tmp_path: Path):
                          status="error", error_type="E", error="e")  # fmt: skip
     source = script_source(typed(record), env, MATRIX.tolerances)
     assert 'dynamic_shapes={"x": {0: size}, "noise": {0: size}, "p": None}' in source
+
+
+def test_a_dynamic_scripts_sizes_are_around_the_size_the_cell_traced():
+    """A drawn example (examples > 1 on a dynamic export path): the cell traced at its size and ran the sizes
+    around it (harness/cell/paths/export.py); so does the script."""
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("sin", "triton_op", "export_dynamic_strict", module="cases.sin", status="error",
+                         error_type="E", error="e", measurements={"example": {"size": 4321, "seed": 7}})  # fmt: skip
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    sin = load_case("cases.sin", "sin")
+    assert "DEVICE, SIZE, SEED = 'cuda', 4321, 7" in source and sin.sizes[0] != 4321
+    assert f"for size in {[4321, *sin.sizes_around(4321)]}:" in source
 
 
 def own_lines(source: str) -> int:
