@@ -18,11 +18,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.execution import tempdirs
 from harness.execution.prestarted import ScriptServer, ServerFailed, forkable, kill_group
 
 TAIL = 8000  # characters of a script's output kept
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(:\s|:$)")  # ``torch._dynamo.exc.Unsupported: ...``
 DRAIN = 5.0  # seconds a killed script's pipes may stay open (a child that left its group holds them)
+# the harness as a script meets it: not installed (a folder ahead on PYTHONPATH whose ``harness`` refuses import)
+NOT_INSTALLED = "raise ImportError(\"a repro script runs without the harness, as where its bug is filed\")\n"
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,7 @@ class Scripts:
         self.probe_isas = probe_isas  # the fork server asks Inductor's CPU-ISA probes before serving
         self.server: ScriptServer | None = None
         self.starting = threading.Lock()
+        self.hidden: Path | None = None  # ahead on the scripts' PYTHONPATH: ``harness`` as NOT_INSTALLED (``_hide``)
 
     def stop(self) -> None:
         """Every script still running killed with its children, and none started after."""
@@ -96,8 +100,11 @@ class Scripts:
                 self.killed.add(pid)
                 kill_group(pid)
             server, self.server = self.server, None
+            hidden, self.hidden = self.hidden, None
         if server is not None:
             server.stop()
+        if hidden is not None:
+            shutil.rmtree(hidden, ignore_errors=True)
 
     def run(self, script: Path, timeout: float, gpu: str | None = None) -> ScriptRun:
         """``python script`` in a fresh process (forked from the fork server where ``forkable``, else a fresh
@@ -106,12 +113,13 @@ class Scripts:
         modules import (the working directory leads ``PYTHONPATH``), with Inductor's cache empty (a folder of its
         own: a stored autotuning result would skip a benchmark that writes into an input), Triton's the shared one
         if given (a compiled kernel is found by a hash of its source, options and compiler: the same binary a compile
-        gives), stdin closed. What it printed: stderr, then stdout (whose last line is "no failure" when it
-        passes)."""
+        gives), stdin closed, and the harness not importable (a script that needs it, or whose case's own modules
+        import it, fails as it would for the maintainer it is filed with). What it printed: stderr, then stdout
+        (whose last line is "no failure" when it passes)."""
         caches = tempfile.mkdtemp(prefix="harness-confirm-")
         env = {
             **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [os.getcwd(), os.environ.get("PYTHONPATH")])),
+            "PYTHONPATH": os.pathsep.join(filter(None, [self._hide(), os.getcwd(), os.environ.get("PYTHONPATH")])),
             "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
             "TRITON_CACHE_DIR": self.triton_cache or f"{caches}/triton",
             **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}),
@@ -120,6 +128,17 @@ class Scripts:
             return self._run(script.absolute(), timeout, env)
         finally:
             shutil.rmtree(caches, ignore_errors=True)
+
+    def _hide(self) -> str:
+        """The folder whose ``harness`` package refuses import, made on first use."""
+        with self.lock:
+            if self.stopped:
+                return ""
+            if self.hidden is None:
+                self.hidden = tempdirs.make("harness-scripts-")
+                (self.hidden / "harness").mkdir()
+                (self.hidden / "harness" / "__init__.py").write_text(NOT_INSTALLED)
+            return str(self.hidden)
 
     def _run(self, script: Path, timeout: float, env: dict[str, str]) -> ScriptRun:
         server = self._server(env) if forkable(script.read_text(errors="replace")) else None

@@ -54,7 +54,7 @@ def run_both(scripts: tuple[Scripts, Scripts], tmp_path: Path, source: str, time
 
 
 def same_output(text: str) -> str:
-    return re.sub(r"harness-confirm-\w+", "CACHES", text)
+    return re.sub(r"harness-scripts-\w+", "HIDDEN", re.sub(r"harness-confirm-\w+", "CACHES", text))
 
 
 def test_a_forked_script_sees_what_a_fresh_python_gives_it(both, tmp_path: Path):
@@ -158,3 +158,12 @@ def test_a_forked_script_stopped_with_the_run_is_not_confirmed(tmp_path: Path):
 def _state(pid: int) -> str:
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().rpartition(")")[2].split()[0]
+
+
+def test_a_script_that_needs_the_harness_fails_as_it_would_where_its_bug_is_filed(both, tmp_path: Path):
+    """The harness is installed where the run is, not where a maintainer runs the script: a script importing it,
+    or a module of the user's that imports it, is not standalone and does not reproduce its cell."""
+    (tmp_path / "helper.py").write_text("from harness.case import Case\n")
+    for source in ("import torch\nimport harness\n", "import torch\nimport helper  # beside the script: sys.path[0]\n"):
+        for run in run_both(both, tmp_path, source):
+            assert run.returncode == 1 and run.raised.startswith("ImportError: a repro script runs without the harness")
