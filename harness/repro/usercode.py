@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
+import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -58,7 +60,7 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
         bound = bound if bound not in top else f"case_{bound}"
         names[name] = bound
         bindings.append(f"{bound} = ({text})" if "\n" in text else f"{bound} = {text}")
-    kept = _needed(tree, source, statement, [keywords[name] for name in names])
+    kept = _needed(tree, source, statement, [keywords[name] for name in names], module.__package__ or "")
     return UserCode("\n\n\n".join([kept, "\n".join(bindings)]).strip("\n") + "\n", names, top | set(names.values()))
 
 
@@ -113,10 +115,11 @@ def _used(node: ast.AST) -> set[str]:
     return {name.id for name in ast.walk(node) if isinstance(name, ast.Name)}
 
 
-def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[ast.expr]) -> str:
+def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[ast.expr], package: str) -> str:
     """The module's top-level statements that the ``roots`` need, however deep, in their order; every statement that
-    binds no name (a setting, say) is kept, the docstring, ``__future__`` and harness imports and the declaration
-    left out."""
+    binds no name (a setting, say) is kept, and every import of a package outside the standard library (one may
+    register the op the code calls through ``torch.ops``); the docstring, ``__future__`` and harness imports and
+    the declaration left out. ``package``: the module's, which a relative import is written absolute against."""
     body = [node for node in tree.body if node is not declaration and not _dropped(node)]
     wanted = set().union(*(_used(root) for root in roots))
     kept: set[int] = set()
@@ -124,7 +127,7 @@ def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[as
     while changed:
         changed = False
         for index, node in enumerate(body):
-            if index not in kept and (not _defined(node) or _defined(node) & wanted):
+            if index not in kept and (_registers(node) or not _defined(node) or _defined(node) & wanted):
                 kept.add(index)
                 wanted |= _used(node)
                 changed = True
@@ -132,12 +135,22 @@ def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[as
     missing = sorted(wanted & harness - {"Case"})
     if missing:
         raise NotShort(f"the case's code uses the harness's {', '.join(missing)}")
-    return _joined([body[index] for index in sorted(kept)], source.splitlines())
+    return _joined([body[index] for index in sorted(kept)], source.splitlines(), package)
 
 
-def _joined(nodes: list[ast.stmt], lines: list[str]) -> str:
+def _registers(node: ast.stmt) -> bool:
+    """An import of a module outside the standard library, which importing may register ops with."""
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or (node.module or "").split(".")[0] not in sys.stdlib_module_names
+    return isinstance(node, ast.Import) and any(
+        alias.name.split(".")[0] not in sys.stdlib_module_names for alias in node.names
+    )
+
+
+def _joined(nodes: list[ast.stmt], lines: list[str], package: str) -> str:
     """The statements' source, separated as a module's are: by no blank line within a run of imports or of
-    assignments, by one between those runs, by two around a definition."""
+    assignments, by one between those runs, by two around a definition; a relative import written absolute (the
+    script is no module of the case's package)."""
     text, previous = "", None
     for node in nodes:
         if previous is not None:
@@ -148,9 +161,17 @@ def _joined(nodes: list[ast.stmt], lines: list[str]) -> str:
                 if _simple(node) and _simple(previous)
                 else "\n\n\n"
             )
-        text += "\n".join(lines[_first_line(node) - 1 : node.end_lineno])
+        text += _absolute(node, package) or "\n".join(lines[_first_line(node) - 1 : node.end_lineno])
         previous = node
     return text
+
+
+def _absolute(node: ast.stmt, package: str) -> str | None:
+    """``from .x import y`` of a module of ``package`` as ``from package.x import y`` (None: no relative import)."""
+    if not isinstance(node, ast.ImportFrom) or not node.level:
+        return None
+    module = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+    return ast.unparse(ast.ImportFrom(module=module, names=node.names, level=0))
 
 
 def _simple(node: ast.stmt) -> bool:
@@ -186,7 +207,7 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
         for node in tree.body
     ):
         raise NotShort("the case module uses more of the harness than Case")
-    body = _joined([node for node in tree.body if not _dropped(node)], source.splitlines())
+    body = _joined([node for node in tree.body if not _dropped(node)], source.splitlines(), module.__package__ or "")
     single = getattr(module, "CASE", None)
     pick = (
         "" if single is not None and single.id == case.id else f"\nCASE = next(c for c in CASES if c.id == {case.id!r})"

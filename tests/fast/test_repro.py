@@ -352,3 +352,58 @@ def test_an_issue_report_of_a_passing_cell_is_one_line():
     done = harness_main("repro", cell.id, "--issue", "--results", str(results))
     said = f"error: command line: CELL: {cell.id} is a pass: nothing to report"
     assert done.returncode == 2 and done.stderr.strip() == said
+
+
+USERS_PACKAGE = {
+    "oplib/__init__.py": '''import torch
+
+
+@torch.library.custom_op("oplib_test::double", mutates_args=())
+def double(x: torch.Tensor) -> torch.Tensor:
+    return 2 * x
+
+
+@double.register_fake
+def _(x):
+    return torch.empty_like(x)
+''',
+    "mycases/__init__.py": "",
+    "mycases/common.py": '''import torch
+
+
+def reference(x):
+    return 2 * x
+
+
+def make_inputs(size, device, seed):
+    return (torch.randn(size, generator=torch.Generator().manual_seed(seed)).to(device),)
+''',
+    "mycases/doubled.py": '''import math
+
+import torch
+
+import oplib  # registers torch.ops.oplib_test.double
+from harness.case import Case
+
+from .common import make_inputs, reference
+
+CASE = Case(id="doubled", shipped=torch.ops.oplib_test.double.default, reference=reference,
+            make_inputs=make_inputs, arg_names=("x",), sizes=(5,))
+''',
+}
+
+
+def test_a_scripts_imports_keep_what_registers_the_op_and_name_the_cases_package(tmp_path, monkeypatch):
+    """The op is reached through torch.ops only: the import that registers it stays (an unused standard-library
+    one goes), and a relative import is written absolute: the script is no module of the case's package."""
+    for name, text in USERS_PACKAGE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("doubled", "as_shipped", "eager", module="mycases.doubled", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "import oplib  # registers torch.ops.oplib_test.double" in source
+    assert "from mycases.common import make_inputs, reference" in source
+    assert "import math" not in source and "from .common" not in source
+    compile(source, "script", "exec")
