@@ -14,6 +14,7 @@ from harness.kernel.compare import dtype_name
 from harness.kernel.styles import AS_SHIPPED, CONTROL, KNOWN_STYLES, is_library_op, library_op_name
 from harness.records.record import Record
 from harness.repro.bundled import INTERPRETER, INTERPRETER_BENCH, MARKER, REPEAT_FLAKY, bundled_source, script_device
+from harness.repro.names import kept_apart
 from harness.repro.pathcode import Checks, path_code
 from harness.repro.stylecode import (
     NAMESPACE,
@@ -81,18 +82,24 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
     if decorator not in (None, "jit"):
         imports.add("import triton")
     own = {line.strip() for line in code.text.splitlines()}
+    scripts_own = kept_apart(  # the style's and path's code, its names apart from the case's
+        [
+            f"# ---- the style: {record.style} ----\n"
+            + "\n".join([*style.lines, "", "", *model_lines, "", "", *reference_lines]),
+            f"# ---- the path: {record.path} ----\n" + "\n".join(constants),
+            *path.helpers,
+            "def main():\n" + "\n".join(f"    {line}" if line else "" for line in main),
+            _ending(record),
+        ],
+        code.defined,
+    )
     parts = [
         _docstring(record, env, also),
         "import os\n" + INTERPRETER if interpreted else "",
         "\n".join(sorted(line for line in imports if line not in own)) + "\n",
         INTERPRETER_BENCH.format(source=_WALL_CLOCK) if interpreted else "",
         f"# ---- the case's own code ({module}) ----\n\n{code.text}",
-        f"# ---- the style: {record.style} ----\n"
-        + "\n".join([*style.lines, "", "", *model_lines, "", "", *reference_lines]),
-        f"# ---- the path: {record.path} ----\n" + "\n".join(constants),
-        *path.helpers,
-        "def main():\n" + "\n".join(f"    {line}" if line else "" for line in main),
-        _ending(record),
+        *scripts_own,
     ]
     return "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
 

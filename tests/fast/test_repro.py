@@ -407,3 +407,49 @@ def test_a_scripts_imports_keep_what_registers_the_op_and_name_the_cases_package
     assert "from mycases.common import make_inputs, reference" in source
     assert "import math" not in source and "from .common" not in source
     compile(source, "script", "exec")
+
+
+CLASHING = '''import torch
+
+from harness.case import Case
+
+SIZE = 40  # the hidden width: the script's own SIZE is the cell's size
+DEVICE = "the case's own"
+
+
+def check(x):  # the case's helper, named as the script's comparison is
+    assert x.shape[-1] == SIZE
+    return x
+
+
+def reference(x):
+    return torch.nn.functional.silu(check(x))
+
+
+def make_inputs(rows, device, seed):
+    assert device != DEVICE
+    return (torch.randn(rows, SIZE, generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+def main():
+    raise AssertionError("the case's main, not the script's")
+
+
+CASE = Case(id="clashing", shipped=reference, reference=reference, make_inputs=make_inputs, arg_names=("x",),
+            sizes=(3,))
+'''
+
+
+@pytest.mark.parametrize("style", ["control", "as_shipped"])
+def test_a_scripts_own_names_give_way_to_the_cases(style: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The case's code defines SIZE, DEVICE, check and main, as the script does: the script's own are renamed, so
+    the case's functions read their own globals and the script still runs its own comparison (on the CPU here)."""
+    (tmp_path / "clashing_case.py").write_text(CLASHING)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    record = make_record("clashing", style, "cpu_fallback", module="clashing_case", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "SIZE = 40" in source and "DEVICE_, SIZE_, SEED = 'cpu', 3, 0" in source and "def check_(" in source
+    scope = {"__name__": "__main__"}
+    exec(compile(source, "script", "exec"), scope)  # prints "no failure"; the case's main would raise
+    assert (scope["SIZE"], scope["DEVICE"], scope["SIZE_"]) == (40, "the case's own", 3)
