@@ -171,7 +171,9 @@ class Confirmer:
                 record = records[cell]
                 if not needs_confirmation(record):  # kept from an earlier run, with its own
                     continue
-                found = confirmation(record, name, run.returncode, run.output, run.last_line, run.stopped)
+                found = confirmation(
+                    record, name, run.returncode, run.output, run.last_line, run.stopped, scripts[script][0]
+                )
                 confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds, "started": run.started}))
         return confirmed
 

@@ -72,12 +72,19 @@ def _plain(message: str, record: Record) -> str:
 
 
 def confirmation(
-    record: Record, script: str, returncode: int | None, output: str, line: str, stopped: bool = False
+    record: Record,
+    script: str,
+    returncode: int | None,
+    output: str,
+    line: str,
+    stopped: bool = False,
+    written_for: str | None = None,
 ) -> dict[str, Any]:
-    """The record's ``confirmation``: the script, whether it reproduced the failure (None: not confirmed, as when
-    the run ``stopped`` it), and its last line."""
+    """The record's ``confirmation``: the script, the cell it was ``written_for`` (the first of the cells failing
+    the same way: this one, or another case's), whether it reproduced the failure (None: not confirmed, as when the
+    run ``stopped`` it), and its last line."""
     found = None if stopped else reproduced(record, returncode, output, line)
-    return {"script": script, "reproduced": found, "line": line[:300]}
+    return {"script": script, "cell": written_for or record.id, "reproduced": found, "line": line[:300]}
 
 
 def is_suspect(record: Record) -> bool:

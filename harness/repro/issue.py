@@ -30,8 +30,20 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         f"GPU {env.get('device')}",
         f"Python {env.get('python')}",
     ]
-    confirmed = (record.confirmation or {}).get("line")
+    ran = record.confirmation or {}
+    confirmed = ran.get("line")
     printed = confirmed or _first_line(record)
+    whose = (
+        ["(the cell's own error: this run did not run the script)", ""]
+        if not confirmed
+        else [
+            f"(what the script of `{ran['cell']}`, the same failure of `{record.style}` on `{record.path}`, printed "
+            "when the harness ran it; the script above is this cell's own, written for it)",
+            "",
+        ]
+        if ran.get("cell", record.id) != record.id
+        else []
+    )
     expected = EXPECTED.get(
         record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
     )
@@ -60,7 +72,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
             printed,
             "```",
             "",
-            *([] if confirmed else ["(the cell's own error: this run did not run the script)", ""]),
+            *whose,
             "## What was expected",
             "",
             f"{expected} The script then prints `no failure: {record.id} passes here`.",

@@ -90,6 +90,7 @@ def test_a_script_the_run_stopped_confirms_nothing():
     found = confirmation(record, "repros/x.py", run.returncode, run.output, run.last_line, run.stopped)
     assert found == {
         "script": "repros/x.py",
+        "cell": "sin-raw_jit-eager",
         "reproduced": None,
         "line": "not confirmed: the run was stopped before the script ended",
     }

@@ -453,3 +453,17 @@ def test_a_scripts_own_names_give_way_to_the_cases(style: str, tmp_path: Path, m
     scope = {"__name__": "__main__"}
     exec(compile(source, "script", "exec"), scope)  # prints "no failure"; the case's main would raise
     assert (scope["SIZE"], scope["DEVICE"], scope["SIZE_"]) == (40, "the case's own", 3)
+
+
+def test_an_issue_report_says_whose_script_printed_what_it_shows():
+    """One script ran for a failure that several cells share: the report of another of them says that what it
+    printed is that script's, not the one it holds (its own, not run); its own, where it ran, says nothing more."""
+    from harness.repro.issue import issue_text
+
+    results = read_results(REPO / "reports" / "results.json")
+    cell = next(c for c in results.cells if c.status == "error")
+    ran = {"script": "repros/x.py", "reproduced": True, "line": "RuntimeError: boom"}
+    other = issue_text(cell.replace(confirmation={**ran, "cell": "sin-raw_jit-vmap"}), results, "print()")
+    own = issue_text(cell.replace(confirmation={**ran, "cell": cell.id}), results, "print()")
+    assert "RuntimeError: boom" in other and "(what the script of `sin-raw_jit-vmap`, the same failure" in other
+    assert "RuntimeError: boom" in own and "what the script of" not in own
