@@ -9,7 +9,9 @@ import importlib
 import importlib.util
 import inspect
 import sys
+import sysconfig
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -38,8 +40,11 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     module = importlib.import_module(module_name)
     source = inspect.getsource(module)
     tree = ast.parse(source)
+    package = module.__package__ or ""
     try:
         statement, call = _declaration(tree, case.id)
+        if any(_from_harness_user(node, package) for node in tree.body):
+            raise NotShort("it imports a module of the user's that imports the harness: the whole module, inlined")
     except NotShort:
         return _whole_module(module, source, tree, case, fields)
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
@@ -60,7 +65,7 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
         bound = bound if bound not in top else f"case_{bound}"
         names[name] = bound
         bindings.append(f"{bound} = ({text})" if "\n" in text else f"{bound} = {text}")
-    kept = _needed(tree, source, statement, [keywords[name] for name in names], module.__package__ or "")
+    kept = _needed(tree, source, statement, [keywords[name] for name in names], package)
     return UserCode("\n\n\n".join([kept, "\n".join(bindings)]).strip("\n") + "\n", names, top | set(names.values()))
 
 
@@ -170,8 +175,7 @@ def _absolute(node: ast.stmt, package: str) -> str | None:
     """``from .x import y`` of a module of ``package`` as ``from package.x import y`` (None: no relative import)."""
     if not isinstance(node, ast.ImportFrom) or not node.level:
         return None
-    module = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
-    return ast.unparse(ast.ImportFrom(module=module, names=node.names, level=0))
+    return ast.unparse(ast.ImportFrom(module=_source_of(node, package), names=node.names, level=0))
 
 
 def _simple(node: ast.stmt) -> bool:
@@ -194,6 +198,78 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
+def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) -> str:
+    """The module's statements without its harness imports (it may import ``Case`` alone: the script's stand-in
+    serves it), each ``from X import ...`` of a module of the user's that imports the harness replaced by that
+    module's own statements, inlined so (each once, where first imported), and a line for each name it renamed."""
+    harness = [node for node in tree.body if _dropped(node) and not isinstance(node, ast.Expr)]
+    if any(_defined(node) - {"Case", "annotations"} for node in harness):
+        raise NotShort(f"{module.__name__} uses more of the harness than Case")
+    package, lines = module.__package__ or "", source.splitlines()
+    parts: list[str] = []
+    run: list[ast.stmt] = []
+    for node in tree.body:
+        if _dropped(node):
+            continue
+        if not _from_harness_user(node, package):
+            run.append(node)
+            continue
+        parts += [_joined(run, lines, package)] if run else []
+        run = []
+        name = _source_of(node, package)
+        if name not in seen:
+            seen.add(name)
+            helper = importlib.import_module(name)
+            text = inspect.getsource(helper)
+            parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, ast.parse(text), seen))
+        renamed = [f"{alias.asname} = {alias.name}" for alias in node.names if alias.asname not in (None, alias.name)]
+        parts += ["\n".join(renamed)] if renamed else []
+    parts += [_joined(run, lines, package)] if run else []
+    return "\n\n\n".join(parts)
+
+
+def _source_of(node: ast.ImportFrom, package: str) -> str:
+    """The module ``node`` imports from, by its absolute name."""
+    if not node.level:
+        return node.module or ""
+    return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
+
+
+def _from_harness_user(node: ast.stmt, package: str) -> bool:
+    """A ``from X import ...`` of a module of the user's (not installed, nor the standard library's) that imports
+    the harness, itself or through another such module: a script cannot import it where the harness is not."""
+    if not isinstance(node, ast.ImportFrom) or _dropped(node):
+        return False
+    return _imports_harness(_source_of(node, package), set())
+
+
+def _imports_harness(name: str, seen: set[str]) -> bool:
+    if name in seen or name.split(".")[0] in sys.stdlib_module_names:
+        return False
+    seen.add(name)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    if origin is None or origin.suffix != ".py" or _installed(origin):
+        return False
+    tree = ast.parse(origin.read_text(errors="replace"))
+    package = name if origin.name == "__init__.py" else name.rpartition(".")[0]
+    return any(
+        (_dropped(node) and isinstance(node, ast.Import | ast.ImportFrom) and _defined(node) - {"annotations"})
+        or (isinstance(node, ast.ImportFrom) and _imports_harness(_source_of(node, package), seen))
+        for node in tree.body
+    )
+
+
+def _installed(file: Path) -> bool:
+    """A file of an installed package or of the standard library."""
+    folders = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    installed = {"site-packages", "dist-packages"} & set(file.parts)
+    return bool(installed) or any(file.is_relative_to(folder) for folder in folders)
+
+
 STAND_IN = """class Case:  # the module's case declarations, as plain objects: the harness's Case is not needed here
     def __init__(self, **fields):
         self.__dict__.update(fields)"""
@@ -202,12 +278,7 @@ STAND_IN = """class Case:  # the module's case declarations, as plain objects: t
 def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, fields: tuple[str, ...]) -> UserCode:
     """The module as it is (its harness imports left out) with a stand-in ``Case`` defined first, ``CASE`` the case,
     and each field read by the module's own name for its value, else bound from ``CASE``."""
-    if any(
-        _dropped(node) and not isinstance(node, ast.Expr) and _defined(node) - {"Case", "annotations"}
-        for node in tree.body
-    ):
-        raise NotShort("the case module uses more of the harness than Case")
-    body = _joined([node for node in tree.body if not _dropped(node)], source.splitlines(), module.__package__ or "")
+    body = _inlined(module, source, tree, set())
     single = getattr(module, "CASE", None)
     pick = (
         "" if single is not None and single.id == case.id else f"\nCASE = next(c for c in CASES if c.id == {case.id!r})"

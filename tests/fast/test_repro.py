@@ -467,3 +467,43 @@ def test_an_issue_report_says_whose_script_printed_what_it_shows():
     own = issue_text(cell.replace(confirmation={**ran, "cell": cell.id}), results, "print()")
     assert "RuntimeError: boom" in other and "(what the script of `sin-raw_jit-vmap`, the same failure" in other
     assert "RuntimeError: boom" in own and "what the script of" not in own
+
+
+FACTORY = {
+    "factorycases/__init__.py": "",
+    "factorycases/builders.py": '''import torch
+
+from harness.case import Case
+
+
+def _inputs(size, device, seed):
+    return (torch.randn(size, generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+def elementwise(case_id, reference):
+    return Case(id=case_id, reference=reference, shipped=reference, make_inputs=_inputs, arg_names=("x",), sizes=(7,))
+''',
+    "factorycases/tanh.py": '''import torch
+
+from .builders import elementwise as make
+
+CASES = [make("tanh_built", torch.tanh)]
+''',
+}
+
+
+def test_a_case_built_by_a_helper_module_that_imports_the_harness_has_it_inlined(tmp_path, monkeypatch):
+    """The case's module imports a builder from a module of the user's that imports harness.case: the script, run
+    where the harness is not installed, could not import it, so that module's statements are inlined (the script's
+    stand-in Case serving it) and the import dropped; the script then runs as the cell did (here on the CPU)."""
+    for name, text in FACTORY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    record = make_record("tanh_built", "as_shipped", "cpu_fallback", module="factorycases.tanh", status="error",
+                         error_type="E")  # fmt: skip
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "# ---- from factorycases.builders ----" in source and "make = elementwise" in source
+    assert "import harness" not in source and "from harness" not in source and "from .builders" not in source
+    exec(compile(source, "script", "exec"), {"__name__": "__main__"})
