@@ -1,5 +1,5 @@
 """matmul-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (38 graph break(s): Attempted to call function marked as skipped Explanation: Dynamo does not know how to trace the builtin `triton._C.libtriton.native_specia
+The harness recorded: graph_break: the kernel ran outside the compiled graph (36 graph break(s): Attempted to call function marked as skipped Explanation: Dynamo does not know how to trace the builtin `triton._C.libtriton.native_specia
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
