@@ -30,19 +30,20 @@ MAX_NAME = 80
 MAX_FIRST_LINE = 1000  # a script's first line is its cell id and MARKER
 
 
-def failure_signature(record: Record) -> str:
+def failure_signature(record: Record, kernel: bool = True) -> str:
     """How a cell failed, with what is specific to its case set aside: status, style, path (each failing style and
     path has a script of its own), stage, error type and the message's (a graph break's reason's) first line with
-    op names, addresses, numbers and the cell's own ids replaced."""
+    op names, addresses, numbers and the cell's own ids replaced; wrong numbers also by case (two kernels' wrong
+    numbers are two bugs, however alike their messages), unless ``kernel`` is False (a script's file name)."""
     lines = (record.error or record.reason or "").strip().splitlines()  # a graph break has its reason, no error
     message = lines[0] if lines else ""
     for name in (record.case, record.style, record.path):
         message = re.sub(rf"\b{re.escape(name)}\b", "ID", message)
     for pattern, replacement in SPECIFIC:
         message = pattern.sub(replacement, message)
-    return " | ".join(
-        str(part) for part in (record.status, record.style, record.path, record.stage, record.error_type, message)
-    )
+    own = record.case if kernel and record.status == Status.WRONG else ""  # wrong numbers are each kernel's own
+    parts = (record.status, record.style, record.path, record.stage, record.error_type, message, own)
+    return " | ".join(str(part) for part in parts)
 
 
 def write_repros(
@@ -65,8 +66,8 @@ def write_repros(
         if written_by_harness(old):  # never a file of the user's (``--out .``): only the scripts it wrote
             old.unlink()
     written: dict[Path, list[str]] = {}
-    for key, group in groups.items():
-        target = free_name(out_dir, _file_name(key), written)
+    for group in groups.values():
+        target = free_name(out_dir, _file_name(failure_signature(group[0], kernel=False)), written)
         target.write_text(safe_source(group[0], results.environment, tolerances, [r.id for r in group[1:]]))
         written[target] = [record.id for record in group]
     return written

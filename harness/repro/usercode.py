@@ -8,6 +8,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+import re
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -132,15 +133,25 @@ def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[as
     while changed:
         changed = False
         for index, node in enumerate(body):
-            if index not in kept and (_registers(node) or not _defined(node) or _defined(node) & wanted):
+            if index not in kept and (_registers(node) or not _defined(node) or _fills(node) & wanted):
                 kept.add(index)
                 wanted |= _used(node)
                 changed = True
     harness = {name for node in tree.body if _dropped(node) for name in _defined(node)}
-    missing = sorted(wanted & harness - {"Case"})
+    missing = sorted(wanted & harness - {"Case", *STAND_INS})
     if missing:
         raise NotShort(f"the case's code uses the harness's {', '.join(missing)}")
-    return _joined([body[index] for index in sorted(kept)], source.splitlines(), package)
+    stand_ins = [STAND_INS[name] for name in sorted(wanted & harness & set(STAND_INS))]
+    code = _joined([body[index] for index in sorted(kept)], source.splitlines(), package)
+    return "\n\n\n".join([*stand_ins, code]) if stand_ins else code
+
+
+def _fills(node: ast.stmt) -> set[str]:
+    """The names a top-level statement binds, and those a loop, ``with``, ``if`` or ``try`` block uses (a ``for``
+    that appends to a list of configs fills that list)."""
+    if isinstance(node, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.If | ast.Try):
+        return _defined(node) | _used(node)
+    return _defined(node)
 
 
 def _registers(node: ast.stmt) -> bool:
@@ -188,6 +199,8 @@ def _simple(node: ast.stmt) -> bool:
 def _dropped(node: ast.stmt) -> bool:
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
         return True  # the module's docstring
+    if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
+        return True  # the module's own main block (a self-test, a benchmark): not the cell's
     if isinstance(node, ast.ImportFrom):
         return node.module == "__future__" or (node.module or "").split(".")[0] == "harness"
     return isinstance(node, ast.Import) and any(alias.name.split(".")[0] == "harness" for alias in node.names)
@@ -203,7 +216,7 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
     serves it), each ``from X import ...`` of a module of the user's that imports the harness replaced by that
     module's own statements, inlined so (each once, where first imported), and a line for each name it renamed."""
     harness = [node for node in tree.body if _dropped(node) and not isinstance(node, ast.Expr)]
-    if any(_defined(node) - {"Case", "annotations"} for node in harness):
+    if any(_defined(node) - {"Case", "annotations", *STAND_INS} for node in harness):
         raise NotShort(f"{module.__name__} uses more of the harness than Case")
     package, lines = module.__package__ or "", source.splitlines()
     parts: list[str] = []
@@ -270,6 +283,7 @@ def _installed(file: Path) -> bool:
     return bool(installed) or any(file.is_relative_to(folder) for folder in folders)
 
 
+STAND_INS = {"Inputs": "Inputs = tuple  # harness.case's Inputs, the type of what make_inputs gives: a tuple"}
 STAND_IN = """class Case:  # the module's case declarations, as plain objects: the harness's Case is not needed here
     def __init__(self, **fields):
         self.__dict__.update(fields)"""
@@ -299,5 +313,6 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
             names[name] = name.upper() if name in CONSTANTS else f"case_{name}"
             bindings.append(f"{names[name]} = CASE.{name}")
     top = {name for node in tree.body for name in _defined(node)}
-    text = "\n\n\n".join([STAND_IN, body + "\n" + pick, "\n".join(bindings)])
+    stand_ins = [STAND_IN, *(line for name, line in STAND_INS.items() if re.search(rf"\b{name}\b", body))]
+    text = "\n\n\n".join(["\n\n\n".join(stand_ins), body + "\n" + pick, "\n".join(bindings)])
     return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))

@@ -46,6 +46,17 @@ def test_failures_differing_only_in_names_and_numbers_share_a_signature():
     assert failure_signature(failed("add", "raw_jit", "boom")) != failure_signature(failed("add", "raw_jit", "bang"))
 
 
+def test_two_kernels_wrong_numbers_are_two_failures():
+    """Wrong numbers alike but for their numbers, in two cases: two bugs, each its own kernel's script."""
+    def wrong(case: str, error: str):
+        return typed(make_record(case, "raw_jit", "eager", status="wrong", stage="compare", error_type="Mismatch",
+                                 error=error))  # fmt: skip
+
+    said = "output: Tensor-likes are not close!; Mismatched elements: {} / 1000"
+    assert failure_signature(wrong("add", said.format(1))) != failure_signature(wrong("sin", said.format(9)))
+    assert failure_signature(wrong("add", said.format(1))) == failure_signature(wrong("add", said.format(9)))
+
+
 def undefined(source: str) -> set[str]:
     """The global names the script's code reads that it neither defines nor imports (nor are builtins)."""
     table = symtable.symtable(source, "script", "exec")
@@ -507,3 +518,53 @@ def test_a_case_built_by_a_helper_module_that_imports_the_harness_has_it_inlined
     assert "# ---- from factorycases.builders ----" in source and "make = elementwise" in source
     assert "import harness" not in source and "from harness" not in source and "from .builders" not in source
     exec(compile(source, "script", "exec"), {"__name__": "__main__"})
+
+
+AUTHORS_HABITS = '''import torch
+import triton
+import triton.language as tl
+
+from harness.case import Case, Inputs
+
+
+@triton.jit
+def triple_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, 3 * tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)
+
+
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    kernel[lambda m: (triton.cdiv(x.numel(), m["BLOCK"]),)](x, out, x.numel(), **meta)
+    return out
+
+
+def make_inputs(size, device, seed) -> Inputs:
+    return (torch.randn(size, generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+CONFIGS = []
+for block in (64, 128):
+    CONFIGS.append(triton.Config({"BLOCK": block}))
+
+
+CASE = Case(id="habits", kernel=triple_kernel, launch=launch, reference=lambda x: 3 * x, make_inputs=make_inputs,
+            arg_names=("x",), sizes=(100,), configs=CONFIGS, key=["n"], meta={"BLOCK": 64})
+
+
+if __name__ == "__main__":
+    print(triton.testing.do_bench(lambda: launch(triple_kernel, torch.ones(10, device="cuda"), BLOCK=64)))
+'''
+
+
+def test_an_authors_habits_carry_into_the_script(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Configs filled by a loop stay (the loop with them), an ``Inputs`` type hint gets a stand-in (not the long
+    script), and the module's own ``__main__`` block (a benchmark) is left out."""
+    (tmp_path / "habits_case.py").write_text(AUTHORS_HABITS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("habits", "autotune", "eager", module="habits_case", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "for block in (64, 128):" in source and "Inputs = tuple" in source
+    assert "do_bench" not in source and "what the program uses: the harness's own code" not in source
+    assert not undefined(source) and own_lines(source) <= 100
