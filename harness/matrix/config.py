@@ -86,8 +86,9 @@ def select(
 ) -> Matrix:
     """The matrix narrowed to the ids asked for on the command line (``--cases`` etc.), in matrix order.
     A ``--cases`` item that is not a case of the matrix names a module (``mykernels``, ``mypkg.kernels``): its
-    cases join the run. A path that needs CUDA, asked for by name on a host without it, is bad input (by
-    default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
+    cases join the run. ``--styles`` may name any style, the matrix's or not (``as_shipped`` for a library's ops
+    beside the default matrix's re-wrapped styles). A path that needs CUDA, asked for by name on a host without it,
+    is bad input (by default it is a skip), unless Triton's interpreter runs it on CPU tensors (``--interpret``)."""
     if cases:
         modules = [item for item in cases if item not in matrix.cases]
         new = [item for item in modules if case_module(item) not in matrix.modules.values()]  # else: its cases
@@ -95,9 +96,10 @@ def select(
         cases = [item for item in cases if item in matrix.cases and item not in modules] + [
             case for item in modules for case, module in matrix.modules.items() if module == case_module(item)
         ]
+    every_style = (*matrix.styles, *(style for style in KNOWN_STYLES if style not in matrix.styles))
     chosen = {
         "cases": _choose("--cases", cases, matrix.cases),
-        "styles": _choose("--styles", styles, matrix.styles),
+        "styles": _choose("--styles", styles, every_style) if styles else matrix.styles,
         "paths": _choose("--paths", paths, tuple(spec.id for spec in matrix.paths)),
     }
     if paths and not cuda and not triton_interpreted():
@@ -115,7 +117,7 @@ def select(
         modules={case: matrix.modules[case] for case in chosen["cases"]},
         dtypes={case: matrix.dtypes[case] for case in chosen["cases"]},
         styles=chosen["styles"],
-        style_axes={style: matrix.style_axes[style] for style in chosen["styles"]},
+        style_axes={style: matrix.style_axes.get(style, KNOWN_STYLES[style]) for style in chosen["styles"]},
         paths=tuple(spec for spec in matrix.paths if spec.id in chosen["paths"]),
     )
 

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import InputError
-from harness.matrix.config import load_matrix
+from harness.kernel.styles import KNOWN_STYLES
+from harness.matrix.config import load_matrix, select
 from tests.conftest import REPO, TOLERANCES, harness_main
 
 GOOD_HEAD = 'cases = ["add"]\nstyles = ["raw_jit"]\n[paths]\neager = { device = "cuda", timeout = 10 }\n'
@@ -189,3 +190,13 @@ def test_cli_unknown_case_module_is_one_line_exit_2():
     assert done.returncode == 2, done.stdout[-1000:]
     assert done.stderr.startswith("error: command line: --cases[0]: unknown case 'nosuch.kernels'")
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_styles_may_name_a_style_the_matrix_does_not_list():
+    """A library's ops beside the default matrix: --styles as_shipped runs the op as shipped (the default matrix
+    lists only the re-wrapped styles and the control); a typo is still one line."""
+    matrix = load_matrix(REPO / "matrix.toml")
+    assert "as_shipped" not in matrix.styles
+    chosen = select(matrix, styles=["as_shipped", "control"])
+    assert chosen.styles == ("control", "as_shipped") and chosen.style_axes["as_shipped"] == KNOWN_STYLES["as_shipped"]
+    assert select(matrix).styles == matrix.styles
