@@ -33,17 +33,15 @@ def issue_text(record: Record, results: Results, script: str) -> str:
     ran = record.confirmation or {}
     confirmed = ran.get("line")
     printed = confirmed or _first_line(record)
-    whose = (
-        ["(the cell's own error: this run did not run the script)", ""]
-        if not confirmed
-        else [
+    whose = []  # what the printed line is, where it is not this script's
+    if not confirmed:
+        whose = ["(the cell's own error: this run did not run the script)", ""]
+    elif ran.get("cell", record.id) != record.id:
+        whose = [
             f"(what the script of `{ran['cell']}`, the same failure of `{record.style}` on `{record.path}`, printed "
             "when the harness ran it; the script above is this cell's own, written for it)",
             "",
         ]
-        if ran.get("cell", record.id) != record.id
-        else []
-    )
     expected = EXPECTED.get(
         record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
     )

@@ -10,19 +10,15 @@ import keyword
 import re
 import tokenize
 
+from harness.repro.usercode import defined
+
 OPENING, CLOSING = "([{", ")]}"
 
 
 def defined_at_top(text: str) -> set[str]:
     """The names ``text``'s top-level statements bind (not its imports)."""
-    names: set[str] = set()
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)}
-    return names
+    nodes = [node for node in ast.parse(text).body if not isinstance(node, ast.Import | ast.ImportFrom)]
+    return {name for node in nodes for name in defined(node)}
 
 
 def kept_apart(own: list[str], taken: set[str]) -> list[str]:

@@ -49,7 +49,7 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     except NotShort:
         return _whole_module(module, source, tree, case, fields)
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
-    top = {name for node in tree.body for name in _defined(node)}
+    top = {name for node in tree.body for name in defined(node)}
     names: dict[str, str] = {}
     bindings: list[str] = []
     for name in fields:
@@ -105,7 +105,7 @@ def _case_id(call: ast.Call) -> object:
     return next((kw.value.value for kw in call.keywords if kw.arg == "id" and isinstance(kw.value, ast.Constant)), None)
 
 
-def _defined(node: ast.stmt) -> set[str]:
+def defined(node: ast.stmt) -> set[str]:
     """The names a top-level statement binds."""
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return {node.name}
@@ -133,11 +133,11 @@ def _needed(tree: ast.Module, source: str, declaration: ast.stmt, roots: list[as
     while changed:
         changed = False
         for index, node in enumerate(body):
-            if index not in kept and (_registers(node) or not _defined(node) or _fills(node) & wanted):
+            if index not in kept and (_registers(node) or not defined(node) or _fills(node) & wanted):
                 kept.add(index)
                 wanted |= _used(node)
                 changed = True
-    harness = {name for node in tree.body if _dropped(node) for name in _defined(node)}
+    harness = {name for node in tree.body if _dropped(node) for name in defined(node)}
     missing = sorted(wanted & harness - {"Case", *STAND_INS})
     if missing:
         raise NotShort(f"the case's code uses the harness's {', '.join(missing)}")
@@ -150,17 +150,20 @@ def _fills(node: ast.stmt) -> set[str]:
     """The names a top-level statement binds, and those a loop, ``with``, ``if`` or ``try`` block uses (a ``for``
     that appends to a list of configs fills that list)."""
     if isinstance(node, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith | ast.If | ast.Try):
-        return _defined(node) | _used(node)
-    return _defined(node)
+        return defined(node) | _used(node)
+    return defined(node)
 
 
 def _registers(node: ast.stmt) -> bool:
     """An import of a module outside the standard library, which importing may register ops with."""
     if isinstance(node, ast.ImportFrom):
-        return bool(node.level) or (node.module or "").split(".")[0] not in sys.stdlib_module_names
-    return isinstance(node, ast.Import) and any(
-        alias.name.split(".")[0] not in sys.stdlib_module_names for alias in node.names
-    )
+        return bool(node.level) or not _standard(node.module or "")
+    return isinstance(node, ast.Import) and any(not _standard(alias.name) for alias in node.names)
+
+
+def _standard(module: str) -> bool:
+    """A module of the standard library."""
+    return module.split(".")[0] in sys.stdlib_module_names
 
 
 def _joined(nodes: list[ast.stmt], lines: list[str], package: str) -> str:
@@ -216,7 +219,7 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
     serves it), each ``from X import ...`` of a module of the user's that imports the harness replaced by that
     module's own statements, inlined so (each once, where first imported), and a line for each name it renamed."""
     harness = [node for node in tree.body if _dropped(node) and not isinstance(node, ast.Expr)]
-    if any(_defined(node) - {"Case", "annotations", *STAND_INS} for node in harness):
+    if any(defined(node) - {"Case", "annotations", *STAND_INS} for node in harness):
         raise NotShort(f"{module.__name__} uses more of the harness than Case")
     package, lines = module.__package__ or "", source.splitlines()
     parts: list[str] = []
@@ -257,7 +260,7 @@ def _from_harness_user(node: ast.stmt, package: str) -> bool:
 
 
 def _imports_harness(name: str, seen: set[str]) -> bool:
-    if name in seen or name.split(".")[0] in sys.stdlib_module_names:
+    if name in seen or _standard(name):
         return False
     seen.add(name)
     try:
@@ -270,7 +273,7 @@ def _imports_harness(name: str, seen: set[str]) -> bool:
     tree = ast.parse(origin.read_text(errors="replace"))
     package = name if origin.name == "__init__.py" else name.rpartition(".")[0]
     return any(
-        (_dropped(node) and isinstance(node, ast.Import | ast.ImportFrom) and _defined(node) - {"annotations"})
+        (_dropped(node) and isinstance(node, ast.Import | ast.ImportFrom) and defined(node) - {"annotations"})
         or (isinstance(node, ast.ImportFrom) and _imports_harness(_source_of(node, package), seen))
         for node in tree.body
     )
@@ -312,7 +315,7 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
         else:
             names[name] = name.upper() if name in CONSTANTS else f"case_{name}"
             bindings.append(f"{names[name]} = CASE.{name}")
-    top = {name for node in tree.body for name in _defined(node)}
+    top = {name for node in tree.body for name in defined(node)}
     stand_ins = [STAND_IN, *(line for name, line in STAND_INS.items() if re.search(rf"\b{name}\b", body))]
     text = "\n\n\n".join(["\n\n\n".join(stand_ins), body + "\n" + pick, "\n".join(bindings)])
     return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))
