@@ -8,6 +8,7 @@ Usage: python -m bench [--cases sin] [--styles a,b] [--workers N] [--runs cold,w
                        [--out bench/results]
        python -m bench timeline RESULTS.json [--out FILE.png]   (a run's timeline: bench/timeline.py)
        python -m bench costs RESULTS.json [--out FILE.md]       (where its wall time went: bench/costs.py)
+       python -m bench replay RESULTS.json [--chunks 1,2]        (its cells under xdist's scheduling: bench/replay.py)
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import timeline
 
         return timeline.main(argv[1:])
+    if argv[:1] == ["replay"]:
+        from bench import replay
+
+        return replay.main(argv[1:])
     if argv[:1] == ["costs"]:
         from bench import costs
 

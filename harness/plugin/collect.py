@@ -93,17 +93,25 @@ def order(item: pytest.Item) -> tuple[bool, float]:
     cells start early rather than trail at the end on a few workers (stable: the chart keeps matrix.toml's order)."""
     if not isinstance(item, CellItem):
         return False, 0.0
-    return item.spec.path.id in KEPT_PATHS, -item.spec.path.timeout
+    return cell_order(item.spec.path.id, item.spec.path.timeout)
 
 
-SCHEDULE_CHUNK = 2  # cells xdist hands a worker at a time
+def cell_order(path: str, timeout: float) -> tuple[bool, float]:
+    """``order``'s key for a cell of ``path``, whose timeout is ``timeout``."""
+    return path in KEPT_PATHS, -timeout
+
+
+SCHEDULE_CHUNK = 1  # cells xdist sends a worker at a time (it keeps two there: the one running and the next)
 
 
 def schedule_cell_by_cell(config: pytest.Config) -> None:
     """xdist's load scheduling starts each worker on a quarter of its share of the cells at once (12 each on 56
     workers of the full matrix): the longest-first order then gave 10 workers every ``aoti_standalone`` cell, which
     they ran for the whole cell span while the others went idle. Unless the user sets ``--maxschedchunk``, a worker
-    gets two cells at a time, so the long cells spread over every worker."""
+    holds the cell it runs and the next one only: a cell sent to a worker waits there behind the one it runs, however
+    long that takes (xdist cannot take it back), and at two a time the third waited too (the flash-linear-attention
+    suite's last 55.6 s cell queued behind a 110.9 s one while 13 workers had ended: 201.7 s; replayed at one a time,
+    ``python -m bench replay``, 149.4 s)."""
     if getattr(config.option, "maxschedchunk", SCHEDULE_CHUNK) is None:
         config.option.maxschedchunk = SCHEDULE_CHUNK
 

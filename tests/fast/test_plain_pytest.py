@@ -73,9 +73,9 @@ def test_plain_pytest_exits_2_for_bad_input_as_run_does(here: Path, capsys: pyte
     assert errors[0].startswith("error: command line: --cases[0]: unknown case 'nosuch'")
 
 
-@pytest.mark.parametrize(("given", "scheduled"), [((), 2), (("--maxschedchunk", "5"), 5)])
-def test_xdist_hands_a_worker_two_cells_at_a_time_unless_the_user_says(here: Path, given: tuple[str, ...],
-                                                                       scheduled: int):
+@pytest.mark.parametrize(("given", "scheduled"), [((), 1), (("--maxschedchunk", "5"), 5)])
+def test_xdist_sends_a_worker_one_cell_at_a_time_unless_the_user_says(here: Path, given: tuple[str, ...],
+                                                                      scheduled: int):
     """xdist's load scheduling reads ``--maxschedchunk`` when the workers are ready, after the plugin's configure."""
     seen: list[int] = []
 

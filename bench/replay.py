@@ -1,0 +1,145 @@
+"""A run's cells replayed through pytest-xdist's own load scheduling on a simulated clock: each cell takes the
+seconds its record measured (``started`` to ``ended``), on as many workers as the run had, in the order the harness
+collects them (harness/plugin/collect.py), and the replay prints when the last cell ends for each
+``--maxschedchunk``. What a change of scheduling buys, on a real run's cells, before a GPU runs it: at 29582d6 the
+flash-linear-attention suite's last cell ended at 201.7 s; replayed, 201.7 s at chunk 2 (the run's) and 149.4 s at 1.
+
+Usage: python -m bench replay RESULTS.json [--matrix matrix.toml] [--workers N] [--chunks 1,2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from tabulate import tabulate
+from xdist.scheduler import LoadScheduling
+
+from harness.errors import EXIT_BAD_INPUT, InputError
+from harness.plugin.collect import cell_order
+from harness.records.files import read_results
+from harness.records.record import Record
+
+
+@dataclass
+class Cell:
+    id: str
+    path: str
+    seconds: float
+
+
+@dataclass(eq=False)
+class Node:
+    """A worker as the scheduler sees one: the cells sent to it, in order."""
+
+    name: str
+    queue: list[int] = field(default_factory=list)
+    shutting_down: bool = False
+
+    @property
+    def gateway(self) -> SimpleNamespace:  # what xdist names a worker by in its log
+        return SimpleNamespace(id=self.name)
+
+    def send_runtest_some(self, indices: list[int]) -> None:
+        self.queue.extend(indices)
+
+    def shutdown(self) -> None:
+        self.shutting_down = True
+
+
+class Options:
+    """The two options xdist's load scheduling reads."""
+
+    def __init__(self, workers: int, chunk: int) -> None:
+        self.values = {"tx": [f"{workers}*popen"], "maxschedchunk": chunk}
+
+    def getvalue(self, name: str) -> Any:
+        return self.values[name]
+
+    getoption = getvalue
+
+
+def replay(cells: list[Cell], workers: int, chunk: int) -> tuple[float, float]:
+    """When the last cell ends, and the busiest worker's seconds, with ``workers`` and ``--maxschedchunk chunk``."""
+    quiet = SimpleNamespace(loadsched=lambda *words: None)  # xdist's log of every cell sent
+    scheduler = LoadScheduling(Options(workers, chunk), quiet)  # type: ignore[arg-type]
+    nodes = [Node(f"gw{n}") for n in range(workers)]
+    for node in nodes:
+        scheduler.add_node(node)  # type: ignore[arg-type]
+        scheduler.add_node_collection(node, [cell.id for cell in cells])  # type: ignore[arg-type]
+    scheduler.schedule()
+    running: list[tuple[float, int]] = []  # (ends at, node number)
+    busy = [0.0] * workers
+
+    def start(number: int, now: float) -> None:
+        node = nodes[number]
+        if node.queue:
+            seconds = cells[node.queue[0]].seconds
+            busy[number] += seconds
+            heapq.heappush(running, (now + seconds, number))
+
+    for number in range(workers):
+        start(number, 0.0)
+    end = 0.0
+    while running:
+        end, number = heapq.heappop(running)
+        node = nodes[number]
+        index = node.queue.pop(0)
+        scheduler.mark_test_complete(node, index, cells[index].seconds)  # type: ignore[arg-type]
+        start(number, end)
+    return end, max(busy)
+
+
+def cells_of(records: list[Record], timeouts: dict[str, float]) -> list[Cell]:
+    """The records that ran (reused ones have no times), in the harness's collection order."""
+    ran = [r for r in records if r.measurements.started is not None and r.measurements.ended is not None]
+    ordered = sorted(ran, key=lambda r: cell_order(r.path, timeouts[r.path]))
+    return [Cell(r.id, r.path, (r.measurements.ended or 0.0) - (r.measurements.started or 0.0)) for r in ordered]
+
+
+def timeouts_of(matrix: Path) -> dict[str, float]:
+    try:
+        paths = tomllib.loads(matrix.read_text())["paths"]
+        return {path: float(spec["timeout"]) for path, spec in paths.items()}
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
+        raise InputError(matrix, "paths", f"no path timeouts to order the cells by ({error})") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench replay", description=__doc__.splitlines()[0])
+    parser.add_argument("results", help="a results.json")
+    parser.add_argument("--matrix", default="matrix.toml", help="its matrix (the paths' timeouts order the cells)")
+    parser.add_argument("--workers", type=int, default=None, help="default: the run's")
+    parser.add_argument("--chunks", default="1,2", help="the --maxschedchunk values to replay")
+    args = parser.parse_args(argv)
+    try:
+        results = read_results(args.results)
+        timeouts = timeouts_of(Path(args.matrix))
+        missing = sorted({r.path for r in results.cells} - set(timeouts))
+        if missing:
+            raise InputError(args.matrix, "paths", f"no timeout for {', '.join(missing)}")
+    except InputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    cells = cells_of(results.cells, timeouts)
+    workers = args.workers or int(results.environment.get("workers") or 1)
+    span = max((c.measurements.ended or 0.0) for c in results.cells) - min(
+        c.measurements.started for c in results.cells if c.measurements.started is not None)
+    rows = [("the run", "", f"{span:.1f}", "")]
+    for chunk in (int(value) for value in args.chunks.split(",")):
+        end, busiest = replay(cells, workers, chunk)
+        rows.append(("replayed", chunk, f"{end:.1f}", f"{busiest:.1f}"))
+    print(f"{len(cells)} cells, {sum(c.seconds for c in cells):.0f} cell-seconds, {workers} workers")
+    print(tabulate(rows, headers=["", "--maxschedchunk", "last cell ends (s)", "busiest worker (s)"],
+                   tablefmt="github"))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
