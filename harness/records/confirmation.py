@@ -1,14 +1,15 @@
 """Whether a repro script, run outside the harness, showed the failure its cell recorded: a ``wrong`` script raised
 "wrong numbers", a ``graph_break`` one "graph break", a ``blind`` one FlopCounterMode's count, a ``timeout`` one ran
 past its limit, a ``crash`` (or a CUDA fault) one died or met the fault, and an ``error`` one raised the cell's
-exception, by the script's own exception line: the same type, or the same message line (op names, paths, addresses
-and numbers set aside). A failure its script did not show is a harness suspect: the harness's own scaffolding may
-have caused it. A script stopped
-with the run, or killed at its path's timeout while its cell did not time out, confirms nothing either way: its
-failure is "not confirmed" (``reproduced`` null), never a suspect."""
+exception, by the script's own exception line: the same type where the type names the failure, else the same message
+line (op names, paths, addresses and numbers set aside). A failure its script did not show is a harness suspect: the
+harness's own scaffolding may have caused it. A script stopped with the run, or killed at its path's timeout while
+its cell did not time out, confirms nothing either way: its failure is "not confirmed" (``reproduced`` null), never
+a suspect."""
 
 from __future__ import annotations
 
+import builtins
 import re
 from typing import Any
 
@@ -28,6 +29,10 @@ SPECIFIC = (
     (re.compile(r"\d+(\.\d+)?(e[-+]?\d+)?"), "N"),
 )
 COMPARED = 60  # characters of the message lines compared
+CONTAINED = 20  # ... the fewest found inside the other message (shorter: only at its start)
+BUILTIN_ERRORS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+)
 
 
 def reproduced(record: Record, returncode: int | None, output: str, line: str) -> bool | None:
@@ -49,18 +54,27 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
 
 
 def same_exception(record: Record, line: str) -> bool:
-    """Whether ``line`` (``Type: message``) is the exception ``record`` holds: the same type (its module aside), or
-    the same message line (its first ``COMPARED`` characters, once case-specific names are set aside: a cell may
-    see an exception wrapped where its script sees it bare, or the reverse)."""
+    """Whether ``line`` (``Type: message``) is the exception ``record`` holds: the same type (its module aside)
+    where the type names what went wrong, or else the same message: the first ``COMPARED`` characters of one's
+    first line, case-specific names set aside, begin or lie in the other's (a cell may see an exception wrapped
+    where its script sees it bare, or the reverse). A builtin type (``RuntimeError``, ``AssertionError``: what a
+    driver, a kernel's launch and a wrapper all raise) needs the message too."""
     said = RAISED.match(line.strip())
     if said is None:
         return False
     kind, message = said.group(1).rpartition(".")[2], (said.group(2) or "").strip()
-    if record.error_type and kind == record.error_type:
+    if record.error_type and kind == record.error_type and kind not in BUILTIN_ERRORS:
         return True
     lines = (record.error or "").strip().splitlines()
-    recorded = _plain(lines[0], record)[:COMPARED] if lines else ""
-    return bool(recorded) and recorded == _plain(message, record)[:COMPARED]
+    recorded = _plain(lines[0], record) if lines else ""
+    shown = _plain(message, record)
+    return _holds(recorded, shown) or _holds(shown, recorded)
+
+
+def _holds(outer: str, inner: str) -> bool:
+    """``inner``'s first ``COMPARED`` characters begin ``outer``, or lie in it where they are ``CONTAINED`` or more."""
+    start = inner[:COMPARED]
+    return bool(start) and (outer[:COMPARED] == start or (len(start) >= CONTAINED and start in outer))
 
 
 def _plain(message: str, record: Record) -> str:

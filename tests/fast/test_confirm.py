@@ -21,6 +21,10 @@ from tests.fakes import FakeCells
 
 SCHEMA = "Could not find schema for ns::op"
 WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not close!"
+WRAP = "wrap_triton: the kernel's grid must be a tuple or a callable returning one"
+DRIVERS = "0 active drivers ([]). There should only be one."
+MUTABLE = "Cannot register autograd formula for a mutable op; add it to the mutates_args"
+WORDED = f"OP writes into x: triton_op cannot train it: {MUTABLE}"  # the harness's wording, ending with the error
 
 
 @pytest.mark.parametrize(
@@ -37,6 +41,11 @@ WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not clo
         ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x.F: {SCHEMA}", True),  # wrapped: the same message
         ("error", {"error_type": "E", "error": SCHEMA}, 1, f"x.F: warning: E raised\nx.F: {SCHEMA[:9]}", False),
         ("error", {"error_type": "E", "error": "no harness::sin_jit at 0x7f3a"}, 1, "x.F: no mylib::sin at 0x9", True),
+        ("error", {"error_type": "RuntimeError", "error": WRAP}, 1, f"RuntimeError: {DRIVERS}", False),  # a builtin
+        ("error", {"error_type": "RuntimeError", "error": WORDED}, 1, f"RuntimeError: {MUTABLE}", True),
+        ("error", {"error_type": "Unsupported", "error": f"raised: RuntimeError: {DRIVERS}"}, 1, f"E: {DRIVERS}", True),
+        ("error", {"error_type": "RuntimeError", "error": "boom"}, 1, "RuntimeError: boom", True),
+        ("error", {"error_type": "RuntimeError", "error": "no boom here"}, 1, "RuntimeError: boom", False),  # short
         ("timeout", {}, None, "", True),
         ("error", {"error_type": "E", "error": SCHEMA}, None, "", None),  # out of time: not confirmed
         ("timeout", {}, 1, "RuntimeError: boom", False),
