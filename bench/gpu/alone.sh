@@ -5,7 +5,8 @@
 # .whl) and the suite's libraries' wheels:
 #   bash bench/gpu/alone.sh OUT NAME MATRIX [CASE-FOLDER]
 # writes OUT/NAME.log and OUT/NAME.tgz (the report folder and, per script, its output and a summary line: exit
-# status, seconds, lines). LIMIT (300 s) bounds the run, JOBS (8) the scripts run at once.
+# status, seconds, lines). LIMIT (300 s) bounds the run, JOBS (8) the scripts run at once; ALONE=0 runs the suite
+# only (its wall, its own confirmation), not the scripts alone after it.
 set -uo pipefail
 out=$1
 name=$2
@@ -25,6 +26,10 @@ start=$(date +%s)
     --report-dir "/tmp/r-$name" --cache-dir "/tmp/c-$name" -q >"$out/$name.log" 2>&1)
 echo "$name: harness exit $? after $(( $(date +%s) - start )) s"
 tail -6 "$out/$name.log"
+if [ "${ALONE:-1}" = 0 ]; then
+    tar czf "$out/$name.tgz" -C /tmp "r-$name"
+    exit 0
+fi
 cd "/tmp/alone-$name" || exit 3
 for script in /tmp/r-"$name"/repros/*.py; do
     base=$(basename "$script" .py)
