@@ -111,12 +111,24 @@ def timeouts_of(matrix: Path) -> dict[str, float]:
         raise InputError(matrix, "paths", f"no path timeouts to order the cells by ({error})") from None
 
 
+def positive(text: str) -> int:
+    """A whole number of at least 1 (argparse's type)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return int(text)
+
+
+def positives(text: str) -> tuple[int, ...]:
+    """Comma-separated whole numbers of at least 1 (argparse's type)."""
+    return tuple(positive(value) for value in text.split(","))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench replay", description=__doc__.splitlines()[0])
     parser.add_argument("results", help="a results.json")
     parser.add_argument("--matrix", default="matrix.toml", help="its matrix (the paths' timeouts order the cells)")
-    parser.add_argument("--workers", type=int, default=None, help="default: the run's")
-    parser.add_argument("--chunks", default="1,2", help="the --maxschedchunk values to replay")
+    parser.add_argument("--workers", type=positive, default=None, help="default: the run's")
+    parser.add_argument("--chunks", type=positives, default=(1, 2), help="the --maxschedchunk values to replay (1,2)")
     args = parser.parse_args(argv)
     try:
         results = read_results(args.results)
@@ -132,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     span = max((c.measurements.ended or 0.0) for c in results.cells) - min(
         c.measurements.started for c in results.cells if c.measurements.started is not None)
     rows = [("the run", "", f"{span:.1f}", "")]
-    for chunk in (int(value) for value in args.chunks.split(",")):
+    for chunk in args.chunks:
         end, busiest = replay(cells, workers, chunk)
         rows.append(("replayed", chunk, f"{end:.1f}", f"{busiest:.1f}"))
     print(f"{len(cells)} cells, {sum(c.seconds for c in cells):.0f} cell-seconds, {workers} workers")

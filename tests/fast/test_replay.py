@@ -64,3 +64,11 @@ def test_a_path_the_matrix_has_no_timeout_for_is_exit_2(tmp_path: Path, capsys: 
     matrix.write_text('[paths]\neager = { timeout = 120 }\n')
     assert replay.main([str(file), "--matrix", str(matrix)]) == 2
     assert capsys.readouterr().err == f"error: {matrix}: paths: no timeout for vmap\n"
+
+
+@pytest.mark.parametrize("option", [("--chunks", "1,x"), ("--workers", "0")])
+def test_a_chunk_or_worker_count_that_is_not_a_whole_number_is_exit_2(tmp_path: Path, option: tuple[str, str],
+                                                                       capsys: pytest.CaptureFixture[str]):
+    with pytest.raises(SystemExit) as stopped:
+        replay.main([str(results_file(tmp_path, [("eager", 0, 1.0)])), *option])
+    assert stopped.value.code == 2 and "expected a whole number of at least 1" in capsys.readouterr().err
