@@ -94,7 +94,8 @@ def test_a_run_interrupted_while_its_session_starts_exits_130_and_says_nothing(m
     monkeypatch.setattr(tempdirs, "make", ctrl_c)  # the session's first step
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0")
     assert done.returncode == 130
-    assert done.stderr.splitlines() == [f"matrix: {matrix} (--matrix)"] and "KeyboardInterrupt" not in done.stdout
+    said = [line for line in done.stderr.splitlines() if not line.startswith("harness: checking case ")]  # a slow check
+    assert said == [f"matrix: {matrix} (--matrix)"] and "KeyboardInterrupt" not in done.stdout
 
 
 def test_an_interrupt_torch_lost_as_it_imported_stops_the_run_before_its_first_cell(
