@@ -38,6 +38,10 @@ from harness.spec import Status
 
 DEFAULT_LIMIT = 600.0  # seconds a script may run where its path is not in this run's matrix
 EARLY_SHARE = 4  # while cells run, one script at a time per this many workers, or more on cores no worker has
+# once the cells have ended, up to this many scripts per worker while cores are idle: one H200 at 3e48632 had 4-11 of
+# its 16 cores idle from 25 s after the last cell, its 14 places full, while 65 scripts had yet to start (the last
+# ended 59 s after the last cell; the timing phase waits for them)
+AFTER_CELLS_MOST = 2
 
 
 def early_width(workers: int, cores: int) -> int:
@@ -126,9 +130,11 @@ class Confirmer:
 
     def cells_ended(self) -> None:
         """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
-        beside the workers' warm-ups of their kept artifacts; the timing phase, which waits for them (they hold the
-        GPUs' locks shared), then starts once the queue is drained instead of waiting for it three at a time."""
-        self.width.widen(max(1, workers(self.config)))
+        beside the workers' warm-ups of their kept artifacts, and more, up to ``AFTER_CELLS_MOST`` times as many,
+        while the host has idle cores; the timing phase, which waits for them (they hold the GPUs' locks shared),
+        then starts once the queue is drained instead of waiting for it three at a time."""
+        count = max(1, workers(self.config))
+        self.width.widen(count, most=AFTER_CELLS_MOST * count)
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""

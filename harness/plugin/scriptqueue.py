@@ -56,10 +56,11 @@ class Width:
             return True
         return self.idle is not None and self.running < self.most and self.idle() >= SPARE_CORES
 
-    def widen(self, allowed: int) -> None:
+    def widen(self, allowed: int, most: int | None = None) -> None:
+        """At least ``allowed`` at once from now on, and up to ``most`` while cores are idle."""
         with self.turn:
             self.allowed = max(self.allowed, allowed)
-            self.most = max(self.most, self.allowed)
+            self.most = max(self.most, self.allowed, most or 0)
             self.turn.notify_all()
 
 

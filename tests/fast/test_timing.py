@@ -367,6 +367,42 @@ def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells
     assert width.running == 0
 
 
+def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to_twice_them():
+    """After the last cell the queue takes the workers' width at once, and one more script per reading of idle
+    cores up to ``AFTER_CELLS_MOST`` times the workers (scripts waiting on the GPU's driver leave cores idle)."""
+    from harness.plugin import scriptqueue
+    from harness.plugin.confirming import AFTER_CELLS_MOST, Confirmer
+    from harness.plugin.scriptqueue import Width
+
+    idle = [0.0]
+    width, started, release = Width(1, most=1, idle=lambda: idle[0]), [], threading.Event()
+    confirmer = Confirmer.__new__(Confirmer)
+    confirmer.width, confirmer.config = width, SimpleNamespace(option=SimpleNamespace(dist="load", tx=["popen"] * 2))
+
+    def script(name: str) -> None:
+        with width.slot():
+            started.append(name)
+            release.wait(20)
+
+    threads = [threading.Thread(target=script, args=(name,)) for name in "abcdef"]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.3)
+    assert len(started) == 1
+    confirmer.cells_ended()
+    time.sleep(0.3)
+    assert len(started) == 2  # the workers' width, the host busy
+    idle[0] = 2.0
+    deadline = time.monotonic() + 4 * scriptqueue.IDLE_SAMPLE + 5
+    while len(started) < 2 * AFTER_CELLS_MOST and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    assert len(started) == 2 * AFTER_CELLS_MOST  # idle cores: up to twice the workers, never beyond
+    release.set()
+    for thread in threads:
+        thread.join(20)
+
+
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
