@@ -2,8 +2,8 @@
 confirm.py), and each failed cell's record given its ``confirmation``: reproduced by the script (with its error
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
-scriptqueue.py), and as many at a time as workers once the last cell has ended
-(beside the workers' warm-ups, before the timing phase on their GPU, which they hold back); each script runs on
+scriptqueue.py), and as many at a time as workers once the last cell has ended, up to twice as many while cores are
+idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back); each script runs on
 the GPU of the run's fewest scripts (``GpuShare``); the end of the run writes the final
 scripts (for those same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept
 from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one
