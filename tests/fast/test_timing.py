@@ -346,61 +346,69 @@ def test_early_scripts_run_a_few_at_a_time_and_as_many_as_workers_once_the_cells
     drains as wide as the workers, beside their warm-ups, before the timing phase that waits for it."""
     from harness.plugin.scriptqueue import Width
 
-    width, started, release = Width(1), [], threading.Event()
-
-    def script(name: str) -> None:
-        with width.slot():
-            started.append(name)
-            release.wait(10)
-
-    threads = [threading.Thread(target=script, args=(name,)) for name in ("a", "b", "c")]
-    for thread in threads:
-        thread.start()
+    width = Width(1)
+    started, release, threads = held_scripts(width, "abc")
     time.sleep(0.2)
     assert len(started) == 1  # one slot while cells run
     width.widen(3)  # the cells have ended
     time.sleep(0.2)
     assert sorted(started) == ["a", "b", "c"]
-    release.set()
-    for thread in threads:
-        thread.join(10)
+    released(release, threads)
     assert width.running == 0
 
 
-def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to_twice_them():
-    """After the last cell the queue takes the workers' width at once, and one more script per reading of idle
-    cores up to ``AFTER_CELLS_MOST`` times the workers (scripts waiting on the GPU's driver leave cores idle)."""
-    from harness.plugin import scriptqueue
-    from harness.plugin.confirming import AFTER_CELLS_MOST, Confirmer
-    from harness.plugin.scriptqueue import Width
-
-    idle = [0.0]
-    width, started, release = Width(1, most=1, idle=lambda: idle[0]), [], threading.Event()
-    confirmer = Confirmer.__new__(Confirmer)
-    confirmer.width, confirmer.config = width, SimpleNamespace(option=SimpleNamespace(dist="load", tx=["popen"] * 2))
+def held_scripts(width: Any, names: str) -> tuple[list[str], threading.Event, list[threading.Thread]]:
+    """A script per name, each holding a place of ``width`` until released; the names of those started."""
+    started: list[str] = []
+    release = threading.Event()
 
     def script(name: str) -> None:
         with width.slot():
             started.append(name)
             release.wait(20)
 
-    threads = [threading.Thread(target=script, args=(name,)) for name in "abcdef"]
+    threads = [threading.Thread(target=script, args=(name,)) for name in names]
     for thread in threads:
         thread.start()
+    return started, release, threads
+
+
+def released(release: threading.Event, threads: list[threading.Thread]) -> None:
+    release.set()
+    for thread in threads:
+        thread.join(20)
+
+
+def started_within(started: list[str], count: int, samples: int) -> int:
+    """How many have started once ``count`` have or ``samples`` readings of the idle cores have passed."""
+    from harness.plugin import scriptqueue
+
+    deadline = time.monotonic() + samples * scriptqueue.IDLE_SAMPLE + 5
+    while len(started) < count and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.3)
+    return len(started)
+
+
+def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to_twice_them():
+    """After the last cell the queue takes the workers' width at once, and one more script per reading of idle
+    cores up to ``AFTER_CELLS_MOST`` times the workers (scripts waiting on the GPU's driver leave cores idle)."""
+    from harness.plugin.confirming import AFTER_CELLS_MOST, Confirmer
+    from harness.plugin.scriptqueue import Width
+
+    idle = [0.0]
+    width = Width(1, most=1, idle=lambda: idle[0])
+    confirmer = Confirmer.__new__(Confirmer)
+    confirmer.width, confirmer.config = width, SimpleNamespace(option=SimpleNamespace(dist="load", tx=["popen"] * 2))
+    started, release, threads = held_scripts(width, "abcdef")
     time.sleep(0.3)
     assert len(started) == 1
     confirmer.cells_ended()
     time.sleep(0.3)
     assert len(started) == 2  # the workers' width, the host busy
     idle[0] = 2.0
-    deadline = time.monotonic() + 4 * scriptqueue.IDLE_SAMPLE + 5
-    while len(started) < 2 * AFTER_CELLS_MOST and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.3)
-    assert len(started) == 2 * AFTER_CELLS_MOST  # idle cores: up to twice the workers, never beyond
-    release.set()
-    for thread in threads:
-        thread.join(20)
+    assert started_within(started, 2 * AFTER_CELLS_MOST, 4) == 2 * AFTER_CELLS_MOST  # never beyond
+    released(release, threads)
 
 
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
@@ -569,27 +577,13 @@ def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_pat
     from harness.plugin.scriptqueue import IdleCores, Width
 
     idle = [0.0]
-    width, started, release = Width(1, most=3, idle=lambda: idle[0]), [], threading.Event()
-
-    def script(name: str) -> None:
-        with width.slot():
-            started.append(name)
-            release.wait(20)
-
-    threads = [threading.Thread(target=script, args=(name,)) for name in "abcd"]
-    for thread in threads:
-        thread.start()
+    width = Width(1, most=3, idle=lambda: idle[0])
+    started, release, threads = held_scripts(width, "abcd")
     time.sleep(0.3)
     assert len(started) == 1  # busy: the width alone
     idle[0] = 2.0
-    deadline = time.monotonic() + 3 * scriptqueue.IDLE_SAMPLE + 5
-    while len(started) < 3 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    time.sleep(0.3)
-    assert len(started) == 3  # idle cores: up to ``most``, never beyond
-    release.set()
-    for thread in threads:
-        thread.join(20)
+    assert started_within(started, 3, 3) == 3  # idle cores: up to ``most``, never beyond
+    released(release, threads)
     stat = tmp_path / "stat"
     stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
     cores = IdleCores(str(stat))
