@@ -96,10 +96,14 @@ def replay(cells: list[Cell], workers: int, chunk: int) -> tuple[float, float]:
     return end, max(busy)
 
 
+def ran(records: list[Record]) -> list[Record]:
+    """The records whose cells ran in this run (reused ones have no times)."""
+    return [r for r in records if r.measurements.started is not None and r.measurements.ended is not None]
+
+
 def cells_of(records: list[Record], timeouts: dict[str, float]) -> list[Cell]:
-    """The records that ran (reused ones have no times), in the harness's collection order."""
-    ran = [r for r in records if r.measurements.started is not None and r.measurements.ended is not None]
-    ordered = sorted(ran, key=lambda r: cell_order(r.path, timeouts[r.path]))
+    """The cells that ran, in the harness's collection order."""
+    ordered = sorted(ran(records), key=lambda r: cell_order(r.path, timeouts[r.path]))
     return [Cell(r.id, r.path, (r.measurements.ended or 0.0) - (r.measurements.started or 0.0)) for r in ordered]
 
 
@@ -109,6 +113,13 @@ def timeouts_of(matrix: Path) -> dict[str, float]:
         return {path: float(spec["timeout"]) for path, spec in paths.items()}
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as error:
         raise InputError(matrix, "paths", f"no path timeouts to order the cells by ({error})") from None
+
+
+def run_workers(value: int | None, file: str) -> int:
+    """The run's worker count as its results file records it (1 where it does not)."""
+    if value is not None and value < 1:
+        raise InputError(file, "environment.workers", f"expected a whole number of at least 1, got {value!r}")
+    return value or 1
 
 
 def positive(text: str) -> int:
@@ -136,13 +147,15 @@ def main(argv: list[str] | None = None) -> int:
         missing = sorted({r.path for r in results.cells} - set(timeouts))
         if missing:
             raise InputError(args.matrix, "paths", f"no timeout for {', '.join(missing)}")
+        timed = ran(results.cells)
+        if not timed:
+            raise InputError(args.results, "cells[].measurements.started", "no record of this run has its times")
+        workers = args.workers or run_workers(results.environment.get("workers"), args.results)
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    cells = cells_of(results.cells, timeouts)
-    workers = args.workers or int(results.environment.get("workers") or 1)
-    span = max((c.measurements.ended or 0.0) for c in results.cells) - min(
-        c.measurements.started for c in results.cells if c.measurements.started is not None)
+    cells = cells_of(timed, timeouts)
+    span = max(r.measurements.ended or 0.0 for r in timed) - min(r.measurements.started or 0.0 for r in timed)
     rows = [("the run", "", f"{span:.1f}", "")]
     for chunk in args.chunks:
         end, busiest = replay(cells, workers, chunk)

@@ -38,12 +38,12 @@ def test_the_harnesss_chunk_ends_a_long_cell_queued_behind_a_long_one_sooner():
     assert ends == {SCHEDULE_CHUNK: 1 + 100 + 1, 2: 1 + 100 + 50 + 1}
 
 
-def results_file(tmp_path: Path, paths: list[tuple[str, float, float]]) -> Path:
+def results_file(tmp_path: Path, paths: list[tuple[str, float, float]], workers: object = 2) -> Path:
     records = [{"id": f"a{n}-s-{path}", "case": f"a{n}", "style": "s", "path": path, "status": "pass",
                 "seconds": seconds, "measurements": {"started": 1000 + start, "ended": 1000 + start + seconds}}
                for n, (path, start, seconds) in enumerate(paths)]  # fmt: skip
     file = tmp_path / "results.json"
-    file.write_text(json.dumps({"schema": 3, "environment": {"workers": 2}, "cells": records}))
+    file.write_text(json.dumps({"schema": 3, "environment": {"workers": workers}, "cells": records}))
     return file
 
 
@@ -72,3 +72,16 @@ def test_a_chunk_or_worker_count_that_is_not_a_whole_number_is_exit_2(tmp_path: 
     with pytest.raises(SystemExit) as stopped:
         replay.main([str(results_file(tmp_path, [("eager", 0, 1.0)])), *option])
     assert stopped.value.code == 2 and "expected a whole number of at least 1" in capsys.readouterr().err
+
+
+def test_a_run_with_no_timed_cell_or_a_damaged_worker_count_is_exit_2(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]):
+    reused = results_file(tmp_path, [("eager", 0, 1.0)])
+    data = json.loads(reused.read_text())
+    data["cells"][0]["measurements"] = {}
+    reused.write_text(json.dumps(data))
+    assert replay.main([str(reused)]) == 2
+    assert capsys.readouterr().err.endswith("cells[].measurements.started: no record of this run has its times\n")
+    damaged = results_file(tmp_path, [("eager", 0, 1.0)], workers=0)
+    assert replay.main([str(damaged)]) == 2
+    assert "environment.workers: expected a whole number of at least 1, got 0" in capsys.readouterr().err
