@@ -21,7 +21,9 @@ MARKERS = {
     Status.GRAPH_BREAK: "graph break:",
     Status.BLIND: "FlopCounterMode counted",
 }
-RAISED = re.compile(r"^([A-Za-z_][\w.]*):(?:\s(.*))?$")  # ``torch._dynamo.exc.UserError: Constraints violated``
+# ``torch._dynamo.exc.UserError: Constraints violated``, or the bare type of an exception raised without a message
+# (a launcher's ``assert x.is_contiguous()``)
+RAISED = re.compile(r"^([A-Za-z_][\w.]*)(?::(?:\s(.*))?)?$")
 SPECIFIC = (
     (re.compile(r"torch\.ops\.\w+\.\w+|\w+::\w+"), "OP"),  # an op's name, as a message may spell it
     (re.compile(r"\S*/\S*"), "PATH"),
@@ -58,16 +60,18 @@ def same_exception(record: Record, line: str) -> bool:
     where the type names what went wrong, or else the same message: the first ``COMPARED`` characters of one's
     first line, case-specific names set aside, begin or lie in the other's (a cell may see an exception wrapped
     where its script sees it bare, or the reverse). A builtin type (``RuntimeError``, ``AssertionError``: what a
-    driver, a kernel's launch and a wrapper all raise) needs the message too."""
+    driver, a kernel's launch and a wrapper all raise) needs the message too, or, raised without one (a bare
+    ``assert``), none on either side."""
     said = RAISED.match(line.strip())
     if said is None:
         return False
     kind, message = said.group(1).rpartition(".")[2], (said.group(2) or "").strip()
-    if record.error_type and kind == record.error_type and kind not in BUILTIN_ERRORS:
-        return True
     lines = (record.error or "").strip().splitlines()
-    recorded = _plain(lines[0], record) if lines else ""
-    shown = _plain(message, record)
+    first = lines[0] if lines and lines[0] != f"{record.error_type}()" else ""  # the repr of one without a message
+    recorded, shown = _plain(first, record), _plain(message, record)
+    unsaid = not recorded and not shown
+    if record.error_type and kind == record.error_type and (kind not in BUILTIN_ERRORS or unsaid):
+        return True
     return _holds(recorded, shown) or _holds(shown, recorded)
 
 

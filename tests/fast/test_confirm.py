@@ -24,6 +24,8 @@ WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not clo
 WRAP = "wrap_triton: the kernel's grid must be a tuple or a callable returning one"
 DRIVERS = "0 active drivers ([]). There should only be one."
 MUTABLE = "Cannot register autograd formula for a mutable op; add it to the mutates_args"
+BARE_ASSERT = "Traceback (most recent call last):\n  File \"r.py\", line 9\n    assert x.numel() % 2\nAssertionError\n"
+BARE_KEY = BARE_ASSERT.replace("AssertionError", "KeyError")
 WORDED = f"OP writes into x: triton_op cannot train it: {MUTABLE}"  # the harness's wording, ending with the error
 
 
@@ -46,6 +48,10 @@ WORDED = f"OP writes into x: triton_op cannot train it: {MUTABLE}"  # the harnes
         ("error", {"error_type": "Unsupported", "error": f"raised: RuntimeError: {DRIVERS}"}, 1, f"E: {DRIVERS}", True),
         ("error", {"error_type": "RuntimeError", "error": "boom"}, 1, "RuntimeError: boom", True),
         ("error", {"error_type": "RuntimeError", "error": "no boom here"}, 1, "RuntimeError: boom", False),  # short
+        ("error", {"error_type": "AssertionError", "error": "AssertionError()"}, 1, BARE_ASSERT, True),  # no message
+        ("error", {"error_type": "AssertionError", "error": "AssertionError()"}, 1, "AssertionError: x is odd", False),
+        ("error", {"error_type": "AssertionError", "error": "x is odd"}, 1, BARE_ASSERT, False),
+        ("error", {"error_type": "AssertionError", "error": "AssertionError()"}, 1, BARE_KEY, False),
         ("timeout", {}, None, "", True),
         ("error", {"error_type": "E", "error": SCHEMA}, None, "", None),  # out of time: not confirmed
         ("timeout", {}, 1, "RuntimeError: boom", False),
