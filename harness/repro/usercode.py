@@ -8,7 +8,6 @@ import ast
 import importlib
 import importlib.util
 import inspect
-import re
 import sys
 import sysconfig
 from dataclasses import dataclass, field
@@ -316,6 +315,7 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
             names[name] = name.upper() if name in CONSTANTS else f"case_{name}"
             bindings.append(f"{names[name]} = CASE.{name}")
     top = {name for node in tree.body for name in defined(node)}
-    stand_ins = [STAND_IN, *(line for name, line in STAND_INS.items() if re.search(rf"\b{name}\b", body))]
-    text = "\n\n\n".join(["\n\n\n".join(stand_ins), body + "\n" + pick, "\n".join(bindings)])
+    used = _used(ast.parse(body))  # the module's and its inlined helpers' code
+    stand_ins = [line for name, line in STAND_INS.items() if name in used]
+    text = "\n\n\n".join([STAND_IN, *stand_ins, body + "\n" + pick, "\n".join(bindings)])
     return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))
