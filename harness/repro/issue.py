@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.repro.bundled import style_words
 from harness.spec import Status
 
@@ -45,10 +46,17 @@ def issue_text(record: Record, results: Results, script: str) -> str:
     expected = EXPECTED.get(
         record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
     )
+    wrong = wrong_kernels(results.cells).get(record.case)
+    own_bug = [  # the run's own finding: no tracker's bug, the kernel's
+        f"> Not a PyTorch or Triton bug: {wrong.line()}. Its other cells are that one bug; this report is for the "
+        "kernel's own tracker, if any.",
+        "",
+    ] if wrong else []  # fmt: skip
     return "\n".join(
         [
-            f"# {_title(record)}",
+            f"# {_title(record, wrong)}",
             "",
+            *own_bug,
             f"Found by triton-torch-matrix, cell `{record.id}` (case `{record.case}`, style `{record.style}`, "
             f"path `{record.path}`).",
             "",
@@ -83,13 +91,15 @@ def issue_text(record: Record, results: Results, script: str) -> str:
     )
 
 
-def _title(record: Record) -> str:
+def _title(record: Record, wrong: WrongKernel | None = None) -> str:
     words = {
         "wrong": "wrong numbers",
         "graph_break": "kernel runs outside the compiled graph",
         "blind": "wrong flop count",
     }
     what = words.get(str(record.status), _first_line(record))
+    if wrong is not None:
+        return f"{record.case}: the kernel disagrees with its reference in {wrong.scope()} ({record.path} shown)"[:160]
     return f"{record.path}: {style_words(record.style)} ({record.case}): {what}"[:160]
 
 
@@ -100,7 +110,9 @@ def _first_line(record: Record) -> str:
 
 
 def _passing(record: Record, results: Results) -> list[str]:
-    same_case = [cell for cell in results.cells if cell.case == record.case]
+    """The other styles of the same op (not the control: pure PyTorch, no op of the case's) that pass on the cell's
+    path, and the other paths where its style passes."""
+    same_case = [cell for cell in results.cells if cell.case == record.case and cell.style != "control"]
     styles = [cell.style for cell in same_case if cell.path == record.path and cell.status == Status.PASS]
     paths = [cell.path for cell in same_case if cell.style == record.style and cell.status == Status.PASS]
     return [

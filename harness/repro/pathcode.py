@@ -101,6 +101,8 @@ class Checks:
 
 
 def _infer(model: str, what: str, calls: int = 2, inputs: str = "inputs", expected: str = "expected") -> list[str]:
+    if calls == 1:
+        return ["with torch.no_grad():", f"    out = {model}(*copied({inputs}))", f'check("{what}", out, {expected})']
     lines = [
         f"for call in range(1, {calls + 1}):",
         "    with torch.no_grad():",
@@ -439,8 +441,10 @@ def _opcheck(case: Case, checks: Checks, path: str, op: str, trainable: bool) ->
     no_grad = tuple(case.arg_names.index(name) for name in case.no_grad)
     main = []
     if trainable:
+        kept = f" and i not in {no_grad!r}" if no_grad else ""
         main = [
-            f"inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in {no_grad!r})"
+            f"inputs = tuple(v.detach().requires_grad_(v.is_floating_point(){kept})"
             " if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs))"
         ]
-    return Path([], [*main, f"torch.library.opcheck({op}, {checks.opcheck_args})"])
+    opcheck = f"torch.library.opcheck({op}, {checks.opcheck_args})  # the op against itself"
+    return Path([COPIED, CHECK], [*main, opcheck, *_expect(), *_infer("model", "output", calls=1)])

@@ -568,3 +568,25 @@ def test_an_authors_habits_carry_into_the_script(tmp_path: Path, monkeypatch: py
     assert "for block in (64, 128):" in source and "Inputs = tuple" in source
     assert "do_bench" not in source and "what the program uses: the harness's own code" not in source
     assert not undefined(source) and own_lines(source) <= 100
+
+
+def test_an_issue_report_of_a_wrong_kernel_says_it_is_the_kernels_bug_and_the_control_is_no_workaround():
+    """A kernel wrong in every style on eager while its control passes (the run's own finding): the report's title
+    and first line say so, and the control (pure PyTorch, not the op) is no style where the same op passes."""
+    from harness.records.results import Results
+    from harness.repro.issue import issue_text
+
+    wrong = {"status": "wrong", "error": "output: max abs diff 4.9 at index (6,)"}
+    cells = [typed(make_record("leaky", style, path, **fields)) for style, path, fields in [
+        ("raw_jit", "eager", wrong), ("triton_op", "eager", wrong), ("control", "eager", {"status": "pass"}),
+        ("triton_op", "cpu_fallback", {"status": "pass"}),
+    ]]  # fmt: skip
+    report = issue_text(cells[1], Results({"device": "cpu"}, cells), "print()")
+    assert report.startswith("# leaky: the kernel disagrees with its reference in every style (eager shown)")
+    assert "> Not a PyTorch or Triton bug: the kernel leaky disagrees with its reference in every style" in report
+    assert "- Other styles on `eager`: none passes" in report
+    assert "- Other paths of `triton_op`: `cpu_fallback` pass" in report
+    plain = issue_text(cells[1], Results({"device": "cpu"}, cells[1:]), "print()")  # no raw_jit: still every style
+    assert "Not a PyTorch" in plain
+    alone = issue_text(cells[1], Results({"device": "cpu"}, [cells[1], cells[3]]), "print()")  # no control ran
+    assert "Not a PyTorch" not in alone and alone.startswith("# eager: ")

@@ -120,3 +120,16 @@ def test_a_style_that_errored_does_not_hide_a_style_that_passes():
         "[harness] the kernel k disagrees with its reference in the 1 of 2 styles that ran to a comparison, while "
         "its control passes: fix the kernel first"
     )
+
+
+def test_opcheck_compares_the_op_with_its_reference(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """opcheck checks the op against itself (schema, fake, autograd, dispatch), which a wrong kernel passes: the
+    path then compares one call with the reference, and the planted off-by-one is wrong there too."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    source = (REPO / "examples" / "scale_clamp.py").read_text()
+    planted = source.replace("mask = offsets < n_elements", "mask = offsets < n_elements - 1")
+    case = case_module(tmp_path, planted, "opcheck_scale_clamp").CASE
+    outcome = run(case, "custom_op", "opcheck", tmp_path, device="cpu")
+    assert (outcome["status"], outcome["stage"]) == (Status.WRONG, "compare"), outcome
+    right = dataclasses.replace(case_module(tmp_path, source, "opcheck_scale_ok").CASE, id="opcheck_ok")  # its op
+    assert run(right, "custom_op", "opcheck", tmp_path, device="cpu")["status"] == Status.PASS

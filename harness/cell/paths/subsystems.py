@@ -166,8 +166,10 @@ def vmap(cell: Cell) -> None:
 @path
 def opcheck(cell: Cell) -> None:
     """``torch.library.opcheck`` (schema, autograd registration, fake tensor, AOT dispatch: the check PyTorch's docs
-    tell op authors to run) on the op, with the inputs that take a gradient requiring one. Library ops only: a
-    launcher, the control or a shipped op that is no ``torch.library`` op is a skip."""
+    tell op authors to run) on the op, with the inputs that take a gradient requiring one; then one call of the
+    module compared with the reference (opcheck compares the op with itself, never with what it should compute: a
+    wrong kernel passes it). Library ops only: a launcher, the control or a shipped op that is no ``torch.library``
+    op is a skip."""
     assert cell.wrapped is not None
     shipped = cell.style == AS_SHIPPED
     op, extra = (cell.case.shipped, cell.case.shipped_args) if shipped else (cell.wrapped.op, ())
@@ -177,3 +179,4 @@ def opcheck(cell: Cell) -> None:
     cell.stage = "run"
     with cell.timed("run_seconds"):
         torch.library.opcheck(op, (*inputs, *extra))
+    _infer(cell, cell.model(), cell.inputs(), calls=1)
