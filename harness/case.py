@@ -16,8 +16,8 @@ Tensor = torch.Tensor
 Inputs = tuple[Any, ...]  # what make_inputs gives: tensors, and scalars or None where arg_types says so
 OPTIONAL_TENSOR = Tensor | None
 ARG_TYPES = (float, int, bool, OPTIONAL_TENSOR)  # the types arg_types may give an argument (default: Tensor)
-CALLABLE_FIELDS = ("reference", "make_inputs", "launch", "backward", "flops", "bytes_moved", "cpu_kernel", "module",
-                   "launch_backward", "shipped", "shipped_module")  # fmt: skip
+CALLABLE_FIELDS = ("reference", "make_inputs", "launch", "backward", "flops", "bytes_moved", "cpu_kernel", "fake",
+                   "module", "launch_backward", "shipped", "shipped_module")  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,6 +93,9 @@ class Case:
       they replace ``heuristics`` of the same name where ``@triton.heuristics`` sits under
       ``@triton.autotune`` and sees the config the autotuner picked (the reason that order exists).
     - ``cpu_kernel``: the CPU implementation registered for the library styles (default: ``reference``).
+    - ``fake``: the fake (meta) implementation the ``custom_op`` styles register, called on fake tensors: outputs of
+      the kernel's shapes, dtypes and strides (default: ``reference``, whose outputs may keep an input's strides
+      where the launcher allocates a contiguous output: Inductor and opcheck then reject the op, "incorrect fake").
     - ``autotune_options``: extra ``triton.autotune`` arguments the kernel needs (e.g. ``restore_value``).
     - ``module(op)``: the ``nn.Module`` the paths run, built around ``op`` (a plain function calling the style's op
       the way user code does: ``harness.kernel.model``); by default a module whose ``forward`` calls the op.
@@ -123,6 +126,7 @@ class Case:
     mutates: tuple[str, ...] = ()
     autotune_options: Mapping[str, Any] = field(default_factory=dict)
     cpu_kernel: Callable[..., Any] | None = None
+    fake: Callable[..., Any] | None = None
     module: Callable[[Callable[..., Any]], torch.nn.Module] | None = None
     size_bounds: tuple[int, int] | None = None
     dynamic_dims: tuple[tuple[int, ...], ...] | None = None

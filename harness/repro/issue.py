@@ -52,6 +52,13 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         "kernel's own tracker, if any.",
         "",
     ] if wrong else []  # fmt: skip
+    if not wrong and _reference_as_fake(record, script):
+        own_bug = [
+            "> The op's fake here is the case's reference (the case declares no `fake`): where the launcher's "
+            "outputs are laid out otherwise than the reference's, the fake is the case's to fix (`Case(fake=...)`), "
+            "before this is reported anywhere.",
+            "",
+        ]
     return "\n".join(
         [
             f"# {_title(record, wrong)}",
@@ -89,6 +96,12 @@ def issue_text(record: Record, results: Results, script: str) -> str:
             "",
         ]
     )
+
+
+def _reference_as_fake(record: Record, script: str) -> bool:
+    """Whether the cell failed on a fake that is the case's reference (a ``custom_op`` style's default)."""
+    said = f"{record.error or ''} {(record.confirmation or {}).get('line') or ''}".lower()
+    return "fake" in said and "register_fake" in script and "    return fake(" not in script
 
 
 def _title(record: Record, wrong: WrongKernel | None = None) -> str:

@@ -56,6 +56,7 @@ def fields_needed(case: Case, style: str, path: str) -> tuple[str, ...]:
     fields += ["heuristics"] if "heuristics" in decorator else []
     fields += ["config_heuristics"] if decorator == "autotune_heuristics" else []
     fields += ["cpu_kernel"] if wrapper != "launcher" else []
+    fields += ["fake"] if wrapper == "custom_op" else []
     if path in TRAINING_PATHS:
         fields += ["backward", "backward_kernel", "launch_backward"]
     return tuple(fields)
@@ -195,7 +196,7 @@ def _library_op(
     case: Case, wrapper: str, name: str, function: str, names: dict[str, str], meta: dict[str, Any], kernel: str
 ) -> list[str]:
     """The ``triton_op`` (launching ``wrap_triton(kernel)``) or ``custom_op`` (launching the kernel, with a fake
-    that runs the reference) of the case."""
+    that runs the case's ``fake``, else its reference) of the case."""
     wrap = "torch.library.wrap_triton" if wrapper == "triton_op" else ""
     kernel = f"{wrap}({kernel})" if wrap else kernel
     typed = ", ".join(
@@ -210,7 +211,7 @@ def _library_op(
     lines = [*head, f"    {'' if case.mutates else 'return '}{call}"]
     if wrapper == "custom_op":
         params = ", ".join(parameters(case))
-        fake = "None" if case.mutates else f"{names['reference']}({params})"
+        fake = "None" if case.mutates else f"{names.get('fake', names['reference'])}({params})"
         lines += ["", "", f"@{function}.register_fake", f"def _({params}):", f"    return {fake}"]
     return lines
 
