@@ -8,6 +8,7 @@ set aside.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,7 +83,9 @@ def named_scripts(
     records = results.by_id()
     unknown = [cell for cell in cells if cell not in records or not records[cell].module]
     if unknown:
-        raise InputError("command line", "CELL", f"no record with a case module for: {', '.join(unknown)}")
+        close = {cell: difflib.get_close_matches(cell, list(records), n=1, cutoff=0.8) for cell in unknown}
+        named = ", ".join(f"{cell} (did you mean {close[cell][0]}?)" if close[cell] else cell for cell in unknown)
+        raise InputError("command line", "CELL", f"no record with a case module for: {named}")
     scripts: dict[Path, tuple[str, str]] = {}
     for cell in dict.fromkeys(cells):
         source = named_source(records[cell], results.environment, tolerances, long)

@@ -93,11 +93,12 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
         ],
         code.defined,
     )
+    autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text  # an autotuner may run
     parts = [
         _docstring(record, env, also),
         "import os\n" + INTERPRETER if interpreted else "",
         "\n".join(sorted(line for line in imports if line not in own)) + "\n",
-        INTERPRETER_BENCH.format(source=_WALL_CLOCK) if interpreted else "",
+        INTERPRETER_BENCH.format(source=_WALL_CLOCK) if interpreted and autotunes else "",
         f"# ---- the case's own code ({module}) ----\n\n{code.text}",
         *scripts_own,
     ]

@@ -590,3 +590,11 @@ def test_an_issue_report_of_a_wrong_kernel_says_it_is_the_kernels_bug_and_the_co
     assert "Not a PyTorch" in plain
     alone = issue_text(cells[1], Results({"device": "cpu"}, [cells[1], cells[3]]), "print()")  # no control ran
     assert "Not a PyTorch" not in alone and alone.startswith("# eager: ")
+
+
+def test_repro_of_an_unknown_cell_is_one_line_naming_a_close_one():
+    done = harness_main("repro", "sin-raw_jit-eagr", "zzz", "--results", str(REPO / "reports" / "results.json"))
+    assert done.returncode == 2 and done.stderr.strip() == (
+        "error: command line: CELL: no record with a case module for: sin-raw_jit-eagr (did you mean "
+        "sin-raw_jit-eager?), zzz"
+    )
