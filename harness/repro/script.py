@@ -6,6 +6,7 @@ failure" once it is gone. A cell whose case module cannot be cut down gets the l
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +29,8 @@ from harness.repro.usercode import user_code
 from harness.spec import Status
 
 __all__ = ["MARKER", "script_source"]
+
+RECORDED_CHARS, DOC_WIDTH = 200, 116  # the recorded failure's line in the docstring: at most, and wrapped at
 
 
 def script_source(
@@ -136,7 +139,8 @@ def _checks(case: Case, style: str, names: dict[str, str], library: str | None) 
 
 
 def _docstring(record: Record, env: dict[str, Any], also: list[str] | None) -> str:
-    status = "" if record.status == Status.PASS else f"The harness recorded: {_first_line(record)}\n"
+    recorded = textwrap.fill(f"The harness recorded: {_first_line(record)}", DOC_WIDTH)
+    status = "" if record.status == Status.PASS else f"{recorded}\n"
     more = f"The same failure in {len(also)} more cell(s) of this style and path: {', '.join(also)}.\n" if also else ""
     return f'''"""{record.id}{MARKER}
 {status}{more}Measured on {env.get("device")}, torch {env.get("torch")}, triton {env.get("triton")}; needs no harness.
@@ -146,8 +150,9 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 def _first_line(record: Record) -> str:
     text = (record.error or record.reason or "").strip()
     line = text.splitlines()[0] if text else str(record.status)
+    line = line.replace("\\", "\\\\").replace('"""', "'''")  # as a docstring holds it
     where = f" at {record.stage}" if record.stage else ""
-    return f"{record.status}{where}: {line[:200]}"
+    return f"{record.status}{where}: {textwrap.shorten(line, RECORDED_CHARS, placeholder=' …')}"
 
 
 def _ending(record: Record) -> str:

@@ -598,3 +598,12 @@ def test_repro_of_an_unknown_cell_is_one_line_naming_a_close_one():
         "error: command line: CELL: no record with a case module for: sin-raw_jit-eagr (did you mean "
         "sin-raw_jit-eager?), zzz"
     )
+
+
+def test_the_recorded_failure_in_a_scripts_docstring_is_cut_at_a_word_and_stays_a_docstring():
+    error = 'bad \\N{path} """quoted""" ' + "word " * 60
+    record = make_record("add", "raw_jit", "eager", module="cases.add", status="error", error_type="E", error=error)
+    source = script_source(typed(record), {"device": "cpu", "torch": "t", "triton": "x"}, MATRIX.tolerances)
+    compile(source, "script", "exec")  # a backslash or triple quote of the error ends no docstring
+    docstring = source.split('"""')[1]
+    assert max(map(len, docstring.splitlines())) <= 120 and "word …" in docstring
