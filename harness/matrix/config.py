@@ -161,8 +161,8 @@ def load_matrix(file: Path | str) -> Matrix:
 
     file = Path(file)
     data = read_toml(file)
+    no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS | {"docs"})
     docs = data.pop("docs", None)
-    no_unknown(file, "", data, TOP_KEYS, OPTIONAL_TOP_KEYS)
     environment = environment_table(file, data.get("environment", {}))
     entries = id_list(file, "cases", data, None)
     style_axes = _styles(file, data)

@@ -22,6 +22,7 @@ from harness.plugin.values import (
     parse_shard,
     parse_statuses,
 )
+from harness.report.commands import keyword
 from harness.spec import Status
 
 DEFAULT_REPORT_DIR = "reports/latest"
@@ -152,6 +153,7 @@ def options(config: pytest.Config) -> Options:
     depend on a working directory). ``InputError`` for a bad value."""
     if options_key not in config.stash:
         option = config.getoption
+        keyword(option("keyword"))  # a -k pytest cannot parse: one line here, not xdist's INTERNALERROR later
         given = named_file("--matrix", option("matrix"))
         named = None if given else _named_toml(config)
         file, source = matrix_file(given or named)

@@ -53,12 +53,18 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
     it), results.json is derived first."""
     from harness.records.files import read_results
+    from harness.records.log import LOG_NAME
     from harness.records.results import write_results
     from harness.report.chart import write_chart
 
     file = Path(args.results)
+    out = Path(args.out) if args.out else file.with_name("matrix.md")
+    refuse_over(out, {"--results": file})
     results = read_results(file, catalogue)
-    if results.from_log:
+    foreign = file.suffix == ".jsonl" and file.name != LOG_NAME  # records of the user's naming: no run's folder
+    if results.from_log and foreign:
+        print(f"results: none derived ({file.name} is no run's {LOG_NAME}: nothing beside it is written)")
+    elif results.from_log:
         derived = file.with_name("results.json")
         try:  # as in a run whose results.json cannot be written: one line, exit 6 (records.jsonl is kept)
             write_results(derived, results)
@@ -66,7 +72,6 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
             print(f"error: {derived}: (write): {error.strerror or error}: not derived from {file}", file=sys.stderr)
             return EXIT_RUN_BROKE
         print(f"results: {derived}")
-    out = Path(args.out) if args.out else file.with_name("matrix.md")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         drawn = write_chart(narrowed(results, args), out)
@@ -91,6 +96,7 @@ def gate(
     from harness.report import gate as gating
     from harness.report import speedgate
 
+    refuse_over(Path(args.out), {"--baseline": Path(args.baseline), "--current": Path(args.current)})
     baseline, current = read_results(args.baseline, catalogue), read_results(args.current, catalogue)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
@@ -112,6 +118,14 @@ def gate(
     write_text(Path(args.out), text)
     print(text)
     return 1 if gating.failing(changes, args.strict, args.allow_flaky) or slower[0] else 0
+
+
+def refuse_over(out: Path, inputs: dict[str, Path]) -> None:
+    """Bad input where ``out`` is one of the command's ``inputs`` (option -> file): it would be written over."""
+    for option, file in inputs.items():
+        if file.exists() and out.exists() and out.resolve() == file.resolve():
+            problem = f"is the {option} file: the command would write over it (give another --out)"
+            raise InputError(out, "--out", problem)
 
 
 def write_text(file: Path, text: str) -> None:

@@ -66,7 +66,10 @@ def answer(
             excused(cells.get(str(CellId(c, style, p)))) for c, p in bad
         ):
             near[style] = bad
-    broken = [cell for style in controls for cell in failing(style)]
+    broken = [  # the control failed there (not a skip or a cell not recorded: nothing measured breaks no path)
+        (case, path) for style in controls for case, path in failing(style)
+        if (record := cells.get(str(CellId(case, style, path)))) is not None and record.status != Status.SKIP
+    ]  # fmt: skip
     elsewhere = {
         style: [(r.case, r.path) for r in cells.values() if r.style == style and r.case in cases and wrong_numbers(r)]
         for style in passing

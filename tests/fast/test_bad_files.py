@@ -208,3 +208,32 @@ def test_a_fifo_given_as_an_input_file_is_one_line_not_a_hang(command, tmp_path,
         pytest.fail(f"{command[0]} waited on the FIFO")
     named = log if "{log}" in command else fifo
     one_line(capsys, codes[0], f"{named}: (file): ", "a FIFO, not a regular file")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["report", "--results", "{good}", "--out", "{good}"],
+        ["gate", "--baseline", "{good}", "--current", "{other}", "--rerun", "0", "--out", "{good}"],
+        ["gate", "--baseline", "{other}", "--current", "{good}", "--rerun", "0", "--out", "{good}"],
+    ],
+)
+def test_an_out_naming_an_input_file_is_one_line_and_the_file_is_kept(command, tmp_path, capsys):
+    good, other = results_file(tmp_path), results_file(tmp_path, "other.json")
+    before = good.read_text()
+    args = [arg.format(good=good, other=other) for arg in command]
+    one_line(capsys, main(args), f"{good}: --out: ", "would write over it")
+    assert good.read_text() == before
+
+
+def test_report_of_records_of_the_users_naming_writes_no_results_beside_them(tmp_path, capsys):
+    """Only a run's own records.jsonl is its report folder's: another run's results.json beside a log the user
+    named otherwise is left as it is."""
+    folder = tmp_path / "u"
+    folder.mkdir()
+    log = _records_log(tmp_path).rename(folder / "mylog.jsonl")
+    unrelated = results_file(folder)
+    before = unrelated.read_text()
+    assert main(["report", "--results", str(log), "--out", str(folder / "chart.md")]) == 0
+    assert unrelated.read_text() == before and (folder / "chart.md").exists()
+    assert "results: none derived (mylog.jsonl is no run's records.jsonl" in capsys.readouterr().out

@@ -188,6 +188,7 @@ def test_gate_known_binary_and_out_folder_are_one_line(tmp_path, capsys, monkeyp
         (["--matrix", " "], "command line: --matrix: ", "expected a file, got ' '"),
         (["--no-timing=yes"], "command line: --no-timing: ", "takes no value (give --no-timing alone), got 'yes'"),
         (["--resume="], "command line: --resume: ", "takes no value (give --resume alone), got ''"),
+        (["-k", "sin and ("], "command line: -k: ", "got end of input"),  # was xdist's INTERNALERROR, exit 3
     ],
 )
 def test_run_arguments_are_checked_before_the_run(extra, key, words, tmp_path, monkeypatch, capsys):

@@ -59,7 +59,7 @@ def test_goal_answers_are_styles_passing_every_case_and_near_misses_name_their_c
                     "autotune": {"fullgraph": {"sin": {**BOOM, "error": "other"}}, "dynamic": PASS},
                     "triton_op": {"fullgraph": BOOM, "dynamic": PASS},  # fails every case: no near miss
                     "custom_op": {"fullgraph": {"softmax": {"status": "skip", "reason": "no CUDA device"}}},
-                    "control": {"fullgraph": PASS, "dynamic": {"add": BOOM}},
+                    "control": {"fullgraph": {"sin": {"status": "skip", "reason": "no"}}, "dynamic": {"add": BOOM}},
                 }
             ),
             goals={"fullgraph please": ["fullgraph"], "dynamic please": ["dynamic"], "both": ["fullgraph", "dynamic"]},
@@ -70,6 +70,7 @@ def test_goal_answers_are_styles_passing_every_case_and_near_misses_name_their_c
     assert paths == "`fullgraph`" and answers == "**raw_jit**"
     # a near miss names its failing case with mark and note; a style that skipped a case is not an answer
     assert "autotune: sin ❌ [" in near and "custom_op: softmax ➖ [" in near and "triton_op" not in near
+    assert "fails too" not in near  # the control's skip there breaks no path
     answers, near = goals["dynamic please"][1:]
     assert answers == "**autotune** · **triton_op**"  # control is not a candidate; wrappers apart
     assert near.startswith("raw_jit: add ❌ [") and "† `control` (pure PyTorch) fails too on add/dynamic" in near
