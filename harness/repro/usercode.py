@@ -10,6 +10,7 @@ import importlib.util
 import inspect
 import sys
 import sysconfig
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -43,7 +44,7 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     package = module.__package__ or ""
     try:
         statement, call = _declaration(tree, case.id)
-        if any(_from_harness_user(node, package) for node in tree.body):
+        if any(_harness_users(node, package) for node in tree.body):
             raise NotShort("it imports a module of the user's that imports the harness: the whole module, inlined")
     except NotShort:
         return _whole_module(module, source, tree, case, fields)
@@ -226,21 +227,50 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
     for node in tree.body:
         if _dropped(node):
             continue
-        if not _from_harness_user(node, package):
+        helpers = _harness_users(node, package)
+        if not helpers:
             run.append(node)
             continue
         parts += [_joined(run, lines, package)] if run else []
         run = []
-        name = _source_of(node, package)
-        if name not in seen:
-            seen.add(name)
+        others = [alias for alias in node.names if isinstance(node, ast.Import) and alias.name not in helpers]
+        parts += [ast.unparse(ast.Import(names=others))] if others else []
+        for name, bound in helpers.items():
             helper = importlib.import_module(name)
-            text = inspect.getsource(helper)
-            parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, ast.parse(text), seen))
-        renamed = [f"{alias.asname} = {alias.name}" for alias in node.names if alias.asname not in (None, alias.name)]
-        parts += ["\n".join(renamed)] if renamed else []
+            if name not in seen:
+                seen.add(name)
+                text = inspect.getsource(helper)
+                parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, ast.parse(text), seen))
+            if bound is not None:  # ``import name``: its names read through it, as the module reads them
+                parts.append(_namespace(helper, bound))
+        if isinstance(node, ast.ImportFrom):
+            renamed = [f"{a.asname} = {a.name}" for a in node.names if a.asname not in (None, a.name)]
+            parts += ["\n".join(renamed)] if renamed else []
     parts += [_joined(run, lines, package)] if run else []
     return "\n\n\n".join(parts)
+
+
+def _namespace(helper: ModuleType, bound: str) -> str:
+    """``import helper`` (as ``bound``) of a module inlined above: a namespace of the names it defines."""
+    tree = ast.parse(inspect.getsource(helper))
+    statements = [node for node in tree.body if not isinstance(node, ast.Import | ast.ImportFrom)]
+    own = sorted(name for node in statements for name in defined(node))
+    listed = textwrap.indent(textwrap.fill(", ".join(f"{name}={name}" for name in own), 112), "    ")
+    return f"import types\n{bound} = types.SimpleNamespace(  # import {helper.__name__}, inlined above\n{listed})"
+
+
+def _harness_users(node: ast.stmt, package: str) -> dict[str, str | None]:
+    """The modules of the user's that import the harness which ``node`` imports: each -> the name ``import X``
+    binds it to (None for ``from X import ...``, whose names the inlined code defines)."""
+    if isinstance(node, ast.ImportFrom):
+        return {_source_of(node, package): None} if _from_harness_user(node, package) else {}
+    if not isinstance(node, ast.Import) or _dropped(node):
+        return {}
+    return {
+        alias.name: alias.asname or alias.name
+        for alias in node.names
+        if ("." not in alias.name or alias.asname) and _imports_harness(alias.name, set())  # ``import a.b`` binds a
+    }
 
 
 def _source_of(node: ast.ImportFrom, package: str) -> str:
@@ -274,6 +304,7 @@ def _imports_harness(name: str, seen: set[str]) -> bool:
     return any(
         (_dropped(node) and isinstance(node, ast.Import | ast.ImportFrom) and defined(node) - {"annotations"})
         or (isinstance(node, ast.ImportFrom) and _imports_harness(_source_of(node, package), seen))
+        or (isinstance(node, ast.Import) and any(_imports_harness(alias.name, seen) for alias in node.names))
         for node in tree.body
     )
 

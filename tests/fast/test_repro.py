@@ -500,6 +500,12 @@ from .builders import elementwise as make
 
 CASES = [make("tanh_built", torch.tanh)]
 ''',
+    "factorysin.py": '''import torch
+
+import factorycases.builders as builders, math
+
+CASES = [builders.elementwise("sin_built", torch.sin)]
+''',
 }
 
 
@@ -517,6 +523,23 @@ def test_a_case_built_by_a_helper_module_that_imports_the_harness_has_it_inlined
     source = script_source(typed(record), env, MATRIX.tolerances)
     assert "# ---- from factorycases.builders ----" in source and "make = elementwise" in source
     assert "import harness" not in source and "from harness" not in source and "from .builders" not in source
+    exec(compile(source, "script", "exec"), {"__name__": "__main__"})
+
+
+def test_a_helper_module_imported_whole_is_inlined_and_read_through_a_namespace(tmp_path, monkeypatch):
+    """``import factorycases.builders as builders`` of a module of the user's that imports harness.case: its
+    statements inlined, ``builders`` bound to a namespace of its names, the other modules of the line imported."""
+    for name, text in FACTORY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    record = make_record("sin_built", "as_shipped", "cpu_fallback", module="factorysin", status="error",
+                         error_type="E")  # fmt: skip
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "# ---- from factorycases.builders ----" in source and "import math" in source
+    assert "builders = types.SimpleNamespace(  # import factorycases.builders, inlined above" in source
+    assert "from harness" not in source and "\nimport factorycases" not in source, source
     exec(compile(source, "script", "exec"), {"__name__": "__main__"})
 
 
