@@ -108,10 +108,15 @@ class Confirmer:
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
-        if self.queue is None:
-            self.queue = ScriptQueue(self.width, workers(self.config), self._run_early)
-        future = self.queue.submit(script, self.limit(record.path), record.path, record.seconds or 0.0)
+        future = self.script_queue().submit(script, self.limit(record.path), record.path, record.seconds or 0.0)
         self.early[signature] = (record.id, future)
+
+    def script_queue(self) -> ScriptQueue:
+        """The early scripts' queue, made at the first: a thread for each place the width can ever give (its
+        ``AFTER_CELLS_MOST`` times the workers once the cells have ended), so that the width alone bounds them."""
+        if self.queue is None:
+            self.queue = ScriptQueue(self.width, AFTER_CELLS_MOST * max(1, workers(self.config)), self._run_early)
+        return self.queue
 
     def _run_early(self, script: Path, limit: float) -> ScriptRun:
         """An early script runs on one GPU, holding that GPU's lock shared: no timing (harness/plugin/timing.py)

@@ -392,15 +392,27 @@ def started_within(started: list[str], count: int, samples: int) -> int:
 
 def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to_twice_them():
     """After the last cell the queue takes the workers' width at once, and one more script per reading of idle
-    cores up to ``AFTER_CELLS_MOST`` times the workers (scripts waiting on the GPU's driver leave cores idle)."""
+    cores up to ``AFTER_CELLS_MOST`` times the workers (scripts waiting on the GPU's driver leave cores idle): the
+    confirmer's own queue, whose threads must not bound them first (at 58c9682 its workers' threads did: 14 at
+    once on one H200 while 10 of 16 cores were idle)."""
+    from harness.execution.confirm import ScriptRun
     from harness.plugin.confirming import AFTER_CELLS_MOST, Confirmer
     from harness.plugin.scriptqueue import Width
 
     idle = [0.0]
-    width = Width(1, most=1, idle=lambda: idle[0])
     confirmer = Confirmer.__new__(Confirmer)
-    confirmer.width, confirmer.config = width, SimpleNamespace(option=SimpleNamespace(dist="load", tx=["popen"] * 2))
-    started, release, threads = held_scripts(width, "abcdef")
+    confirmer.width, confirmer.queue = Width(1, most=1, idle=lambda: idle[0]), None
+    confirmer.config = SimpleNamespace(option=SimpleNamespace(dist="load", tx=["popen"] * 2))
+    started: list[str] = []
+    release = threading.Event()
+
+    def run(script: Path, limit: float) -> ScriptRun:
+        started.append(script.name)
+        release.wait(20)
+        return ScriptRun.of(0, "", 0.0)
+
+    confirmer._run_early = run
+    futures = [confirmer.script_queue().submit(Path(name), 60.0, "eager", 1.0) for name in "abcdef"]
     time.sleep(0.3)
     assert len(started) == 1
     confirmer.cells_ended()
@@ -408,7 +420,9 @@ def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to
     assert len(started) == 2  # the workers' width, the host busy
     idle[0] = 2.0
     assert started_within(started, 2 * AFTER_CELLS_MOST, 4) == 2 * AFTER_CELLS_MOST  # never beyond
-    released(release, threads)
+    release.set()
+    assert all(future.result(20).returncode == 0 for future in futures)
+    confirmer.queue.shutdown()
 
 
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
