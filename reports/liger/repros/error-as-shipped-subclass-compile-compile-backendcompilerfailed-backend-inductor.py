@@ -1,0 +1,116 @@
+"""liger_swiglu-as_shipped-subclass_compile: a reproducer written by triton-torch-matrix.
+The harness recorded: error at compile: backend='inductor' raised:
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_compile, liger_rms_norm_gemma-as_shipped-subclass_compile, liger_geglu-as_shipped-subclass_compile, liger_layer_norm-as_shipped-subclass_compile, liger_rope-as_shipped-subclass_compile, liger_cross_entropy-as_shipped-subclass_compile, liger_kl_div-as_shipped-subclass_compile.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
+Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
+
+
+from torch._inductor.compile_fx import compile_fx
+from torch.testing._internal.two_tensor import TwoTensor
+
+
+# ---- the case's own code (cases.liger_swiglu) ----
+
+import torch
+
+from liger_kernel.ops import LigerSiLUMulFunction
+
+HIDDEN = 256  # the normalized and activated width
+
+
+def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
+    """Seeded normal values, drawn in float32 on CPU, then moved (the same numbers on every device)."""
+    return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
+
+
+def silu_mul(gate, up):
+    return torch.nn.functional.silu(gate) * up
+
+
+def make_inputs(batch, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
+
+
+# ---- the style: as_shipped ----
+
+
+class Model(torch.nn.Module):
+    def forward(self, gate, up):
+        return LigerSiLUMulFunction.apply(gate, up)
+
+
+class Reference(torch.nn.Module):
+    def forward(self, gate, up):
+        return silu_mul(gate, up)
+
+
+# ---- the path: subclass_compile ----
+DEVICE, SIZE, SEED = 'cuda', 3, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
+
+
+graphs, backward_graphs = [], []
+
+
+def inductor(**patches):  # torch.compile's Inductor, keeping the graphs it compiles to look for the op in
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        with torch._functorch.config.patch(enable_autograd_cache=False):  # each graph compiled, none from a cache
+            return compile_fx(gm, example_inputs, config_patches=patches or None)
+    return backend
+
+
+def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
+    nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
+    words = ("triton_kernel_wrapper", "auto_functionalized")
+    return any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
+               or f"{n.target}.".startswith(())) for n in nodes)
+
+
+def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
+    return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
+        v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
+        for v in inputs)
+
+
+def check(what, out, expected):  # every output against the reference's, on the CPU
+    cpu = lambda v: tuple(map(cpu, v)) if isinstance(v, tuple | list) else v.detach().cpu() if torch.is_tensor(v) else v
+    try:
+        torch.testing.assert_close(cpu(out), cpu(expected), atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
+
+
+def main():
+    torch.manual_seed(0)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
+    inputs = make_inputs(SIZE, DEVICE, SEED)
+    with torch.no_grad():
+        expected = reference_model(*copied(inputs))
+    second = tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs, make_inputs(SIZE, DEVICE, SEED + 1)))
+    with torch.no_grad():
+        expected_b = reference_model(*copied(second))
+    both = tuple(TwoTensor(*copied((a, b))) if isinstance(a, torch.Tensor) else a for a, b in zip(inputs, second))
+    with torch.no_grad():
+        out = torch.compile(model, backend=inductor())(*both)
+    torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
+    outs = out if isinstance(out, tuple | list) else (out,)
+    for one in outs:
+        if not isinstance(one, TwoTensor):
+            raise AssertionError(f"wrong numbers: output: expected a TwoTensor, got {type(one).__name__}")
+    several = isinstance(out, tuple | list)
+    check("output .a", tuple(o.a for o in outs) if several else out.a, expected)
+    check("output .b", tuple(o.b for o in outs) if several else out.b, expected_b)
+    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    if not held(graphs):
+        raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+    if breaks:
+        raise AssertionError(f"graph break: {breaks} graph break(s): a kernel ran outside the graph")
+
+
+if __name__ == "__main__":
+    main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: liger_swiglu-as_shipped-subclass_compile passes here")

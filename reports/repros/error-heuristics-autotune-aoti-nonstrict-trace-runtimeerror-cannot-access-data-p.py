@@ -1,0 +1,109 @@
+"""add-heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If
+you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix
+this, …
+The same failure in 8 more cell(s) of this style and path: sin-heuristics_autotune-aoti_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
+Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
+
+
+import os
+import tempfile
+
+
+# ---- the case's own code (cases.add) ----
+
+import torch
+import triton
+import triton.language as tl
+
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def launch(kernel, x, y, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    return out
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+
+
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+
+
+# ---- the style: heuristics_autotune ----
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
+
+
+def add(x, y):
+    return launch(kernel, x, y)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return add(x, y)
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.add(x, y)
+
+
+# ---- the path: aoti_nonstrict ----
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+
+
+def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
+    return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
+        v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
+        for v in inputs)
+
+
+def check(what, out, expected):  # every output against the reference's, on the CPU
+    cpu = lambda v: tuple(map(cpu, v)) if isinstance(v, tuple | list) else v.detach().cpu() if torch.is_tensor(v) else v
+    try:
+        torch.testing.assert_close(cpu(out), cpu(expected), atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
+
+
+def main():
+    torch.manual_seed(0)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
+    inputs = make_inputs(SIZE, DEVICE, SEED)
+    with torch.no_grad():
+        expected = reference_model(*copied(inputs))
+    model.eval()
+    program = torch.export.export(model, copied(inputs), strict=False)
+    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    runner = torch._inductor.aoti_load_package(package)
+    for call in range(1, 3):
+        with torch.no_grad():
+            out = runner(*copied(inputs))
+        check("output" if call == 1 else f"output, call {call}", out, expected)
+
+
+if __name__ == "__main__":
+    main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: add-heuristics_autotune-aoti_nonstrict passes here")

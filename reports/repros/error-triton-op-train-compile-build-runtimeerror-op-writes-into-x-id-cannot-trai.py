@@ -1,0 +1,154 @@
+"""add_inplace-triton_op-train_compile: a reproducer written by triton-torch-matrix.
+The harness recorded: error at build: harness::add_inplace_triton_op writes into x: triton_op cannot train it, a
+limit of torch.library, not of the case (no autograd for an op that writes into its inputs; the launcher trains it):
+Cannot …
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
+Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
+
+
+from torch._inductor.compile_fx import compile_fx
+
+
+# ---- the case's own code (cases.add_inplace) ----
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_inplace_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+    else:
+        mask = offsets < n_elements
+        x = tl.load(x_ptr + offsets, mask=mask)
+        tl.store(x_ptr + offsets, x + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+
+
+def launch(kernel, x, y, **meta):
+    n_elements = x.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, n_elements, **meta)
+
+
+def reference(x, y):
+    x.add_(y)
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+
+
+backward = lambda inputs, out, grad: (grad, grad)
+
+
+# ---- the style: triton_op ----
+@torch.library.triton_op("mylib::add_inplace", mutates_args=('x',))
+def add_inplace(x: torch.Tensor, y: torch.Tensor) -> None:
+    launch(torch.library.wrap_triton(add_inplace_kernel), x, y, BLOCK_SIZE=256, EVEN=False)
+
+
+def setup_context(ctx, inputs, output):
+    x, y = inputs
+    ctx.save_for_backward(None, y, x)
+
+
+def add_inplace_gradients(ctx, grad):
+    x, y, out = ctx.saved_tensors
+    inputs, output = (x, y,), out
+    return tuple(backward(inputs, output, grad))
+
+
+add_inplace.register_autograd(add_inplace_gradients, setup_context=setup_context)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        x = x.clone()
+        torch.ops.mylib.add_inplace(x, y)
+        return x
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        x = x.clone()
+        reference(x, y)
+        return x
+
+
+# ---- the path: train_compile ----
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+
+
+graphs, backward_graphs = [], []
+
+
+def inductor(**patches):  # torch.compile's Inductor, keeping the graphs it compiles to look for the op in
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        with torch._functorch.config.patch(enable_autograd_cache=False):  # each graph compiled, none from a cache
+            return compile_fx(gm, example_inputs, config_patches=patches or None)
+    return backend
+
+
+def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
+    nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
+    words = ("triton_kernel_wrapper", "auto_functionalized")
+    return any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
+               or f"{n.target}.".startswith(('mylib.',))) for n in nodes)
+
+
+def check(what, out, expected):  # every output against the reference's, on the CPU
+    cpu = lambda v: tuple(map(cpu, v)) if isinstance(v, tuple | list) else v.detach().cpu() if torch.is_tensor(v) else v
+    try:
+        torch.testing.assert_close(cpu(out), cpu(expected), atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
+
+
+def noncontiguous(grad):  # the grad's values in a non-contiguous view (one element: as it is)
+    if grad.numel() <= 1:
+        return grad
+    wide = grad.new_zeros(*grad.shape[:-1], 2 * grad.shape[-1])
+    wide[..., ::2] = grad
+    return wide[..., ::2]
+
+
+def forward_backward(model, strided):  # the same seeded output grads for the op and the reference
+    inputs = tuple(v.detach().requires_grad_(v.is_floating_point() and i not in ()) if torch.is_tensor(v) else v
+                   for i, v in enumerate(make_inputs(SIZE, DEVICE, SEED)))
+    raw = model(*inputs)
+    outs = raw if isinstance(raw, tuple | list) else (raw,)
+    gen = torch.Generator().manual_seed(1)
+    grads = [torch.randn(o.shape, generator=gen).to(device=o.device, dtype=o.dtype) for o in outs]
+    grads = [noncontiguous(g) for g in grads] if strided else grads
+    wanted = [i for i, o in enumerate(outs) if o.requires_grad] or range(len(outs))
+    torch.autograd.backward([outs[i] for i in wanted], [grads[i] for i in wanted])
+    named = [(f"input {i}", v) for i, v in enumerate(inputs) if isinstance(v, torch.Tensor) and v.requires_grad]
+    named += [(n.removeprefix("_orig_mod."), p) for n, p in model.named_parameters()]
+    return (tuple(o.detach() for o in outs) if isinstance(raw, tuple | list) else raw.detach()), named
+
+
+def main():
+    torch.manual_seed(0)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
+    model = torch.compile(model, backend=inductor())
+    for layout, strided in (("", False), (" (non-contiguous output grad)", True)):
+        out, grads = forward_backward(model, strided)
+        expected, expected_grads = forward_backward(reference_model, strided)
+        check("output", out, expected)
+        for (name, value), (_, reference_value) in zip(grads, expected_grads):  # a missing one: None mismatch
+            check(f"gradient of {name}{layout}", value.grad, reference_value.grad)
+    breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+    if not held(graphs):
+        raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+
+
+if __name__ == "__main__":
+    main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: add_inplace-triton_op-train_compile passes here")
