@@ -509,18 +509,21 @@ CASES = [builders.elementwise("sin_built", torch.sin)]
 }
 
 
+def factory_script(folder: Path, monkeypatch: pytest.MonkeyPatch, case: str, module: str) -> str:
+    """The script of ``case``'s as_shipped cpu_fallback cell, the ``FACTORY`` modules written to ``folder``."""
+    for name, text in FACTORY.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    monkeypatch.syspath_prepend(str(folder))
+    record = make_record(case, "as_shipped", "cpu_fallback", module=module, status="error", error_type="E")
+    return script_source(typed(record), {"device": "cpu", "torch": "t", "triton": "x"}, MATRIX.tolerances)
+
+
 def test_a_case_built_by_a_helper_module_that_imports_the_harness_has_it_inlined(tmp_path, monkeypatch):
     """The case's module imports a builder from a module of the user's that imports harness.case: the script, run
     where the harness is not installed, could not import it, so that module's statements are inlined (the script's
     stand-in Case serving it) and the import dropped; the script then runs as the cell did (here on the CPU)."""
-    for name, text in FACTORY.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    env = {"device": "cpu", "torch": "t", "triton": "x"}
-    record = make_record("tanh_built", "as_shipped", "cpu_fallback", module="factorycases.tanh", status="error",
-                         error_type="E")  # fmt: skip
-    source = script_source(typed(record), env, MATRIX.tolerances)
+    source = factory_script(tmp_path, monkeypatch, "tanh_built", "factorycases.tanh")
     assert "# ---- from factorycases.builders ----" in source and "make = elementwise" in source
     assert "import harness" not in source and "from harness" not in source and "from .builders" not in source
     exec(compile(source, "script", "exec"), {"__name__": "__main__"})
@@ -529,14 +532,7 @@ def test_a_case_built_by_a_helper_module_that_imports_the_harness_has_it_inlined
 def test_a_helper_module_imported_whole_is_inlined_and_read_through_a_namespace(tmp_path, monkeypatch):
     """``import factorycases.builders as builders`` of a module of the user's that imports harness.case: its
     statements inlined, ``builders`` bound to a namespace of its names, the other modules of the line imported."""
-    for name, text in FACTORY.items():
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).write_text(text)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    env = {"device": "cpu", "torch": "t", "triton": "x"}
-    record = make_record("sin_built", "as_shipped", "cpu_fallback", module="factorysin", status="error",
-                         error_type="E")  # fmt: skip
-    source = script_source(typed(record), env, MATRIX.tolerances)
+    source = factory_script(tmp_path, monkeypatch, "sin_built", "factorysin")
     assert "# ---- from factorycases.builders ----" in source and "import math" in source
     assert "builders = types.SimpleNamespace(  # import factorycases.builders, inlined above" in source
     assert "from harness" not in source and "\nimport factorycases" not in source, source
