@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from harness import interrupt
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Arguments, InputError, leave
+from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Arguments, InputError, keyword, leave
 
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
@@ -204,11 +204,10 @@ def list_cells(args: argparse.Namespace) -> int:
     from harness.matrix.config import load_matrix, select
     from harness.plugin.options import AXES
     from harness.plugin.values import joined_ids
-    from harness.report import commands
 
     joined = {axis: joined_ids(f"--{axis}", getattr(args, axis)) for axis in AXES}  # "": one line, not every cell
     axes = {axis: text.split(",") if text else None for axis, text in joined.items()}
-    matches = commands.keyword(args.keyword)
+    matches = keyword(args.keyword)
     ids = [cell for cell in select(load_matrix(args.matrix), **axes).cell_ids() if matches(cell)]
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)
     print("\n".join(ids))

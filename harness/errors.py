@@ -8,6 +8,7 @@ import atexit
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
 
@@ -59,6 +60,19 @@ def input_text(file: Path) -> str:
         return file.read_text()
     except OSError as error:
         raise unreadable(file, error) from None
+
+
+def keyword(expression: str | None) -> Callable[[str], bool]:
+    """Whether a cell id matches a pytest ``-k`` expression (each name in it a substring of the id)."""
+    if not expression:
+        return lambda _: True
+    from _pytest.mark.expression import Expression
+
+    try:
+        compiled = Expression.compile(expression)
+    except SyntaxError as error:  # pytest's ParseError before 8.4
+        raise InputError("command line", "-k", str(error)) from None
+    return lambda cell_id: compiled.evaluate(lambda name, **_: name in cell_id)
 
 
 def unknown_id(item: str, known: list[str], what: str = "id") -> str:

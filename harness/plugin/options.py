@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from harness.errors import InputError
+from harness.errors import InputError, keyword
 from harness.matrix.builtin import matrix_file
 from harness.plugin.values import (
     FAIL_ON,
@@ -22,7 +22,6 @@ from harness.plugin.values import (
     parse_shard,
     parse_statuses,
 )
-from harness.report.commands import keyword
 from harness.spec import Status
 
 DEFAULT_REPORT_DIR = "reports/latest"

@@ -9,25 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import EXIT_INCOMPLETE, EXIT_RUN_BROKE, InputError, unknown_id
+from harness.errors import EXIT_INCOMPLETE, EXIT_RUN_BROKE, InputError, keyword, unknown_id
 from harness.records.results import Results
 from harness.records.upgrade import Catalogue
 from harness.report.gate import Change
 from harness.report.speedgate import Limits, Slowdown
 from harness.spec import CellId
-
-
-def keyword(expression: str | None) -> Callable[[str], bool]:
-    """Whether a cell id matches a pytest ``-k`` expression (each name in it a substring of the id)."""
-    if not expression:
-        return lambda _: True
-    from _pytest.mark.expression import Expression
-
-    try:
-        compiled = Expression.compile(expression)
-    except SyntaxError as error:  # pytest's ParseError before 8.4
-        raise InputError("command line", "-k", str(error)) from None
-    return lambda cell_id: compiled.evaluate(lambda name, **_: name in cell_id)
 
 
 def narrowed(results: Results, args: argparse.Namespace) -> Results:

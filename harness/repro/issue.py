@@ -47,13 +47,13 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
     )
     wrong = wrong_kernels(results.cells).get(record.case)
-    own_bug = [  # the run's own finding: no tracker's bug, the kernel's
+    notes = [  # the run's own finding: no tracker's bug, the kernel's
         f"> Not a PyTorch or Triton bug: {wrong.line()}. Its other cells are that one bug; this report is for the "
         "kernel's own tracker, if any.",
         "",
     ] if wrong else []  # fmt: skip
     if not wrong and _reference_as_fake(record, script):
-        own_bug = [
+        notes = [
             "> The op's fake here is the case's reference (the case declares no `fake`): where the launcher's "
             "outputs are laid out otherwise than the reference's, the fake is the case's to fix (`Case(fake=...)`), "
             "before this is reported anywhere.",
@@ -63,7 +63,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         [
             f"# {_title(record, wrong)}",
             "",
-            *own_bug,
+            *notes,
             f"Found by triton-torch-matrix, cell `{record.id}` (case `{record.case}`, style `{record.style}`, "
             f"path `{record.path}`).",
             "",

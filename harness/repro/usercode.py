@@ -233,16 +233,17 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
             continue
         parts += [_joined(run, lines, package)] if run else []
         run = []
-        others = [alias for alias in node.names if isinstance(node, ast.Import) and alias.name not in helpers]
+        others = [alias for alias in node.names if alias.name not in helpers] if isinstance(node, ast.Import) else []
         parts += [ast.unparse(ast.Import(names=others))] if others else []
         for name, bound in helpers.items():
             helper = importlib.import_module(name)
+            text = inspect.getsource(helper)
+            helper_tree = ast.parse(text)
             if name not in seen:
                 seen.add(name)
-                text = inspect.getsource(helper)
-                parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, ast.parse(text), seen))
+                parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, helper_tree, seen))
             if bound is not None:  # ``import name``: its names read through it, as the module reads them
-                parts.append(_namespace(helper, bound))
+                parts.append(_namespace(name, helper_tree, bound))
         if isinstance(node, ast.ImportFrom):
             renamed = [f"{a.asname} = {a.name}" for a in node.names if a.asname not in (None, a.name)]
             parts += ["\n".join(renamed)] if renamed else []
@@ -250,13 +251,12 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
     return "\n\n\n".join(parts)
 
 
-def _namespace(helper: ModuleType, bound: str) -> str:
-    """``import helper`` (as ``bound``) of a module inlined above: a namespace of the names it defines."""
-    tree = ast.parse(inspect.getsource(helper))
+def _namespace(name: str, tree: ast.Module, bound: str) -> str:
+    """``import name`` (as ``bound``) of a module inlined above (``tree``): a namespace of the names it defines."""
     statements = [node for node in tree.body if not isinstance(node, ast.Import | ast.ImportFrom)]
     own = sorted(name for node in statements for name in defined(node))
     listed = textwrap.indent(textwrap.fill(", ".join(f"{name}={name}" for name in own), 112), "    ")
-    return f"import types\n{bound} = types.SimpleNamespace(  # import {helper.__name__}, inlined above\n{listed})"
+    return f"import types\n{bound} = types.SimpleNamespace(  # import {name}, inlined above\n{listed})"
 
 
 def _harness_users(node: ast.stmt, package: str) -> dict[str, str | None]:
