@@ -209,6 +209,8 @@ def list_cells(args: argparse.Namespace) -> int:
     axes = {axis: text.split(",") if text else None for axis, text in joined.items()}
     matches = keyword(args.keyword)
     ids = [cell for cell in select(load_matrix(args.matrix), **axes).cell_ids() if matches(cell)]
+    if not ids:  # as ``run`` and ``report`` of the same selection say
+        raise InputError(str(args.matrix), "cells", "no cell matches the selection")
     print(f"matrix: {args.matrix} ({args.matrix_source})", file=sys.stderr)
     print("\n".join(ids))
     return 0

@@ -39,12 +39,13 @@ class RunSummary:
         results = self.results()
         if results is not None:
             chart = options(self.config).report_dir / "matrix.md"
-            for line in summary_lines(results.cells, chart):
+            for line in summary_lines(results.cells, chart, complete=bool(results.environment.get("complete"))):
                 terminalreporter.write_line(line)
 
 
-def summary_lines(cells: list[Record], chart: Any) -> list[str]:
-    """The chart's path; the cells counted by status; the wrong ones (silently wrong numbers) named, each with
+def summary_lines(cells: list[Record], chart: Any, complete: bool = True) -> list[str]:
+    """The chart's path; the cells counted by status (and whether a cell selected has none: an interrupted run,
+    ``complete`` False); the wrong ones (silently wrong numbers) named, each with
     its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; each case
     broken in its own code at inputs its cells drew (``broken_cases``); last,
     each kernel wrong on ``eager`` in every style that ran to a comparison while its control passes (the kernel's
@@ -52,7 +53,8 @@ def summary_lines(cells: list[Record], chart: Any) -> list[str]:
     counts = Counter(str(cell.status) for cell in cells)
     lines = [
         f"[harness] chart: {chart}",
-        f"[harness] {len(cells)} cells: " + ", ".join(f"{n} {status}" for status, n in counts.most_common()),
+        f"[harness] {len(cells)} cells{'' if complete else ' (incomplete: not every selected cell has a record)'}: "
+        + (", ".join(f"{n} {status}" for status, n in counts.most_common()) or "none run"),
     ]
     wrong = [cell for cell in cells if cell.status == Status.WRONG]
     if wrong:

@@ -131,6 +131,17 @@ def test_list_prints_every_id_in_matrix_order():
     assert done.stdout.split() == load_matrix(REPO / "matrix.toml").cell_ids()
 
 
+def test_list_of_a_selection_that_matches_no_cell_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]):
+    """As ``run`` and ``report`` of the same selection: an empty listing would read as an empty matrix."""
+    from harness.__main__ import main
+
+    assert main(["list", "--matrix", str(REPO / "matrix.toml"), "-k", "nothing_is_named_so"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {REPO / 'matrix.toml'}: cells: no cell matches the selection\n"
+    assert main(["list", "--matrix", str(REPO / "matrix.toml"), "-k", "add and eager"]) == 0
+    assert "add-raw_jit-eager" in capsys.readouterr().out.split()
+
+
 RECIPE = '[docs.recipe]\nsource = "the recipe"\n[docs.recipe.expect]\n'
 
 

@@ -56,6 +56,14 @@ def test_the_summary_counts_statuses_names_wrong_cells_and_counts_graph_breaks(g
     assert lines[3:] == ["[harness]   sin-autotune-vmap: wrong", *([outside] if graph_breaks else [])]
 
 
+def test_the_summary_of_an_interrupted_run_says_it_is_incomplete():
+    """A Ctrl-C before any cell ended: not "0 cells: ", which reads as an empty matrix."""
+    lines = summary_lines([], Path("/r/matrix.md"), complete=False)
+    assert lines[1] == "[harness] 0 cells (incomplete: not every selected cell has a record): none run"
+    one = summary_lines([Record("add", "raw_jit", "eager", Status.PASS)], Path("/r/matrix.md"), complete=False)
+    assert one[1] == "[harness] 1 cells (incomplete: not every selected cell has a record): 1 pass"
+
+
 MISMATCH = (
     "output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001 (100.0%); Greatest absolute difference: "
     "{diff} at index (10,) (up to 1e-05 allowed); Greatest relative difference: 1020036.125 at index (153,)"
