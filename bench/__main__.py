@@ -9,6 +9,7 @@ Usage: python -m bench [--cases sin] [--styles a,b] [--workers N] [--runs cold,w
        python -m bench timeline RESULTS.json [--out FILE.png]   (a run's timeline: bench/timeline.py)
        python -m bench costs RESULTS.json [--out FILE.md]       (where its wall time went: bench/costs.py)
        python -m bench replay RESULTS.json [--chunks 1,2]        (its cells under xdist's scheduling: bench/replay.py)
+       python -m bench passes RESULTS.json [--out DIR]          (passing cells' short scripts run: bench/passes.py)
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import replay
 
         return replay.main(argv[1:])
+    if argv[:1] == ["passes"]:
+        from bench import passes
+
+        return passes.main(argv[1:])
     if argv[:1] == ["costs"]:
         from bench import costs
 
