@@ -1,16 +1,14 @@
 """No-harness probe of where an AOTInductor compile's seconds go (the aoti paths are half of a full run's
 cell-seconds): a triton_op add exported and compiled to a package, three times one after another in one process
-(the first builds the precompiled header), then once in each of N processes started together (the run's 14
-workers compile side by side), each at its own size so that no cache serves another's program. Prints per compile
-its wall and CPU seconds and Inductor's own timers (``compilation_time_metrics``) above 0.05 s.
+(the first asks Inductor's CPU-ISA probes and builds the precompiled header), each at its own size so that no cache
+serves another's program. Prints per compile its wall and CPU seconds and Inductor's own timers
+(``compilation_time_metrics``) above 0.05 s.
 
-Usage: python bench/gpu/probe_aoti.py [N]     (N: processes at once, default 14)
+Usage: python bench/gpu/probe_aoti.py
 """
 
 import os
 import resource
-import subprocess
-import sys
 import tempfile
 import time
 
@@ -62,23 +60,11 @@ def compile_once(tag: str, size: int, folder: str) -> None:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--child"]:
-        compile_once(f"child{sys.argv[2]}", 5000 + int(sys.argv[2]), sys.argv[3])
-        return
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 14
     folder = tempfile.mkdtemp()
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", f"{folder}/inductor")
     print(torch.__version__, triton.__version__, torch.cuda.get_device_name(), os.cpu_count(), "cores", flush=True)
     for n in range(3):
         compile_once(f"alone{n}", 3001 + n, folder)
-    env = {**os.environ, "TORCHINDUCTOR_COMPILE_THREADS": "1"}
-    start = time.perf_counter()
-    children = [
-        subprocess.Popen([sys.executable, __file__, "--child", str(k), folder], env=env) for k in range(count)
-    ]
-    for child in children:
-        child.wait()
-    print(f"{count} at once: {time.perf_counter() - start:.1f} s wall (each a fresh Python importing torch)")
 
 
 if __name__ == "__main__":
