@@ -1,8 +1,10 @@
 """Where a worker's turn in the timing phase goes (one H200 at 54f8db5: 1.7-5.6 s a worker, 50 s in all, one after
 another, while its cells' own timing cost 0.9-2.5 s): the harness's timer (harness/cell/timing.py) on N small
 artifacts (a torch add of 3,001 floats, as the cases' own size), step by step, twice in one process: the timer's
-set-up, the host sides, the profiler session (its first in the process, then another), its events read back, the
-events method at the bandwidth size, the copy bandwidth. Prints one line per step.
+set-up, the host sides, the profiler session (its first in the process, of one call, then all the calls), its
+events read back, the events method at the bandwidth size, the copy bandwidth; and a launch's host time before any
+profiler session and after each turn's (a session's CUPTI left subscribed would slow every launch after it).
+Prints one line per step.
 
 Usage: python bench/gpu/probe_timing_cost.py [N]     (N artifacts, default 80: one worker's share)
 """
@@ -28,7 +30,7 @@ def turn(count: int) -> None:
     x, y = torch.randn(3001, device="cuda"), torch.randn(3001, device="cuda")
     calls = [lambda: torch.add(x, y) for _ in range(count)]
     sides = clock(f"host_side x {count}", lambda: [timing.host_side(call, 24_000, timer) for call in calls])
-    clock("an empty profiler session", lambda: timer.kernel_samples([]))
+    clock("a profiler session of one call", lambda: timer.kernel_samples([timing.Profiled(calls[0], 1)]))
     profiled = [timing.Profiled(side.call, side.count) for side in sides]
     start = time.perf_counter()
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as session:
@@ -56,13 +58,28 @@ def turn(count: int) -> None:
     clock("copy_gbps", timer.copy_gbps)
 
 
+def launch_us() -> str:
+    """A torch add's host time to launch (the GPU idle before each), median and quartiles of 2,000, in µs."""
+    x, y = torch.randn(3001, device="cuda"), torch.randn(3001, device="cuda")
+    times = []
+    for _ in range(2000):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        torch.add(x, y)
+        times.append((time.perf_counter() - start) * 1e6)
+    times.sort()
+    return f"{times[1000]:.2f} µs (quartiles {times[500]:.2f}-{times[1500]:.2f})"
+
+
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 80
     print(torch.__version__, torch.cuda.get_device_name(), flush=True)
     torch.randn(1, device="cuda")
+    print(f"launch before any profiler session: {launch_us()}", flush=True)
     for n in (1, 2):
         print(f"turn {n}:", flush=True)
         turn(count)
+        print(f"launch after turn {n}'s sessions: {launch_us()}", flush=True)
 
 
 if __name__ == "__main__":
