@@ -136,11 +136,10 @@ class Confirmer:
     def cells_ended(self) -> None:
         """Every cell has its record: the early scripts still queued run as many at a time as there are workers,
         beside the workers' warm-ups of their kept artifacts, and more, up to ``AFTER_CELLS_MOST`` times as many,
-        as the host has idle cores (each place they give kept: ``Width``); the timing phase, which waits for them
-        (they hold the GPUs' locks shared), then starts once the queue is drained instead of waiting for it three at
-        a time."""
+        while the host has idle cores; the timing phase, which waits for them (they hold the GPUs' locks shared),
+        then starts once the queue is drained instead of waiting for it three at a time."""
         count = max(1, workers(self.config))
-        self.width.widen(count, most=AFTER_CELLS_MOST * count, keep=True)
+        self.width.widen(count, most=AFTER_CELLS_MOST * count)
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""

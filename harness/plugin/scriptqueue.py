@@ -28,16 +28,12 @@ class Width:
     """How many early scripts may run at once: ``allowed`` while cells run (more once they have all ended), and one
     more at a time, up to ``most``, while ``idle`` says the host has ``SPARE_CORES`` idle: cells that wait for the
     GPU leave cores a script can use (one H200 at 7c5a2ea: the cells used 3,349 of the 6,750 core-seconds of their
-    421.9 s, three scripts beside them). Once ``widen`` says the cells have ended (``keep``), a reading of idle cores
-    gives one place per ``SPARE_CORES`` of them, and a place so given stays, refilled when its script ends: no cell
-    will want those cores back (one H200 at 79b09b5: without it, 14 scripts at once for 60 s after the last cell
-    while 6-11 of 16 cores were idle, each place above the width lost with its script)."""
+    421.9 s, three scripts beside them)."""
 
     def __init__(self, allowed: int, most: int | None = None, idle: Callable[[], float] | None = None) -> None:
         self.allowed = allowed
         self.most = max(allowed, most or allowed)
         self.idle = idle
-        self.keep = False
         self.running = 0
         self.turn = threading.Condition()
 
@@ -58,23 +54,13 @@ class Width:
     def _free(self) -> bool:
         if self.running < self.allowed:
             return True
-        if self.idle is None or self.running >= self.most:
-            return False
-        spare = self.idle()
-        if spare < SPARE_CORES:
-            return False
-        if self.keep:
-            self.allowed = min(self.most, self.running + int(spare // SPARE_CORES))
-            self.turn.notify_all()  # the other waiting scripts: the places beyond this one
-        return True
+        return self.idle is not None and self.running < self.most and self.idle() >= SPARE_CORES
 
-    def widen(self, allowed: int, most: int | None = None, keep: bool = False) -> None:
-        """At least ``allowed`` at once from now on, and up to ``most`` while cores are idle (``keep``: the places
-        idle cores give stay)."""
+    def widen(self, allowed: int, most: int | None = None) -> None:
+        """At least ``allowed`` at once from now on, and up to ``most`` while cores are idle."""
         with self.turn:
             self.allowed = max(self.allowed, allowed)
             self.most = max(self.most, self.allowed, most or 0)
-            self.keep = self.keep or keep
             self.turn.notify_all()
 
 

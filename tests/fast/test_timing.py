@@ -425,41 +425,6 @@ def test_once_the_cells_have_ended_idle_cores_let_scripts_past_the_workers_up_to
     confirmer.queue.shutdown()
 
 
-def test_once_the_cells_have_ended_a_place_idle_cores_gave_stays_when_its_script_ends():
-    """After the last cell one reading of idle cores gives a place per two of them, and those places are kept:
-    a script that ends is replaced at once though the host reads busy again (at 59c1d8e a place above the width
-    was lost with its script, and the queue held 14-15 at once on one H200 while 6-11 of 16 cores were idle)."""
-    from harness.plugin.scriptqueue import Width
-
-    idle = [0.0]
-    width = Width(1, most=1, idle=lambda: idle[0])
-    gates = {name: threading.Event() for name in "abcdef"}
-    started: list[str] = []
-
-    def script(name: str) -> None:
-        with width.slot():
-            started.append(name)
-            gates[name].wait(20)
-
-    threads = [threading.Thread(target=script, args=(name,)) for name in "abcdef"]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.3)
-    width.widen(2, most=4, keep=True)  # the cells have ended
-    assert started_within(started, 2, 1) == 2
-    idle[0] = 4.0
-    assert started_within(started, 4, 2) == 4  # two places at one reading, never beyond ``most``
-    idle[0] = 0.0
-    for name in started[:2]:
-        gates[name].set()
-    assert started_within(started, 6, 0) == 6  # both replaced, the host busy
-    assert width.allowed == 4
-    for gate in gates.values():
-        gate.set()
-    for thread in threads:
-        thread.join(20)
-
-
 def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
