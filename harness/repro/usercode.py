@@ -5,13 +5,14 @@ as it is), and only the top-level definitions those names need."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib
 import importlib.util
 import inspect
 import sys
 import sysconfig
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -233,8 +234,7 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
             continue
         parts += [_joined(run, lines, package)] if run else []
         run = []
-        others = [alias for alias in node.names if alias.name not in helpers] if isinstance(node, ast.Import) else []
-        parts += [ast.unparse(ast.Import(names=others))] if others else []
+        parts += _kept_imports(node, helpers, package)
         for name, bound in helpers.items():
             helper = importlib.import_module(name)
             text = inspect.getsource(helper)
@@ -244,11 +244,24 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
                 parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, helper_tree, seen))
             if bound is not None:  # ``import name``: its names read through it, as the module reads them
                 parts.append(_namespace(name, helper_tree, bound))
-        if isinstance(node, ast.ImportFrom):
+        if isinstance(node, ast.ImportFrom) and None in helpers.values():
             renamed = [f"{a.asname} = {a.name}" for a in node.names if a.asname not in (None, a.name)]
             parts += ["\n".join(renamed)] if renamed else []
     parts += [_joined(run, lines, package)] if run else []
     return "\n\n\n".join(parts)
+
+
+def _kept_imports(node: ast.Import | ast.ImportFrom, helpers: dict[str, str | None], package: str) -> list[str]:
+    """What an import of inlined ``helpers`` still imports of its own: the other modules of an ``import a, b``, the
+    other names of a ``from package import module, name``; nothing of a ``from module import ...`` inlined whole."""
+    if isinstance(node, ast.Import):
+        others = [alias for alias in node.names if alias.name not in helpers]
+        return [ast.unparse(ast.Import(names=others))] if others else []
+    if None in helpers.values():
+        return []
+    source = _source_of(node, package)
+    others = [alias for alias in node.names if f"{source}.{alias.name}" not in helpers]
+    return [ast.unparse(ast.ImportFrom(module=source, names=others, level=0))] if others else []
 
 
 def _namespace(name: str, tree: ast.Module, bound: str) -> str:
@@ -263,7 +276,13 @@ def _harness_users(node: ast.stmt, package: str) -> dict[str, str | None]:
     """The modules of the user's that import the harness which ``node`` imports: each -> the name ``import X``
     binds it to (None for ``from X import ...``, whose names the inlined code defines)."""
     if isinstance(node, ast.ImportFrom):
-        return {_source_of(node, package): None} if _from_harness_user(node, package) else {}
+        if _from_harness_user(node, package):
+            return {_source_of(node, package): None}
+        if _dropped(node):
+            return {}
+        source = _source_of(node, package)  # ``from package import module``: each such module, bound to its name
+        submodules = {f"{source}.{alias.name}": alias.asname or alias.name for alias in node.names}
+        return {name: bound for name, bound in submodules.items() if _imports_harness(name, set())}
     if not isinstance(node, ast.Import) or _dropped(node):
         return {}
     return {
@@ -318,8 +337,27 @@ def _installed(file: Path) -> bool:
 
 STAND_INS = {"Inputs": "Inputs = tuple  # harness.case's Inputs, the type of what make_inputs gives: a tuple"}
 STAND_IN = """class Case:  # the module's case declarations, as plain objects: the harness's Case is not needed here
-    def __init__(self, **fields):
+{defaults}    def __init__(self, **fields):
         self.__dict__.update(fields)"""
+
+
+def stand_in(read: set[str]) -> str:
+    """The stand-in ``Case``, with harness.case.Case's default of each field in ``read`` (the attributes the
+    module's code reads, by name or by a string) that a literal writes (it comes before the module's imports): a
+    case declared without ``outputs`` still has its 1."""
+    from harness.case import Case
+
+    defaults = []
+    for spec in dataclasses.fields(Case):
+        if spec.name not in read or (spec.default is MISSING and spec.default_factory is MISSING):
+            continue
+        value = spec.default if spec.default is not MISSING else spec.default_factory()  # type: ignore[misc]
+        try:
+            ast.literal_eval(repr(value))
+        except (ValueError, SyntaxError):  # torch.float32: the stand-in comes before ``import torch``
+            continue
+        defaults.append(f"    {spec.name} = {value!r}\n")
+    return STAND_IN.format(defaults="".join(defaults) + ("\n" if defaults else ""))
 
 
 def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, fields: tuple[str, ...]) -> UserCode:
@@ -348,5 +386,8 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
     top = {name for node in tree.body for name in defined(node)}
     used = _used(ast.parse(body))  # the module's and its inlined helpers' code
     stand_ins = [line for name, line in STAND_INS.items() if name in used]
-    text = "\n\n\n".join([STAND_IN, *stand_ins, body + "\n" + pick, "\n".join(bindings)])
+    nodes = list(ast.walk(ast.parse(body)))  # the attributes it reads, and the strings that may name one
+    read = {node.attr for node in nodes if isinstance(node, ast.Attribute)}
+    read |= {node.value for node in nodes if isinstance(node, ast.Constant) and isinstance(node.value, str)}
+    text = "\n\n\n".join([stand_in(read), *stand_ins, body + "\n" + pick, "\n".join(bindings)])
     return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))

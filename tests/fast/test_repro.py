@@ -506,6 +506,15 @@ import factorycases.builders as builders, math
 
 CASES = [builders.elementwise("sin_built", torch.sin)]
 ''',
+    "factorycases/plain.py": "SCALE = 1.0\n",
+    "factorycos.py": '''import torch
+
+from factorycases import builders, plain
+
+BUILT = builders.elementwise("cos_built", lambda x: torch.cos(x) * plain.SCALE)
+assert BUILT.outputs == 1 and getattr(BUILT, "key") == ()  # fields it was not given: the Case's defaults
+CASES = [BUILT]
+''',
 }
 
 
@@ -536,6 +545,21 @@ def test_a_helper_module_imported_whole_is_inlined_and_read_through_a_namespace(
     assert "# ---- from factorycases.builders ----" in source and "import math" in source
     assert "builders = types.SimpleNamespace(  # import factorycases.builders, inlined above" in source
     assert "from harness" not in source and "\nimport factorycases" not in source, source
+    exec(compile(source, "script", "exec"), {"__name__": "__main__"})
+
+
+def test_a_helper_module_imported_from_its_package_is_inlined_and_the_stand_in_has_the_cases_defaults(
+    tmp_path, monkeypatch
+):
+    """``from factorycases import builders, plain``: ``builders`` imports harness.case, so it is inlined and bound
+    to a namespace (the script kept the import, and needed the harness: exit 7 for every failure of the module),
+    ``plain`` does not and stays imported; the stand-in Case has the defaults of the fields the module reads (it
+    raised AttributeError on ``outputs``)."""
+    source = factory_script(tmp_path, monkeypatch, "cos_built", "factorycos")
+    assert "# ---- from factorycases.builders ----" in source and "from factorycases import plain" in source
+    assert "builders = types.SimpleNamespace(  # import factorycases.builders, inlined above" in source
+    assert "    outputs = 1\n" in source and "    key = ()\n" in source
+    assert "from factorycases import builders" not in source
     exec(compile(source, "script", "exec"), {"__name__": "__main__"})
 
 
