@@ -81,7 +81,12 @@ def parser() -> argparse.ArgumentParser:
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
     repro.add_argument("--results", default=None, help=results_help())
-    repro.add_argument("--matrix", default=None, help="the tolerances the scripts compare with; " + MATRIX_HELP)
+    repro.add_argument(
+        "--matrix",
+        default=None,
+        help="the tolerances the scripts compare with (default: those the run recorded, else those of the matrix file"
+        " found as for the other commands: ./matrix.toml when there is one, else the one installed with the harness)",
+    )
     repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
     repro.add_argument(
         "--timed", action="store_true",

@@ -12,10 +12,11 @@ from typing import Any
 
 from harness.errors import InputError
 from harness.matrix.config import load_matrix
+from harness.records.environment import RunEnvironment
 from harness.records.files import read_results
 from harness.records.results import Results
 from harness.repro.failures import named_scripts, write_repros
-from harness.spec import Status
+from harness.spec import Status, Tolerance
 
 
 def write_repro_scripts(args: argparse.Namespace) -> int:
@@ -28,7 +29,8 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
         raise InputError("command line", "--issue", "name one cell to report (repro CELL --issue)")
     if args.issue and args.timed:
         raise InputError("command line", "--issue", "a report holds the short script: leave out --timed")
-    loaded, tolerances = read_results(results), load_matrix(args.matrix).tolerances
+    loaded = read_results(results)
+    tolerances = compared_with(loaded, args)
     if args.issue:
         from harness.repro.issue import issue_text
 
@@ -47,6 +49,15 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
         raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
     print(f"{len(written)} repro script(s) in {out}/")
     return 0
+
+
+def compared_with(loaded: Results, args: argparse.Namespace) -> dict[str, Tolerance]:
+    """The tolerances the scripts compare with: those ``--matrix`` names where it is given, else those the run
+    recorded (its cells compared with them), else the default matrix file's (an older results file)."""
+    recorded = RunEnvironment.from_dict(loaded.environment, args.results).tolerances
+    if recorded and args.matrix_source != "--matrix":
+        return {dtype: Tolerance(float(t["atol"]), float(t["rtol"])) for dtype, t in recorded.items()}
+    return load_matrix(args.matrix).tolerances
 
 
 def write_named(args: argparse.Namespace, loaded: Results, tolerances: dict[str, Any], out: Path) -> int:

@@ -48,6 +48,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         styles={style: {"decorator": d, "wrapper": w} for style, (d, w) in matrix.style_axes.items()},
         paths={spec.id: {**described[spec.id], "device": spec.device} for spec in matrix.paths},
         reruns=matrix.reruns,
+        tolerances={dtype: {"atol": t.atol, "rtol": t.rtol} for dtype, t in matrix.tolerances.items()},
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,
         in_place=in_place(matrix) or None,

@@ -94,6 +94,7 @@ class RunEnvironment:
     autotune_benchmark: str | None = None  # how the cells' Triton autotuners benchmark their configs
     matrix: str | None = None
     matrix_digest: str | None = None  # the matrix file the run read: a digest of its text (merge compares them)
+    tolerances: dict[str, dict[str, float]] | None = None  # dtype -> the atol and rtol its cells compared with
     argv: tuple[str, ...] | None = None
     docs: Docs | None = None
     axes: dict[str, tuple[str, ...]] | None = None

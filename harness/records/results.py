@@ -21,7 +21,7 @@ from harness.spec import CellId, Measurements
 # 2: records are checked against the Status and Stage vocabularies; 1 is upgraded when read
 SCHEMA = 3
 # what a share's matrix file stamps on it, whatever its cells
-MATRIX_KEYS = ("matrix", "matrix_digest", "goals", "goal_sets")
+MATRIX_KEYS = ("matrix", "matrix_digest", "tolerances", "goals", "goal_sets")
 
 
 @dataclass
@@ -200,7 +200,7 @@ def _share(file: str, env: dict[str, Any]) -> tuple[int, int] | None:
 
 def _same_run(file: str, other: dict[str, Any], first_file: str, env: dict[str, Any]) -> None:
     """Shares merge only as shares of one run: of one commit, and of one matrix file (its name, its text's digest,
-    its goals and goal sets)."""
+    its tolerances, goals and goal sets)."""
     for key in ("commit", *MATRIX_KEYS):
         mine, theirs = _compared(key, other.get(key)), _compared(key, env.get(key))
         if mine != theirs:
