@@ -20,6 +20,10 @@ CALLABLE_FIELDS = ("reference", "make_inputs", "launch", "backward", "flops", "b
                    "module", "launch_backward", "shipped", "shipped_module")  # fmt: skip
 
 
+SEQUENCE_FIELDS = ("arg_names", "configs", "key", "mutates", "no_grad", "shipped_args")  # a tuple or a list each
+MAPPING_FIELDS = ("meta", "heuristics", "config_heuristics", "autotune_options", "arg_types", "kernels")
+
+
 @dataclass(frozen=True, kw_only=True)
 class Case:
     """A kernel and everything the harness needs to wrap it in every style and check it on every path.
@@ -145,6 +149,7 @@ class Case:
     save_mutated: bool = False
 
     def __post_init__(self) -> None:
+        self._check_types()
         if self.kernel is not None and self.launch is None:
             raise ValueError(f"case {self.id!r}: a kernel needs its launch")
         if self.launch is None and self.shipped is None and self.shipped_module is None:
@@ -185,6 +190,33 @@ class Case:
             raise ValueError(f"case {self.id!r}: give both backward_kernel and launch_backward, or neither")
         if self.backward_kernel is not None and OPTIONAL_TENSOR in self.arg_types.values():
             raise ValueError(f"case {self.id!r}: a backward_kernel needs every tensor argument given")
+
+    def _check_types(self) -> None:
+        """The fields whose types the harness relies on: a wrong one is one line naming it, not a TypeError raised
+        deep in the harness."""
+        where = f"case {self.id!r}:"
+        sizes = self.sizes
+        if not isinstance(sizes, tuple | list) or not sizes or any(type(size) is not int or size < 1 for size in sizes):
+            raise ValueError(f"{where} sizes must be a non-empty tuple of whole numbers >= 1, got {sizes!r:.80}")
+        for name in SEQUENCE_FIELDS:
+            if not isinstance(getattr(self, name), tuple | list):
+                raise ValueError(f"{where} {name} must be a tuple (or a list), got {getattr(self, name)!r:.80}")
+        for name in MAPPING_FIELDS:
+            if not isinstance(getattr(self, name), Mapping):
+                raise ValueError(f"{where} {name} must be a dict, got {getattr(self, name)!r:.80}")
+        if type(self.outputs) is not int:
+            raise ValueError(f"{where} outputs must be a whole number, got {self.outputs!r:.80}")
+        if not isinstance(self.dtype, torch.dtype):
+            raise ValueError(f"{where} dtype must be a torch.dtype (torch.float32, say), got {self.dtype!r:.80}")
+        bounds = self.size_bounds
+        if bounds is not None and not (
+            isinstance(bounds, tuple | list) and len(bounds) == 2 and all(type(b) is int for b in bounds)
+            and 1 <= bounds[0] <= bounds[1]
+        ):  # fmt: skip
+            raise ValueError(f"{where} size_bounds must be (low, high) with 1 <= low <= high, got {bounds!r:.80}")
+        unknown = set(self.mutates) - set(self.arg_names)
+        if unknown:
+            raise ValueError(f"{where} mutates {sorted(unknown)} are not in arg_names")
 
     @property
     def bounds(self) -> tuple[int, int]:

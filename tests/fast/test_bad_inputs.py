@@ -32,6 +32,14 @@ CASE_MODULES = {
                        "must be a whole number of 1 or more, got '16M'"),
     "bytes_moved_number": ("{broken}bytes_moved=12)\n", "cases[0]", "bytes_moved must be a function (or None), got 12"),
     "flops_text": ("{broken}flops='2n')\n", "cases[0]", "flops must be a function (or None), got '2n'"),
+    # a new user's: each a TypeError or IndexError deep in the harness, a traceback and exit 1
+    "sizes_empty": ("{broken}sizes=())\n", "cases[0]", "sizes must be a non-empty tuple of whole numbers >= 1, got ()"),
+    "sizes_number": ("{broken}sizes=100)\n", "cases[0]", "sizes must be a non-empty tuple of whole numbers >= 1"),
+    "configs_none": ("{broken}configs=None)\n", "cases[0]", "configs must be a tuple (or a list), got None"),
+    "outputs_text": ("{broken}outputs='1')\n", "cases[0]", "outputs must be a whole number, got '1'"),
+    "dtype_text": ("{broken}dtype='float32')\n", "cases[0]", "dtype must be a torch.dtype"),
+    "bounds_reversed": ("{broken}size_bounds=(10, 1))\n", "cases[0]", "size_bounds must be (low, high) with 1 <="),
+    "mutates_unknown": ("{broken}mutates=('y',))\n", "cases[0]", "mutates ['y'] are not in arg_names"),
 }
 BROKEN = "from tests.fixtures.broken import broken\nfrom tests.fixtures.cases import hang\nCASE = broken('badcase', "
 
