@@ -155,7 +155,8 @@ def _decorated(case: Case, decorator: str, names: dict[str, str]) -> tuple[list[
     if decorator == "jit":
         return [], dict(case.meta), kernel
     options = f", **{names['autotune_options']}" if case.autotune_options else ""
-    autotune = f"triton.autotune(configs={names['configs']}, key={names['key']}{options})"
+    # a case without configs or key: the empty list the autotuner is given (Triton's default config then)
+    autotune = f"triton.autotune(configs={names.get('configs', '[]')}, key={names.get('key', '[]')}{options})"
     dropped = config_keys if decorator == "autotune" else config_keys | set(case.heuristics)
     meta = {key: value for key, value in case.meta.items() if key not in dropped}
     if decorator == "autotune":

@@ -613,6 +613,20 @@ def test_an_authors_habits_carry_into_the_script(tmp_path: Path, monkeypatch: py
     assert not undefined(source) and own_lines(source) <= 100
 
 
+def test_an_autotune_style_of_a_case_without_configs_gets_the_short_script(tmp_path, monkeypatch):
+    """A case that declares no configs or key: its autotune cells ran ``triton.autotune(configs=[], key=[])``
+    (Triton's default config), and their script said so in its own short form (the writer raised KeyError, and
+    the cell got the long script, the harness's code copied in)."""
+    bare = AUTHORS_HABITS.replace("configs=CONFIGS, key=[\"n\"], ", "")
+    (tmp_path / "noconfigs_case.py").write_text(bare)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "NVIDIA H200", "torch": "t", "triton": "x"}
+    record = make_record("habits", "autotune", "eager", module="noconfigs_case", status="error", error_type="E")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "kernel = triton.autotune(configs=[], key=[])(triple_kernel)" in source
+    assert "what the program uses: the harness's own code" not in source and own_lines(source) <= 100
+
+
 def test_an_issue_report_of_a_wrong_kernel_says_it_is_the_kernels_bug_and_the_control_is_no_workaround():
     """A kernel wrong in every style on eager while its control passes (the run's own finding): the report's title
     and first line say so, and the control (pure PyTorch, not the op) is no style where the same op passes."""
