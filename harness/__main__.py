@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from harness import interrupt
-from harness.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Arguments, InputError, keyword, leave
+from harness.errors import EXIT_BAD_INPUT, EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, Arguments, InputError, keyword, leave
 
 MATRIX_HELP = "the matrix file (default: ./matrix.toml when there is one, else the one installed with the harness)"
 
@@ -33,12 +33,17 @@ def main(argv: list[str] | None = None) -> int:
 
             file, args.matrix_source = matrix_file(args.matrix)
             args.matrix = str(file)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        sys.stdout.flush()  # a reader that stopped early (``| head``): its broken pipe raises here, not at exit
+        return code
     except InputError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's own flush writes nowhere
+        return EXIT_BROKEN_PIPE
 
 
 def last_run() -> tuple[str, str]:

@@ -18,6 +18,7 @@ EXIT_RUN_BROKE = 6  # the harness failed to measure: cell processes did not star
 EXIT_SUSPECTS = 7  # a failure its repro script, run outside the harness, did not show: the harness may cause it
 EXIT_FAILED_ON = 8  # run --fail-on: a cell ended with a status named there (wrong numbers in the user's own kernel)
 EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT) or SIGTERM, as a shell reports a process its signal ended
+EXIT_BROKEN_PIPE = 141  # its reader stopped reading (``| head``), as a shell reports a process SIGPIPE ended
 
 
 class InputError(Exception):

@@ -34,7 +34,7 @@ def test_default_matrix_has_every_cell():
         (GOOD_HEAD.replace('"raw_jit"', '"raw_jitt"') + TOLERANCES, "styles[0]", "unknown id 'raw_jitt'"),
         (GOOD_HEAD.replace('"add"', '"addd"') + TOLERANCES, "cases[0]", "unknown case 'addd'"),
         (GOOD_HEAD.replace('["add"]', '"add"') + TOLERANCES, "cases", "expected a non-empty list"),
-        (GOOD_HEAD.replace("eager =", "eagre =") + TOLERANCES, "paths[0]", "unknown id 'eagre'"),
+        (GOOD_HEAD.replace("eager =", "eagre =") + TOLERANCES, "paths.eagre", "unknown id 'eagre'"),
         (GOOD_HEAD.replace("timeout = 10", 'timeout = "10"') + TOLERANCES, "paths.eager.timeout", "expected a number"),
         (GOOD_HEAD.replace("timeout = 10", "timeout = -1") + TOLERANCES, "paths.eager.timeout", "expected a number"),
         (GOOD_HEAD.replace('"cuda"', '"tpu"') + TOLERANCES, "paths.eager.device", "expected one of"),
@@ -87,7 +87,7 @@ def test_bad_matrix_names_file_and_key(tmp_path: Path, text: str, key: str, prob
     ("text", "key", "problem"),
     [
         (GOOD_HEAD.replace('"raw_jit"', '"raw_jitt"'), "styles[0]", "unknown id 'raw_jitt' (did you mean 'raw_jit'?)"),
-        (GOOD_HEAD.replace("eager =", "eagre ="), "paths[0]", "unknown id 'eagre' (did you mean 'eager'?)"),
+        (GOOD_HEAD.replace("eager =", "eagre ="), "paths.eagre", "unknown id 'eagre' (did you mean 'eager'?)"),
         (GOOD_HEAD.replace('"add"', '"addd"'), "cases[0]", "unknown case 'addd' (did you mean 'add'?)"),
         (AXES_HEAD.replace('"autotune"]', '"autotun"]'), "decorators[1]", "unknown id 'autotun' (did you mean"),
         (AXES_HEAD.replace('"custom_op"]', '"customop"]'), "wrappers[1]", "unknown id 'customop' (did you mean"),
@@ -140,6 +140,22 @@ def test_list_of_a_selection_that_matches_no_cell_is_one_line_exit_2(capsys: pyt
     assert err == f"error: {REPO / 'matrix.toml'}: cells: no cell matches the selection\n"
     assert main(["list", "--matrix", str(REPO / "matrix.toml"), "-k", "add and eager"]) == 0
     assert "add-raw_jit-eager" in capsys.readouterr().out.split()
+
+
+def test_list_into_a_reader_that_stops_early_exits_141_without_a_traceback(monkeypatch: pytest.MonkeyPatch):
+    """``list | head``: a BrokenPipeError traceback on stderr, at the write or at the exit's flush."""
+    import os
+    import sys
+
+    from harness.__main__ import main
+
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone
+    with open(write, "w", buffering=1) as stdout:
+        monkeypatch.setattr(sys, "stdout", stdout)
+        assert main(["list", "--matrix", str(REPO / "matrix.toml")]) == 141
+        stdout.write("more\n")  # the interpreter's exit flushes this: the pipe's end now writes nowhere
+        stdout.flush()
 
 
 RECIPE = '[docs.recipe]\nsource = "the recipe"\n[docs.recipe.expect]\n'
