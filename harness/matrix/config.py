@@ -167,7 +167,9 @@ def load_matrix(file: Path | str) -> Matrix:
     entries = id_list(file, "cases", data, None)
     style_axes = _styles(file, data)
     path_table = nonempty_table(file, "paths", data.get("paths"))
-    id_list(file, "paths", {"paths": list(path_table)}, PATHS)
+    for path_id in path_table:  # a table's keys: each named by its own key, not by a list index
+        if path_id not in PATHS:
+            raise InputError(file, f"paths.{path_id}", unknown_id(path_id, list(PATHS)))
     paths = tuple(_path_spec(file, path_id, spec) for path_id, spec in path_table.items())
     tolerances = {
         dtype: _tolerance(file, dtype, spec)

@@ -178,6 +178,8 @@ def which(args: argparse.Namespace, catalogue: Catalogue) -> int:
     wanted = ids(args.goals)
     if not wanted:
         raise InputError("command line", "--goals", f"no goal given (the goals: {', '.join(declared) or 'none'})")
+    if not declared:
+        raise InputError(args.results, "environment.goals", "the run's matrix declares no goals ([goals]) to meet")
     for goal in wanted:
         if goal not in declared:
             raise InputError("command line", "--goals", unknown_id(goal, list(declared), "goal"))

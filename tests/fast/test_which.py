@@ -69,6 +69,16 @@ def test_which_rejects_an_unknown_goal_or_case_in_one_line(tmp_path: Path):
     assert bad.returncode == 2 and "unknown case 'sinn' (did you mean 'sin'?)" in bad.stderr
 
 
+def test_which_of_a_run_whose_matrix_declares_no_goals_says_so(tmp_path: Path):
+    """Not "unknown goal 'run eagerly' (known: )"."""
+    data = matrix_results()
+    data["environment"]["goals"] = {}
+    file = write(tmp_path, data)
+    done = harness_main("which", "--results", str(file), "--goals", "run eagerly")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == f"error: {file}: environment.goals: the run's matrix declares no goals ([goals]) to meet\n"
+
+
 def test_the_chart_answers_each_goal_set_of_the_matrix():
     sets = {"ship it": ["fullgraph", "train with compile", "deploy"], "nope": ["fullgraph", "unknown goal"]}
     text = section(render(matrix_results(goal_sets=sets)), "Which style for a set of goals")
