@@ -622,3 +622,14 @@ def test_the_warm_up_starts_the_profiler_once_where_there_is_a_gpu(monkeypatch: 
     monkeypatch.setattr(child, "prime_profiler", lambda: done.append("profiler"))
     answer = child.answer_timing(("warm",))
     assert (answer, done) == (({"gpu_peak_mb": 5.0}, ["warm", "profiler"]) if cuda else ({}, ["warm"]))
+
+
+def test_a_profiler_that_cannot_start_in_the_warm_up_is_left_to_the_timing(monkeypatch: pytest.MonkeyPatch):
+    """The warm-up's session is no measurement: one that raises must not end the cell process (every cell it kept
+    would be "not timed": its process died warming up); the timing's own session then says why."""
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
+
+    monkeypatch.setattr(cell_timing, "profile", broken)
+    cell_timing.prime_profiler()
