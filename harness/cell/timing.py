@@ -489,19 +489,6 @@ def warm_kept() -> None:
             kept.failed = f"its warm-up call failed: {in_own_words(error)}"
 
 
-def prime_profiler() -> None:
-    """One profiler session of one marker kernel, in the warm-up beside the other workers' last cells: a process's
-    first session starts CUPTI (3.6 s on one H200 at 54f8db5, the next 0.004 s), which the timing phase, one
-    process after another with the GPU alone, would otherwise pay in every worker's turn. A profiler that cannot
-    start here is left to the timing, whose own session then says why (``by_kernels``)."""
-    try:
-        with profile(activities=[ProfilerActivity.CUDA]):
-            torch.cuda._sleep(MARKER_CYCLES)
-            torch.cuda.synchronize()
-    except Exception:  # the timing records it, artifact by artifact
-        pass
-
-
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:
     """The timing of each cell of ``ids`` (with the GPU to this process alone), and the GPU's copy bandwidth."""
     timer = timer_for(device)

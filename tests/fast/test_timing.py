@@ -605,31 +605,3 @@ def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_pat
     stat.write_text("cpu  200 0 200 1400 0 0 0 0 0 0\n")
     cores.taken -= scriptqueue.IDLE_SAMPLE
     assert cores() == pytest.approx(host_cores() * 600 / 800)
-
-
-@pytest.mark.parametrize("cuda", [True, False])
-def test_the_warm_up_starts_the_profiler_once_where_there_is_a_gpu(monkeypatch: pytest.MonkeyPatch, cuda: bool):
-    """A process's first profiler session starts CUPTI (3.6 s on one H200, the next 0.004 s): the warm-up, beside
-    the other workers' last cells, pays it, after its artifacts' calls and their peak of GPU memory; not the timing
-    phase, one process after another."""
-    from harness.execution import child
-
-    done: list[str] = []
-    monkeypatch.setattr(child.torch.cuda, "is_initialized", lambda: cuda)
-    monkeypatch.setattr(child.torch.cuda, "reset_peak_memory_stats", lambda: None)
-    monkeypatch.setattr(child.torch.cuda, "max_memory_allocated", lambda: 5 * 2**20 if "warm" in done else 0)
-    monkeypatch.setattr(child, "warm_kept", lambda: done.append("warm"))
-    monkeypatch.setattr(child, "prime_profiler", lambda: done.append("profiler"))
-    answer = child.answer_timing(("warm",))
-    assert (answer, done) == (({"gpu_peak_mb": 5.0}, ["warm", "profiler"]) if cuda else ({}, ["warm"]))
-
-
-def test_a_profiler_that_cannot_start_in_the_warm_up_is_left_to_the_timing(monkeypatch: pytest.MonkeyPatch):
-    """The warm-up's session is no measurement: one that raises must not end the cell process (every cell it kept
-    would be "not timed": its process died warming up); the timing's own session then says why."""
-
-    def broken(*args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
-
-    monkeypatch.setattr(cell_timing, "profile", broken)
-    cell_timing.prime_profiler()
