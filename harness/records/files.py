@@ -11,15 +11,21 @@ from harness.records.log import LOG_NAME, read_log
 from harness.records.results import Results, load
 from harness.records.upgrade import Catalogue, NoCatalogue
 
+RESULTS_NAME = "results.json"  # what a run writes beside its records.jsonl
+
 
 def read_results(file: Path | str, catalogue: Catalogue | None = None) -> Results:
-    """Load and check a results file (a run's records.jsonl beside it when that is newer); ``InputError`` names
-    the file and the key that is wrong. ``catalogue``: what the reader knows of styles and paths an older file
-    does not describe (harness/matrix/catalogue.py; default: nothing)."""
+    """Load and check a results file (a run's own ``results.json``: its records.jsonl beside it when that is newer,
+    or there alone; a file named otherwise is read as named, whatever lies beside it: a baseline copied next to a
+    later run's log is the baseline); ``InputError`` names the file and the key that is wrong. ``catalogue``: what
+    the reader knows of styles and paths an older file does not describe (harness/matrix/catalogue.py; default:
+    nothing)."""
     file = Path(file)
     log = file.with_name(LOG_NAME)
-    if file.suffix == ".jsonl" or (log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime)):
-        return read_log(log if file.suffix != ".jsonl" else file)
+    if file.suffix == ".jsonl":
+        return read_log(file)
+    if file.name == RESULTS_NAME and log.exists() and (not file.exists() or log.stat().st_mtime > file.stat().st_mtime):
+        return read_log(log)
     try:
         data = json.loads(input_text(file))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:

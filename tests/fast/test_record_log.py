@@ -91,6 +91,26 @@ def test_results_json_is_derived_from_the_lines(tmp_path: Path):
     assert done.cells == records and done.environment["complete"] is True and done.environment["wall_seconds"] == 1.5
 
 
+def test_a_results_file_named_otherwise_is_read_as_named_whatever_log_lies_beside_it(tmp_path: Path):
+    """A baseline copied beside a later run's records.jsonl (``mv results.json baseline.json``, then a new run into
+    the folder): the later run's log was read for it, and the gate compared that run with itself (PASS)."""
+    import os
+
+    from harness.records.results import Results, write_results
+
+    baseline = [Record.from_dict(make_record("old", "raw_jit", "eager", status="pass"))]
+    write_results(tmp_path / "baseline.json", Results({"device": "cpu", "complete": True}, baseline))
+    os.utime(tmp_path / "baseline.json", (1, 1))  # older than the log
+    _, records = log_of(tmp_path, 2)
+    assert [r.id for r in read_results(tmp_path / "baseline.json").cells] == ["old-raw_jit-eager"]
+    assert read_results(tmp_path / "results.json").cells == records  # the run's own: its log
+    (tmp_path / "cut.json").write_text(json.dumps({"schema": 3})[:-3])
+    with pytest.raises(InputError, match=r"cut.json: \(json\): not valid JSON"):
+        read_results(tmp_path / "cut.json")
+    with pytest.raises(InputError, match=r"nope\.json"):
+        read_results(tmp_path / "nope.json")
+
+
 def test_a_line_cut_short_by_a_kill_is_left_out_with_one_warning(tmp_path: Path, capsys):
     log, records = log_of(tmp_path, 3)
     log.stream.write('{"record": {"id": "c9-raw')  # the run was killed mid-write
