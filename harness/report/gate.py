@@ -26,13 +26,14 @@ from harness.spec import FAILURES, Status
 # with --strict, or never.
 CLASSES = {
     "wrong": ("Wrong numbers (none before, now wrong on some attempt: never excused by a re-run)", "always"),
-    "regression": ("Regressions (was pass, now failing)", "always"),
+    "regression": ("Regressions (was pass, or ran right outside the compiled graph; now failing)", "always"),
     "missing": ("Missing cells (in the baseline, absent now)", "always"),
     "flaky": ("Flaky (was pass, now errs, crashes or times out on some attempts only)", "flaky"),
     "fix": ("Fixes (was not passing, now pass): refresh the baseline", "strict"),
     "stale_known": ("Stale known failures (listed, but the cell passes now)", "strict"),
     "known": ("Known failures (regressed, listed in the known-failures file)", "never"),
     "changed_failure": ("Changed failures (still failing, another way)", "never"),
+    "runs_now": ("Run now, and failing (was skipped: the style or path applies now)", "never"),
     "skipped_now": ("Skipped now (was run, now skip)", "never"),
     "new": ("New cells", "never"),
 }
@@ -46,6 +47,7 @@ NOUNS = {
     "stale_known": ("stale known failure", "stale known failures"),
     "known": ("known failure", "known failures"),
     "changed_failure": ("changed failure", "changed failures"),
+    "runs_now": ("cell run now and failing", "cells run now and failing"),
     "skipped_now": ("cell skipped now", "cells skipped now"),
     "new": ("new cell", "new cells"),
 }
@@ -95,18 +97,21 @@ def classify(before: Record | None, after: Record | None) -> str | None:
     None when nothing a user cares about changed. A cell that passed every time and now passes only
     sometimes is flaky; one that passed at least half the time and now never passes has regressed. One that gave
     no wrong numbers before (passed, failed another way, or was not in the baseline) and now gives wrong numbers on
-    any attempt is ``wrong``: new wrong numbers never pass the gate."""
+    any attempt is ``wrong``: new wrong numbers never pass the gate. One whose kernel ran outside the compiled graph
+    (``graph_break``: right numbers) and now never runs to right numbers has regressed too."""
     if after is None:
         return "missing"
     if wrong_numbers(after) and (before is None or not wrong_numbers(before)):
         return "wrong"
     if before is None:
         return "new"
+    if before.status == Status.GRAPH_BREAK and not set(after.attempts) & {Status.PASS, Status.GRAPH_BREAK}:
+        return "regression"
     was, now = before.pass_rate, after.pass_rate
     if now is None:
         return "skipped_now" if was is not None else None
     if was is None:
-        return "changed_failure" if now < 1 else "fix"
+        return "runs_now" if now < 1 else "fix"
     if now == 1:
         return "fix" if was < 1 else None
     if 0 < now < 1:

@@ -142,6 +142,13 @@ def test_only_regressions_wrong_flaky_and_missing_cells_fail_unless_strict(befor
             None,
         ),
         ({"status": "skip"}, {"status": "skip"}, None),
+        # right numbers with the kernel outside the graph, then no right numbers: it regressed (it was a changed
+        # failure, never failing the gate); a skip that now runs and fails is no failure that changed
+        ({"status": "graph_break"}, {"status": "error", "error_type": "A", "stage": "run"}, "regression"),
+        ({"status": "graph_break"}, {"status": "crash"}, "regression"),
+        ({"status": "graph_break"}, {"status": "pass"}, "fix"),
+        ({"status": "graph_break"}, {"status": "graph_break"}, None),
+        ({"status": "skip"}, {"status": "crash"}, "runs_now"),
     ],
 )
 def test_classes(was: dict, now: dict, kind: str | None):
