@@ -23,7 +23,7 @@ from harness.plugin.options import options, workers
 from harness.plugin.processes import TIMING_OUTPUT, cells_environment, given_key, processes_key
 from harness.plugin.reportdir import ReportDir, report_dir
 from harness.plugin.session import RunCommand
-from harness.records import shares
+from harness.records import reuse, shares
 from harness.records.environment import environment
 from harness.records.log import LOG_NAME, RecordLog, assemble
 from harness.records.record import Record
@@ -49,6 +49,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         paths={spec.id: {**described[spec.id], "device": spec.device} for spec in matrix.paths},
         reruns=matrix.reruns,
         tolerances={dtype: {"atol": t.atol, "rtol": t.rtol} for dtype, t in matrix.tolerances.items()},
+        libraries=reuse.libraries(set(matrix.modules.values())) or None,
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,
         in_place=in_place(matrix) or None,

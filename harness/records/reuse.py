@@ -1,7 +1,8 @@
 """Cell keys and the reuse of unchanged verdicts (``--reuse RESULTS.json``).
 
 A cell's key is a digest of everything that decides its verdict: torch, triton and CUDA versions, the GPU,
-the harness's source (harness/*.py, harness/cell/paths/*.py), its case module's source, its matrix entry (case,
+the harness's source (harness/*.py, harness/cell/paths/*.py), its case module's source (with the user's modules it
+imports and the versions of the installed libraries they import: ``module_digest``), its matrix entry (case,
 module, style and the style's decorator and wrapper, the path's spec, the tolerance, the matrix's reruns and
 [environment]) and TRITON_INTERPRET. Every record carries its key; a later run keeps the record of a cell
 whose key is unchanged instead of running it (a blind or graph_break verdict too: both are deterministic), unless
@@ -10,11 +11,15 @@ start, or no key)."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
-from collections.abc import Mapping, Sequence
+import sys
+import sysconfig
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -44,12 +49,99 @@ NOT_A_VERDICT = (NOT_STARTED,)  # error types that say the harness failed, not t
 
 
 def module_digest(module: str) -> str:
-    """sha256 (16 hex) of the source file of ``module`` (a case module); "" when it has no file."""
-    spec = importlib.util.find_spec(module)
-    origin = spec.origin if spec is not None else None
-    if not origin or not Path(origin).is_file():
+    """sha256 (16 hex) over the source file of ``module`` (a case module), those of the modules of the user's it
+    imports, itself or through another (a file outside the installed packages and the standard library: a helper,
+    the user's own kernel library in a checkout), and the version of each installed distribution they import (the
+    library a shipped op comes from); "" when it has no file. torch, triton and the harness are in every key."""
+    if _origin(module) is None:
         return ""
-    return hashlib.sha256(Path(origin).read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256()
+    for name, found in _reached(module):
+        digest.update(f"{name}=={found}\n".encode() if isinstance(found, str) else f"{name}\n".encode() + found)
+    return digest.hexdigest()[:16]
+
+
+def libraries(modules: Iterable[str]) -> dict[str, str]:
+    """The libraries the case ``modules`` import, themselves or through a module of the user's, that a distribution
+    installed (into site-packages, or with ``pip --target`` onto the path): top-level package -> its version (what
+    a bug report names beside torch and triton)."""
+    tops = {name.partition(".")[0] for module in modules for name, _ in _reached(module)}
+    return {top: version for top in sorted(tops) if (version := _version(top))}
+
+
+def _reached(module: str) -> Iterator[tuple[str, bytes | str]]:
+    """What ``module`` imports, itself or through a module of the user's: each such module's name and source
+    (itself first), and each installed library's top-level package and version."""
+    seen: set[str] = set()
+    installed: set[str] = set()  # top-level packages of installed libraries, each reported once
+    pending = [module]
+    while pending:
+        name = pending.pop()
+        top = name.partition(".")[0]
+        if name in seen or top in installed or top in sys.stdlib_module_names or top in KEYED_ELSEWHERE:
+            continue
+        seen.add(name)
+        origin = _origin(name)
+        if origin is None:
+            continue
+        if _installed(origin):
+            installed.add(top)
+            yield top, _version(top)
+            continue
+        source = origin.read_bytes()
+        yield name, source
+        package = name if origin.name == "__init__.py" else name.rpartition(".")[0]
+        pending += _imported(source, package)
+
+
+KEYED_ELSEWHERE = ("torch", "triton", "harness")  # versions and the harness's digest: in every key already
+
+
+def _origin(name: str) -> Path | None:
+    """The source file of module ``name``, or None (not found, not a file, or it fails to be looked up)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return origin if origin is not None and origin.is_file() else None
+
+
+def _imported(source: bytes, package: str) -> list[str]:
+    """The modules a source imports anywhere in it (``from a import b``: ``a``, and ``a.b`` where that is one)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                try:
+                    base = importlib.util.resolve_name("." * node.level + base, package)
+                except (ImportError, ValueError):
+                    continue
+            names += [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+    return [name for name in names if name]
+
+
+def _installed(file: Path) -> bool:
+    """A file of an installed package or of the standard library."""
+    folders = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return bool({"site-packages", "dist-packages"} & set(file.parts)) or any(file.is_relative_to(f) for f in folders)
+
+
+def _version(top: str) -> str:
+    """The version of the installed distribution that provides top-level package ``top`` ("" if none says)."""
+    for dist in importlib.metadata.packages_distributions().get(top, []):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return ""
 
 
 def run_ingredients(matrix: Keyed, versions: Mapping[str, str | None], device: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         f"CUDA {env.get('cuda') or 'none'}",
         f"GPU {env.get('device')}",
         f"Python {env.get('python')}",
+        *(f"{library} {version or '(version unknown)'}" for library, version in (env.get("libraries") or {}).items()),
     ]
     ran = record.confirmation or {}
     confirmed = ran.get("line")

@@ -649,6 +649,18 @@ def test_an_issue_report_of_a_wrong_kernel_says_it_is_the_kernels_bug_and_the_co
     assert "Not a PyTorch" not in alone and alone.startswith("# eager: ")
 
 
+def test_an_issue_report_names_the_libraries_the_case_imports():
+    """A shipped op's bug is filed with its library's version, beside torch's and triton's."""
+    from harness.records.results import Results
+    from harness.repro.issue import issue_text
+
+    cell = typed(make_record("rms", "as_shipped", "vmap", status="error", error_type="RuntimeError"))
+    env = {"device": "cpu", "torch": "2.11", "libraries": {"liger_kernel": "0.8.5", "local_lib": ""}}
+    report = issue_text(cell, Results(env, [cell]), "print()")
+    assert "- torch 2.11\n" in report and "- liger_kernel 0.8.5\n" in report
+    assert "- local_lib (version unknown)\n" in report
+
+
 def test_repro_of_an_unknown_cell_is_one_line_naming_a_close_one():
     done = harness_main("repro", "sin-raw_jit-eagr", "zzz", "--results", str(REPO / "reports" / "results.json"))
     assert done.returncode == 2 and done.stderr.strip() == (

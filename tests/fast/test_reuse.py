@@ -122,6 +122,29 @@ def test_a_key_follows_every_ingredient(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert run_ingredients(matrix, versions(), "cpu")["triton_interpret"] == ""
 
 
+def test_a_case_modules_key_follows_the_users_modules_it_imports_and_the_libraries_they_import(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """A case module that imports a module of the user's (its kernel library in a checkout) and an installed
+    library (a shipped op): a change to either is a new key (the old key read the case module's own file only, so
+    --reuse kept passes of a kernel since made wrong)."""
+    package = tmp_path / "keyed_lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text("import tabulate\n\nSCALE = 1.0\n")
+    (tmp_path / "keyed_cases.py").write_text("import math\n\nimport keyed_lib.kernels\nimport keyed_lib\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = reuse.module_digest("keyed_cases")
+    assert first and reuse.module_digest("keyed_cases") == first
+    (package / "kernels.py").write_text("import tabulate\n\nSCALE = 1.5\n")
+    second = reuse.module_digest("keyed_cases")
+    assert second != first
+    monkeypatch.setattr(reuse, "_version", lambda top: "9.9" if top == "tabulate" else "")
+    assert reuse.module_digest("keyed_cases") != second  # another release of the library it imports
+    assert reuse.libraries(["keyed_cases"]) == {"tabulate": "9.9"}
+    assert reuse.module_digest("no_such_module_here") == ""
+
+
 def test_a_reused_record_is_marked_and_the_legend_names_its_run():
     source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
     reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
