@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import EXIT_INCOMPLETE, EXIT_RUN_BROKE, InputError, keyword, unknown_id
+from harness.records.files import RESULTS_NAME
+from harness.records.log import LOG_NAME
 from harness.records.results import Results
 from harness.records.upgrade import Catalogue
 from harness.report.gate import Change
@@ -40,7 +42,6 @@ def report(args: argparse.Namespace, catalogue: Catalogue) -> int:
     """The chart of a results file; from a run's records.jsonl (given, or newer than the results file beside
     it), results.json is derived first."""
     from harness.records.files import read_results
-    from harness.records.log import LOG_NAME
     from harness.records.results import write_results
     from harness.report.chart import write_chart
 
@@ -107,12 +108,20 @@ def gate(
     return 1 if gating.failing(changes, args.strict, args.allow_flaky) or slower[0] else 0
 
 
-def refuse_over(out: Path, inputs: dict[str, Path]) -> None:
-    """Bad input where ``out`` is one of the command's ``inputs`` (option -> file): it would be written over."""
+def refuse_over(out: Path, inputs: dict[str, Path], charts: bool = False) -> None:
+    """Bad input where ``out`` is one of the command's ``inputs`` (option -> file) or the other records file of
+    that run (its records.jsonl beside its results.json, or the reverse), or with ``charts`` the chart beside it
+    (matrix.md): it would be written over, and the run's results read wrong after."""
     for option, file in inputs.items():
-        if file.exists() and out.exists() and out.resolve() == file.resolve():
-            problem = f"is the {option} file: the command would write over it (give another --out)"
-            raise InputError(out, "--out", problem)
+        kept = [file]
+        if file.name in (RESULTS_NAME, LOG_NAME):
+            kept += [file.with_name(RESULTS_NAME), file.with_name(LOG_NAME)]
+        if charts:
+            kept.append(file.with_name("matrix.md"))
+        for one in kept:
+            if one.exists() and out.resolve() == one.resolve():
+                what = f"the {option} file" if one == file else f"{one.name} of the {option} file's run"
+                raise InputError(out, "--out", f"is {what}: the command would write over it (give another --out)")
 
 
 def write_text(file: Path, text: str) -> None:
@@ -128,6 +137,8 @@ def draw_history(args: argparse.Namespace, catalogue: Catalogue) -> int:
     from harness.records.files import read_results
     from harness.report.history import render
 
+    for index, file in enumerate(args.results):
+        refuse_over(Path(args.out), {f"results[{index}]": Path(file)})
     runs = [read_results(file, catalogue) for file in args.results]
     write_text(Path(args.out), render(runs))
     print(f"history: {args.out}")
@@ -141,9 +152,8 @@ def merge_shards(args: argparse.Namespace, catalogue: Catalogue) -> int:
 
     out = Path(args.out)
     for index, file in enumerate(args.results):
-        if Path(file).resolve() == out.resolve():
-            problem = f"is share {index + 1} of those given: the merge would write over it (give another --out)"
-            raise InputError(out, "--out", problem)
+        for written in (out, out.with_name("matrix.md")):  # the merged results and their chart
+            refuse_over(written, {f"share {index + 1}": Path(file)}, charts=True)
     merged = merge([(file, read_results(file, catalogue)) for file in args.results])
     try:
         write_results(out, merged)

@@ -3,6 +3,7 @@ cannot be derived (a full disk, an immutable folder) are one line naming the fil
 
 import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -185,7 +186,6 @@ def test_the_rescue_write_on_a_full_disk_is_one_line(tmp_path, monkeypatch):
 def test_a_fifo_given_as_an_input_file_is_one_line_not_a_hang(command, tmp_path, capsys):
     """Issue 44: opening a FIFO waits for a writer forever. The command runs in a thread: were it to hang, the
     test opens the FIFO for writing (the command goes on) and fails."""
-    import os
     import threading
 
     fifo, good = tmp_path / "fifo", results_file(tmp_path)
@@ -224,6 +224,32 @@ def test_an_out_naming_an_input_file_is_one_line_and_the_file_is_kept(command, t
     args = [arg.format(good=good, other=other) for arg in command]
     one_line(capsys, main(args), f"{good}: --out: ", "would write over it")
     assert good.read_text() == before
+
+
+@pytest.mark.parametrize(
+    ("command", "named"),
+    [
+        (["report", "--results", "{a}/results.json", "--out", "{a}/records.jsonl"], "{a}/records.jsonl"),
+        (["history", "{a}/results.json", "{b}/results.json", "--out", "{b}/results.json"], "{b}/results.json"),
+        (["history", "{a}/results.json", "--out", "{a}/records.jsonl"], "{a}/records.jsonl"),
+        (["merge", "{a}/results.json", "{b}/results.json", "--out", "{a}/records.jsonl"], "{a}/records.jsonl"),
+        (["merge", "{a}/results.json", "{b}/results.json", "--out", "{b}/merged.json"], "{b}/matrix.md"),
+    ],
+)
+def test_an_out_naming_a_file_of_an_input_run_is_one_line_and_the_run_is_kept(command, named, tmp_path, capsys):
+    """A run's folder: its results.json, its records.jsonl, its chart. Each command wrote over the one named (a log
+    written over made its results.json unreadable after; a merge into a share's folder replaced its chart)."""
+    folders = {key: tmp_path / key for key in "ab"}
+    for folder in folders.values():
+        folder.mkdir()
+        _records_log(folder)
+        os.utime(folder / LOG_NAME, (1, 1))  # older than results.json, which is read
+        results_file(folder)
+        (folder / "matrix.md").write_text("# the run's chart\n")
+    before = {file: file.read_bytes() for folder in folders.values() for file in folder.iterdir()}
+    args = [arg.format(**folders) for arg in command]
+    one_line(capsys, main(args), f"{named.format(**folders)}: --out: ", "would write over it")
+    assert {file: file.read_bytes() for folder in folders.values() for file in folder.iterdir()} == before
 
 
 def test_report_of_records_of_the_users_naming_writes_no_results_beside_them(tmp_path, capsys):
