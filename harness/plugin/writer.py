@@ -50,6 +50,7 @@ def run_environment(config: pytest.Config, device: str | None) -> dict[str, Any]
         reruns=matrix.reruns,
         tolerances={dtype: {"atol": t.atol, "rtol": t.rtol} for dtype, t in matrix.tolerances.items()},
         libraries=reuse.libraries(set(matrix.modules.values())) or None,
+        keyword=config.option.keyword or None,
         goals=matrix.goals or None,
         goal_sets=matrix.goal_sets or None,
         in_place=in_place(matrix) or None,

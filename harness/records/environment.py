@@ -96,6 +96,7 @@ class RunEnvironment:
     matrix_digest: str | None = None  # the matrix file the run read: a digest of its text (merge compares them)
     tolerances: dict[str, dict[str, float]] | None = None  # dtype -> the atol and rtol its cells compared with
     libraries: dict[str, str] | None = None  # the installed libraries its case modules import -> their versions
+    keyword: str | None = None  # the run's -k expression, which narrowed its selection
     argv: tuple[str, ...] | None = None
     docs: Docs | None = None
     axes: dict[str, tuple[str, ...]] | None = None

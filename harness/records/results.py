@@ -149,12 +149,12 @@ def merge(runs: list[tuple[str, Results]]) -> Results:
                 f"{interpreted(other)}, but {first_file} has {interpreted(env)}: "
                 "a run in Triton's interpreter (--interpret) and one on the device do not merge",
             )
+        _same_run(file, other, first_file, env)  # before the cells: shares of two runs overlap, and say why
+        _same_selection(file, other, first_file, env, shares)
         for index, cell in enumerate(results.cells):
             if cell.id in cells:
                 raise InputError(file, f"cells[{index}].id", f"{cell.id!r} is in another shard too")
             cells[cell.id] = cell
-        _same_run(file, other, first_file, env)
-        _same_selection(file, other, first_file, env, shares)
     split = _share(first_file, env)
     missing = [n for n in range(1, split[1] + 1) if n not in shares] if split else []
     if missing:
@@ -228,6 +228,13 @@ def _same_selection(
             "environment.axes",
             f"another selection than {first_file}'s: shares of different selections "
             "(--cases, --styles, --paths, matrix) do not merge",
+        )
+    if other.get("keyword") != env.get("keyword"):
+        raise InputError(
+            file,
+            "environment.keyword",
+            f"-k {other.get('keyword')!r}, but {first_file} has -k {env.get('keyword')!r}: shares of different "
+            "selections do not merge (the cells one -k left out would be missing from a merge called complete)",
         )
     mine, theirs = _share(file, other), _share(first_file, env)
     if (mine is None) != (theirs is None) or (mine and theirs and mine[1] != theirs[1]):

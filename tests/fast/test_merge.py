@@ -121,7 +121,7 @@ def test_out_naming_one_of_the_shares_is_refused_and_the_share_kept(tmp_path: Pa
     for out in (first, tmp_path / "." / first.name):
         done = harness_main("merge", str(first), str(second), "--out", str(out))
         assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
-        assert done.stderr.startswith(f"error: {out}: --out: is share 1 of those given: the merge would write over")
+        assert done.stderr.startswith(f"error: {out}: --out: is the share 1 file: the command would write over it")
     assert first.read_text() == before and not (tmp_path / "matrix.md").exists()
 
 
@@ -135,6 +135,9 @@ def test_out_naming_one_of_the_shares_is_refused_and_the_share_kept(tmp_path: Pa
         ({"goals": {"on_cpu": ["cpu_fallback"]}}, "environment.goals", "shares of different matrix files"),
         ({"matrix_digest": "0123456789abcdef"}, "environment.matrix_digest", "shares of different matrix files"),
         ({"timing_seconds": -2.0}, "environment.timing_seconds", "expected a number >= 0"),
+        # merged as complete, the cells the other -k left out missing
+        ({"keyword": "not eager"}, "environment.keyword", "-k 'not eager', but {first} has -k None: shares of "
+         "different selections do not merge"),
     ],
 )
 def test_shares_of_two_commits_or_matrix_files_or_a_negative_phase_do_not_merge(stamped, key, words, tmp_path):
@@ -145,6 +148,15 @@ def test_shares_of_two_commits_or_matrix_files_or_a_negative_phase_do_not_merge(
     assert (code, data) == (2, {})
     assert err.startswith(f"error: {other}: {key}: ") and err.count("\n") == 1, err
     assert words.format(first=first) in err
+
+
+def test_overlapping_shares_of_two_commits_say_the_commits_differ(tmp_path: Path):
+    """Two runs' shares hold the same cells: the commit tells why (it said a cell "is in another shard too")."""
+    other = tmp_path / "other"
+    other.mkdir()
+    first, second = share(tmp_path, 1, count=2), share(other, 1, count=2, commit="def5678", shard="2/2")
+    code, err, _, _ = merged(tmp_path, first, second)
+    assert code == 2 and err.startswith(f"error: {second}: environment.commit: 'def5678', but "), err
 
 
 def test_shares_balanced_by_cell_seconds_merge_in_matrix_order_and_a_missing_ones_cells_are_named(tmp_path: Path):
