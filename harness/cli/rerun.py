@@ -201,6 +201,7 @@ def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Rec
                 out,
                 "--cache-dir",
                 str(warm or Path(out) / "cache"),  # cold as the current run's caches were, or warm as they were
+                *own_cases(current.environment),
                 *(f"{matrix}::{cell}" for cell in cells),
                 *(["--interpret"] if interpreted(current.environment) else []),
                 "-q",
@@ -208,9 +209,21 @@ def _run_cells(cells: list[str], current: Results, matrix: str) -> dict[str, Rec
         )
         file = Path(out) / "results.json"
         rerun = read_results(file) if file.exists() else None
-        if rerun is None or stamp_differs(current.environment, rerun.environment):
-            return {}  # measured nothing, or something else than the current run measured
+        if rerun is None:  # the cells are the current run's as it measured them: said, not silently
+            print(f"gate: the re-run of {len(cells)} cell(s) measured nothing: they stand as measured", file=sys.stderr)
+            return {}
+        if stamp_differs(current.environment, rerun.environment):
+            return {}  # something else than the current run measured
         return {cell.id: cell for cell in rerun.cells}
+
+
+def own_cases(env: dict[str, object]) -> list[str]:
+    """The ``--cases`` the run was given (a case module of the user's named on its command line, not in the matrix
+    file), for its re-run to find the same cells (without, their node ids were no cells of the selection)."""
+    argv = [str(arg) for arg in env.get("argv") or []]  # type: ignore[attr-defined]
+    given = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--cases"]
+    given += [arg for arg in argv if arg.startswith("--cases=")]
+    return [part for value in given for part in (["--cases", value] if not value.startswith("--") else [value])]
 
 
 def run_to_end(command: list[str]) -> None:

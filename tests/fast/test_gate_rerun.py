@@ -86,3 +86,21 @@ def test_a_re_run_that_measured_something_else_does_not_count(tmp_path, reruns, 
 def test_stamps_compare_the_interpreter_setting_as_a_flag():
     assert rerun.stamp_differs({**HERE, "triton_interpret": None}, {**HERE, "triton_interpret": False}) is None
     assert rerun.stamp_differs(HERE, {**HERE, "triton": "9"}) == (f"triton {triton.__version__}", "triton 9")
+
+
+def test_a_re_run_of_a_case_module_named_on_the_command_line_is_given_it_again(tmp_path, reruns, monkeypatch):
+    """The run was ``run --cases mykb``: its re-run's node ids were no cells of the matrix file's selection, the
+    re-run exited 2 and the regression stood, silently."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    done = run_gate(tmp_path, "--allow-flaky", argv=["run", "--cases", "mykb", "-n", "1", "--cases=other"])
+    assert done.returncode == 0, done.stderr
+    command = reruns[1]["command"]
+    assert command[command.index("--cases") : command.index("--cases") + 3] == ["--cases", "mykb", "--cases=other"]
+
+
+def test_a_re_run_that_measured_nothing_says_so(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(rerun, "run_to_end", lambda command: None)  # it wrote no results
+    done = run_gate(tmp_path)
+    assert done.returncode == 1
+    assert "gate: the re-run of 1 cell(s) measured nothing: they stand as measured" in done.stderr
