@@ -21,11 +21,12 @@ from harness.execution.machine import versions
 from harness.matrix.builtin import matrix_file
 from harness.plugin.options import Options, options
 from harness.records import shares
+from harness.records.environment import interpreted
 from harness.records.files import read_results
 from harness.records.log import LOG_NAME
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellId, CellSpec
+from harness.spec import CellId, CellSpec, triton_interpreted
 
 if TYPE_CHECKING:
     from harness.matrix.config import Matrix
@@ -190,6 +191,14 @@ def resumable(file: Path, selection: set[str]) -> Results:
             file,
             "environment.torch",
             f"a run of torch {previous.environment.get('torch')} cannot be resumed under torch {torch.__version__}",
+        )
+    was = interpreted(previous.environment)
+    if was != triton_interpreted():  # its records' verdicts are of another kind of run than this one's label
+        raise InputError(
+            file,
+            "environment.triton_interpret",
+            f"a run {'in' if was else 'outside'} Triton's interpreter cannot be resumed {'outside' if was else 'in'} "
+            f"it: resume it {'with' if was else 'without'} --interpret, or give another --report-dir",
         )
     outside = [cell.id for cell in previous.cells if cell.id not in selection]
     if outside:

@@ -265,6 +265,27 @@ def test_node_ids_of_the_matrix_file_in_any_spelling_select_cells(spelling, tmp_
     assert capsys.readouterr().out.splitlines()[0].endswith("m.toml::sin-control-cpu_fallback")
 
 
+def test_resume_of_an_interpreter_run_without_the_interpreter_is_one_line(tmp_path, capsys):
+    """Its interpreted records were kept in a run stamped as one on the device (triton_interpret false)."""
+    import torch
+
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(HEAD + TOLERANCES)
+    out.mkdir()
+    file = results_file(out, env={"torch": torch.__version__, "triton_interpret": True})
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "--resume"])
+    one_line(capsys, code, f"{file}: environment.triton_interpret: ", "a run in Triton's interpreter cannot be resumed"
+             " outside it: resume it with --interpret")  # fmt: skip
+
+
+def test_gate_of_a_run_against_itself_is_one_line(tmp_path, capsys):
+    file = results_file(tmp_path)
+    code = main(["gate", "--baseline", str(file), "--current", str(tmp_path / "." / file.name), "--rerun", "0",
+                 "--out", str(tmp_path / "gate.md")])  # fmt: skip
+    one_line(capsys, code, "command line: --current: ", "is the --baseline file")
+    assert not (tmp_path / "gate.md").exists()
+
+
 @pytest.mark.parametrize(
     ("results", "key", "words"),
     [
