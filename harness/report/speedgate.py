@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from tabulate import tabulate
 
+from harness.records.environment import interpreted
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.blocks import details
@@ -93,7 +94,13 @@ def not_comparable(baseline: Results, current: Results) -> str | None:
         return f"the baseline ran on {devices[0]}, this run on {devices[1]}: a different GPU is not a slowdown"
     untimed = [name for name, run in (("baseline", baseline), ("current", current)) if not _timed(run)]
     if untimed:
-        return f"the {' and '.join(untimed)} run has no timing phase (no timed cell): an older harness, or --no-timing"
+        runs = (baseline, current)
+        why = (
+            "Triton's interpreter times nothing" if any(interpreted(run.environment) for run in runs)
+            else "a CPU run times nothing" if "cpu" in devices
+            else "an older harness, or --no-timing"
+        )  # fmt: skip
+        return f"the {' and '.join(untimed)} run has no timed cell: {why}"
     return None
 
 

@@ -271,7 +271,15 @@ def test_speed_on_another_gpu_or_without_a_timing_phase_is_not_compared(tmp_path
         cell.pop("timing")
     (tmp_path / "untimed.json").write_text(json.dumps(untimed))
     code, text = gate(tmp_path, tmp_path / "untimed.json", run(tmp_path / "new.json", slower, gpu_peak_mb=256.0))
-    assert code == 0 and "Speed not compared: the baseline run has no timing phase" in text
+    assert code == 0 and "Speed not compared: the baseline run has no timed cell: an older harness, or --no" in text
+    for name, env in (("cpu", {"device": "cpu"}), ("interpreted", {"device": "cpu", "triton_interpret": True})):
+        both = [json.loads((tmp_path / "untimed.json").read_text()) for _ in range(2)]
+        for index, data in enumerate(both):
+            data["environment"].update(env)
+            (tmp_path / f"{name}{index}.json").write_text(json.dumps(data))
+        code, text = gate(tmp_path, tmp_path / f"{name}0.json", tmp_path / f"{name}1.json")
+        why = "Triton's interpreter times nothing" if name == "interpreted" else "a CPU run times nothing"
+        assert code == 0 and f"the baseline and current run has no timed cell: {why}" in text, text
 
 
 def test_speed_is_gated_only_when_asked_for(tmp_path: Path):
