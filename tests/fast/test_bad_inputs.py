@@ -278,14 +278,6 @@ def test_resume_of_an_interpreter_run_without_the_interpreter_is_one_line(tmp_pa
              " outside it: resume it with --interpret")  # fmt: skip
 
 
-def test_gate_of_a_run_against_itself_is_one_line(tmp_path, capsys):
-    file = results_file(tmp_path)
-    code = main(["gate", "--baseline", str(file), "--current", str(tmp_path / "." / file.name), "--rerun", "0",
-                 "--out", str(tmp_path / "gate.md")])  # fmt: skip
-    one_line(capsys, code, "command line: --current: ", "is the --baseline file")
-    assert not (tmp_path / "gate.md").exists()
-
-
 @pytest.mark.parametrize(
     ("results", "key", "words"),
     [
