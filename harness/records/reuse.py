@@ -84,7 +84,7 @@ def _reached(module: str) -> Iterator[tuple[str, bytes | str]]:
         origin = _origin(name)
         if origin is None:
             continue
-        if _installed(origin):
+        if installed_file(origin):
             installed.add(top)
             yield top, _version(top)
             continue
@@ -128,7 +128,7 @@ def _imported(source: bytes, package: str) -> list[str]:
     return [name for name in names if name]
 
 
-def _installed(file: Path) -> bool:
+def installed_file(file: Path) -> bool:
     """A file of an installed package or of the standard library."""
     folders = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     return bool({"site-packages", "dist-packages"} & set(file.parts)) or any(file.is_relative_to(f) for f in folders)

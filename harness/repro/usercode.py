@@ -10,12 +10,13 @@ import importlib
 import importlib.util
 import inspect
 import sys
-import sysconfig
 import textwrap
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from harness.records.reuse import installed_file
 
 # a field bound to a name of its own: callables keep the field's name, settings are constants
 INLINED = ("shipped_args",)  # a literal value of these is written where the script uses it, not bound
@@ -316,7 +317,7 @@ def _imports_harness(name: str, seen: set[str]) -> bool:
     except (ImportError, ValueError):
         return False
     origin = Path(spec.origin) if spec is not None and spec.origin else None
-    if origin is None or origin.suffix != ".py" or _installed(origin):
+    if origin is None or origin.suffix != ".py" or installed_file(origin):
         return False
     tree = ast.parse(origin.read_text(errors="replace"))
     package = name if origin.name == "__init__.py" else name.rpartition(".")[0]
@@ -326,13 +327,6 @@ def _imports_harness(name: str, seen: set[str]) -> bool:
         or (isinstance(node, ast.Import) and any(_imports_harness(alias.name, seen) for alias in node.names))
         for node in tree.body
     )
-
-
-def _installed(file: Path) -> bool:
-    """A file of an installed package or of the standard library."""
-    folders = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    installed = {"site-packages", "dist-packages"} & set(file.parts)
-    return bool(installed) or any(file.is_relative_to(folder) for folder in folders)
 
 
 STAND_INS = {"Inputs": "Inputs = tuple  # harness.case's Inputs, the type of what make_inputs gives: a tuple"}
