@@ -77,7 +77,7 @@ def test_shards_merge_into_the_whole_run(write_matrix, tmp_path: Path):
 
     shard = str(shards[0] / "results.json")
     again = harness_main("merge", shard, shard, "--out", str(merged))
-    assert again.returncode == 2 and "is in another shard too" in again.stderr
+    assert again.returncode == 2 and f"environment.shard: share 1/2 is {shard} too" in again.stderr  # one share twice
     assert harness_main("run", "--matrix", str(matrix), "--shard", "3/2").returncode == 2
 
 
