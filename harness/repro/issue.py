@@ -4,8 +4,13 @@ expected, and the styles and paths where the same op passes (the workaround a ma
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import importlib.util
+import sys
 from typing import Any
 
+from harness.kernel.styles import CONTROL
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.mismatch import WrongKernel, wrong_kernels
@@ -30,6 +35,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         f"CUDA {env.get('cuda') or 'none'}",
         f"GPU {env.get('device')}",
         f"Python {env.get('python')}",
+        *(["Triton's CPU interpreter (TRITON_INTERPRET=1): no GPU code ran"] if env.get("triton_interpret") else []),
         *(f"{library} {version or '(version unknown)'}" for library, version in (env.get("libraries") or {}).items()),
     ]
     ran = record.confirmation or {}
@@ -44,9 +50,9 @@ def issue_text(record: Record, results: Results, script: str) -> str:
             "when the harness ran it; the script above is this cell's own, written for it)",
             "",
         ]
-    expected = EXPECTED.get(
-        record.status, "The path runs the op without an error, as it runs the same op in the other styles below."
-    )
+    styles = _passing_styles(record, results)
+    as_others = ", as it runs the same op in the other styles below" if styles else ""
+    expected = EXPECTED.get(record.status, f"The path runs the op without an error{as_others}.")
     wrong = wrong_kernels(results.cells).get(record.case)
     notes = [  # the run's own finding: no tracker's bug, the kernel's
         f"> Not a PyTorch or Triton bug: {wrong.line()}. Its other cells are that one bug; this report is for the "
@@ -75,6 +81,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
             "## Reproducer",
             "",
             "Save it as `repro.py` and run `python repro.py` (it needs torch, triton and the case's own imports).",
+            *_local_imports(script),
             "",
             "```python",
             script.rstrip(),
@@ -93,7 +100,7 @@ def issue_text(record: Record, results: Results, script: str) -> str:
             "",
             "## Where the same op passes",
             "",
-            *_passing(record, results),
+            *_passing(record, results, styles),
             "",
         ]
     )
@@ -123,16 +130,54 @@ def _first_line(record: Record) -> str:
     return f"{kind}{text.splitlines()[0]}" if text else str(record.status)
 
 
-def _passing(record: Record, results: Results) -> list[str]:
+def _passing_styles(record: Record, results: Results) -> list[str]:
     """The other styles of the same op (not the control: pure PyTorch, no op of the case's) that pass on the cell's
-    path, and the other paths where its style passes."""
-    same_case = [cell for cell in results.cells if cell.case == record.case and cell.style != "control"]
-    styles = [cell.style for cell in same_case if cell.path == record.path and cell.status == Status.PASS]
-    paths = [cell.path for cell in same_case if cell.style == record.style and cell.status == Status.PASS]
+    path."""
+    return [
+        cell.style
+        for cell in results.cells
+        if cell.case == record.case and cell.style != CONTROL and cell.path == record.path
+        and cell.status == Status.PASS
+    ]  # fmt: skip
+
+
+def _passing(record: Record, results: Results, styles: list[str]) -> list[str]:
+    """Where the same op passes: ``styles`` on the cell's path, the other paths where its style passes, and whether
+    the pure-PyTorch control passes the cell's path (the path itself works there)."""
+    same_style = [cell for cell in results.cells if cell.case == record.case and cell.style == record.style]
+    paths = [cell.path for cell in same_style if cell.status == Status.PASS]
+    control = [c for c in results.cells if c.case == record.case and c.style == CONTROL and c.path == record.path]
+    reference = [f"- The pure-PyTorch `control` on `{record.path}`: {control[0].status}"] if control else []
     return [
         f"- Other styles on `{record.path}`: {_listed(styles)}",
         f"- Other paths of `{record.style}`: {_listed(paths)}",
+        *(reference if record.style != CONTROL else []),
     ]
+
+
+def _local_imports(script: str) -> list[str]:
+    """A line naming the modules the script imports that no installed distribution provides (the user's own
+    files, found on the run's ``sys.path``): a tracker's reader has none of them."""
+    tops = {
+        (alias.name if isinstance(node, ast.Import) else node.module or "").partition(".")[0]
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
+        for alias in node.names
+    }
+    provided = set(importlib.metadata.packages_distributions()) | set(sys.stdlib_module_names) | {"", "torch", "triton"}
+    local = [f"`{top}` ({origin})" for top in sorted(tops - provided) if (origin := _origin(top))]
+    if not local:
+        return []
+    return ["", f"It imports {', '.join(local)}, which no installed package provides: attach it to the report too."]
+
+
+def _origin(module: str) -> str | None:
+    """Where module ``module``'s source is found on this ``sys.path`` (None: not found, or not a file)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
 
 
 def _listed(names: list[Any]) -> str:

@@ -661,6 +661,29 @@ def test_an_issue_report_names_the_libraries_the_case_imports():
     assert "- local_lib (version unknown)\n" in report
 
 
+def test_an_issue_report_of_a_lone_shipped_style_under_the_interpreter(tmp_path: Path, monkeypatch):
+    """A run of ``as_shipped`` and ``control`` only: no "as in the other styles below" where none is listed, the
+    control's verdict on the path said, the interpreter named among the versions (no GPU code ran), and a module
+    of the user's that the script imports and no installed package provides named, to attach."""
+    from harness.records.results import Results
+    from harness.repro.issue import issue_text
+
+    (tmp_path / "my_local_helper.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cell = typed(make_record("gn", "as_shipped", "eager", status="error", error_type="InterpreterError"))
+    control = typed(make_record("gn", "control", "eager", status="pass"))
+    env = {"device": "cpu", "torch": "2.13", "triton_interpret": True}
+    report = issue_text(cell, Results(env, [cell, control]), "import torch\nfrom my_local_helper import X\n")
+    assert "The path runs the op without an error. The script then prints" in report
+    assert "- Triton's CPU interpreter (TRITON_INTERPRET=1): no GPU code ran\n" in report.split("## Reproducer")[0]
+    assert "- The pure-PyTorch `control` on `eager`: pass" in report
+    assert f"It imports `my_local_helper` ({tmp_path / 'my_local_helper.py'}), which no installed" in report
+    passing = issue_text(cell, Results({"device": "cpu"}, [cell, control, typed(make_record(
+        "gn", "triton_op", "eager", status="pass"))]), "import torch\n")  # fmt: skip
+    assert "without an error, as it runs the same op in the other styles below." in passing
+    assert "It imports" not in passing and "interpreter" not in passing
+
+
 def test_repro_of_an_unknown_cell_is_one_line_naming_a_close_one():
     done = harness_main("repro", "sin-raw_jit-eagr", "zzz", "--results", str(REPO / "reports" / "results.json"))
     assert done.returncode == 2 and done.stderr.strip() == (
