@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
+import re
+import traceback
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cached_property
@@ -251,13 +255,32 @@ def _load_cases(
         except (SystemExit, CaseExited) as error:  # a module that exits: one line, exit 2, never a run of nothing
             raise InputError(file, where, f"case {entry!r} does not load: {exit_words(error)} at import") from None
         except Exception as error:  # a broken user module: say so in one line
-            raise InputError(file, where, f"case {entry!r} does not load: {type(error).__name__}: {error}") from None
+            problem = f"case {entry!r} does not load: {type(error).__name__}: {error}{_field_hint(error)}"
+            raise InputError(file, where, problem + _line_in(module, error)) from None
         if entry in case_ids() and [case.id for case in cases] != [entry]:
             raise InputError(file, where, f"module {module} defines case(s) {[c.id for c in cases]}, not {entry!r}")
         for case in cases:
             _check_case(file, where, case, module, tolerances, found)
             found[case.id] = (module, dtype_name(case.dtype))
     return found
+
+
+def _field_hint(error: Exception) -> str:
+    """``(did you mean 'shipped'?)`` for a ``Case(shiped=...)``: a keyword of Case's close to one of its fields."""
+    typo = re.search(r"Case\.__init__\(\) got an unexpected keyword argument '(\w+)'", str(error))
+    close = get_close_matches(typo.group(1), [f.name for f in dataclasses.fields(Case)], n=1) if typo else []
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _line_in(module: str, error: Exception) -> str:
+    """`` (at FILE:LINE)``: the case module's own line the error was raised from, where it was."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return ""
+    origin = spec.origin if spec is not None else None
+    lines = [frame.lineno for frame in traceback.extract_tb(error.__traceback__) if frame.filename == origin]
+    return f" (at {origin}:{lines[-1]})" if lines else ""
 
 
 def _names_the_module(error: ModuleNotFoundError, module: str) -> bool:

@@ -40,6 +40,9 @@ CASE_MODULES = {
     "dtype_text": ("{broken}dtype='float32')\n", "cases[0]", "dtype must be a torch.dtype"),
     "bounds_reversed": ("{broken}size_bounds=(10, 1))\n", "cases[0]", "size_bounds must be (low, high) with 1 <="),
     "mutates_unknown": ("{broken}mutates=('y',))\n", "cases[0]", "mutates ['y'] are not in arg_names"),
+    # a library maintainer's typo: the raw TypeError, neither the field meant nor the module's line
+    "field_typo": ("from harness.case import Case\n\nCASE = Case(id='t', shiped=abs)\n", "cases[0]",
+                   "unexpected keyword argument 'shiped' (did you mean 'shipped'?) (at {file}:3)"),
 }
 BROKEN = "from tests.fixtures.broken import broken\nfrom tests.fixtures.cases import hang\nCASE = broken('badcase', "
 
@@ -64,6 +67,7 @@ def test_a_broken_case_module_is_one_line(name, tmp_path, monkeypatch, capsys):
         monkeypatch.setattr(casecheck, "CHECK_SECONDS", 1.0)
     matrix = tmp_path / "m.toml"
     matrix.write_text(HEAD.replace('"sin"', f'"{package.name}.badcase"') + TOLERANCES)
+    words = words.replace("{file}", str(package / "badcase.py"))
     one_line(capsys, main(["list", "--matrix", str(matrix)]), f"{matrix}: {key}: ", words)
 
 
