@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from difflib import get_close_matches
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,10 @@ def no_unknown(
     allowed = required | optional
     for key in table:
         if key not in allowed:
-            raise InputError(file, f"{prefix}{key}", f"unknown key (expected one of {', '.join(sorted(allowed))})")
+            close = get_close_matches(key, sorted(allowed), n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            expected = ", ".join(sorted(allowed))
+            raise InputError(file, f"{prefix}{key}", f"unknown key ({hint}expected one of {expected})")
     for key in sorted(required - table.keys()):
         raise InputError(file, f"{prefix}{key}", "missing")
 
