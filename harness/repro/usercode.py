@@ -44,10 +44,11 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     source = inspect.getsource(module)
     tree = ast.parse(source)
     package = module.__package__ or ""
+    home = Path(module.__file__ or ".").parent
     try:
         statement, call = _declaration(tree, case.id)
-        if any(_harness_users(node, package) for node in tree.body):
-            raise NotShort("it imports a module of the user's that imports the harness: the whole module, inlined")
+        if any(_harness_users(node, package, home) for node in tree.body):
+            raise NotShort("it imports a module of the user's that a script must carry: the whole module, inlined")
     except NotShort:
         return _whole_module(module, source, tree, case, fields)
     keywords = {kw.arg: kw.value for kw in call.keywords if kw.arg}
@@ -216,7 +217,7 @@ def _first_line(node: ast.stmt) -> int:
     return min([node.lineno, *(d.lineno for d in decorators)])
 
 
-def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) -> str:
+def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str], home: Path) -> str:
     """The module's statements without its harness imports (it may import ``Case`` alone: the script's stand-in
     serves it), each ``from X import ...`` of a module of the user's that imports the harness replaced by that
     module's own statements, inlined so (each once, where first imported), and a line for each name it renamed."""
@@ -229,7 +230,7 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
     for node in tree.body:
         if _dropped(node):
             continue
-        helpers = _harness_users(node, package)
+        helpers = _harness_users(node, package, home)
         if not helpers:
             run.append(node)
             continue
@@ -242,7 +243,7 @@ def _inlined(module: ModuleType, source: str, tree: ast.Module, seen: set[str]) 
             helper_tree = ast.parse(text)
             if name not in seen:
                 seen.add(name)
-                parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, helper_tree, seen))
+                parts.append(f"# ---- from {name} ----\n\n" + _inlined(helper, text, helper_tree, seen, home))
             if bound is not None:  # ``import name``: its names read through it, as the module reads them
                 parts.append(_namespace(name, helper_tree, bound))
         if isinstance(node, ast.ImportFrom) and None in helpers.values():
@@ -273,23 +274,23 @@ def _namespace(name: str, tree: ast.Module, bound: str) -> str:
     return f"import types\n{bound} = types.SimpleNamespace(  # import {name}, inlined above\n{listed})"
 
 
-def _harness_users(node: ast.stmt, package: str) -> dict[str, str | None]:
+def _harness_users(node: ast.stmt, package: str, home: Path) -> dict[str, str | None]:
     """The modules of the user's that import the harness which ``node`` imports: each -> the name ``import X``
     binds it to (None for ``from X import ...``, whose names the inlined code defines)."""
     if isinstance(node, ast.ImportFrom):
-        if _from_harness_user(node, package):
+        if _from_harness_user(node, package, home):
             return {_source_of(node, package): None}
         if _dropped(node):
             return {}
         source = _source_of(node, package)  # ``from package import module``: each such module, bound to its name
         submodules = {f"{source}.{alias.name}": alias.asname or alias.name for alias in node.names}
-        return {name: bound for name, bound in submodules.items() if _imports_harness(name, set())}
+        return {name: bound for name, bound in submodules.items() if _carried(name, set(), home)}
     if not isinstance(node, ast.Import) or _dropped(node):
         return {}
     return {
         alias.name: alias.asname or alias.name
         for alias in node.names
-        if ("." not in alias.name or alias.asname) and _imports_harness(alias.name, set())  # ``import a.b`` binds a
+        if ("." not in alias.name or alias.asname) and _carried(alias.name, set(), home)  # ``import a.b`` binds a
     }
 
 
@@ -300,12 +301,33 @@ def _source_of(node: ast.ImportFrom, package: str) -> str:
     return importlib.util.resolve_name("." * node.level + (node.module or ""), package)
 
 
-def _from_harness_user(node: ast.stmt, package: str) -> bool:
+def _from_harness_user(node: ast.stmt, package: str, home: Path) -> bool:
     """A ``from X import ...`` of a module of the user's (not installed, nor the standard library's) that imports
     the harness, itself or through another such module: a script cannot import it where the harness is not."""
     if not isinstance(node, ast.ImportFrom) or _dropped(node):
         return False
-    return _imports_harness(_source_of(node, package), set())
+    return _carried(_source_of(node, package), set(), home)
+
+
+def _carried(name: str, seen: set[str], home: Path) -> bool:
+    """A module of the user's that the script must carry inlined: one that imports the harness (itself or through
+    another such module), or a plain file beside the case module (``home``: its folder), which no installed
+    package provides: a script copied elsewhere could import neither."""
+    return _beside(name, home) or _imports_harness(name, seen)
+
+
+def _beside(name: str, home: Path) -> bool:
+    if _standard(name):
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    return (
+        origin is not None and origin.suffix == ".py" and origin.name != "__init__.py" and origin.parent == home
+        and not installed_file(origin)
+    )  # fmt: skip
 
 
 def _imports_harness(name: str, seen: set[str]) -> bool:
@@ -357,7 +379,7 @@ def stand_in(read: set[str]) -> str:
 def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, fields: tuple[str, ...]) -> UserCode:
     """The module as it is (its harness imports left out) with a stand-in ``Case`` defined first, ``CASE`` the case,
     and each field read by the module's own name for its value, else bound from ``CASE``."""
-    body = _inlined(module, source, tree, set())
+    body = _inlined(module, source, tree, set(), Path(module.__file__ or ".").parent)
     single = getattr(module, "CASE", None)
     pick = (
         "" if single is not None and single.id == case.id else f"\nCASE = next(c for c in CASES if c.id == {case.id!r})"

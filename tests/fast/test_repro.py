@@ -404,9 +404,11 @@ CASE = Case(id="doubled", shipped=torch.ops.oplib_test.double.default, reference
 }
 
 
-def test_a_scripts_imports_keep_what_registers_the_op_and_name_the_cases_package(tmp_path, monkeypatch):
-    """The op is reached through torch.ops only: the import that registers it stays (an unused standard-library
-    one goes), and a relative import is written absolute: the script is no module of the case's package."""
+def test_a_scripts_imports_keep_what_registers_the_op_and_carry_the_cases_own_helpers(tmp_path, monkeypatch):
+    """The op is reached through torch.ops only: the import that registers it stays (its package is no file beside
+    the case module), and the helper module beside the case module is inlined: a script copied elsewhere could
+    not import it (a library maintainer's ``from _helpers import logprobs``: ModuleNotFoundError, the cell's
+    failure not shown)."""
     for name, text in USERS_PACKAGE.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
@@ -415,8 +417,8 @@ def test_a_scripts_imports_keep_what_registers_the_op_and_name_the_cases_package
     record = make_record("doubled", "as_shipped", "eager", module="mycases.doubled", status="error", error_type="E")
     source = script_source(typed(record), env, MATRIX.tolerances)
     assert "import oplib  # registers torch.ops.oplib_test.double" in source
-    assert "from mycases.common import make_inputs, reference" in source
-    assert "import math" not in source and "from .common" not in source
+    assert "# ---- from mycases.common ----" in source and "\ndef make_inputs(size, device, seed):" in source
+    assert "from mycases.common import" not in source and "from .common" not in source
     compile(source, "script", "exec")
 
 
