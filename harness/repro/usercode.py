@@ -47,6 +47,8 @@ def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
     home = Path(module.__file__ or ".").parent
     try:
         statement, call = _declaration(tree, case.id)
+        if any(kw.arg is None for kw in call.keywords):  # Case(..., **common): fields the cut-down code cannot see
+            raise NotShort("its Case(...) takes fields through **: the whole module, inlined")
         if any(_harness_users(node, package, home) for node in tree.body):
             raise NotShort("it imports a module of the user's that a script must carry: the whole module, inlined")
     except NotShort:

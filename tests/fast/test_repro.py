@@ -701,3 +701,41 @@ def test_the_recorded_failure_in_a_scripts_docstring_is_cut_at_a_word_and_stays_
     compile(source, "script", "exec")  # a backslash or triple quote of the error ends no docstring
     docstring = source.split('"""')[1]
     assert max(map(len, docstring.splitlines())) <= 120 and "word …" in docstring
+
+
+SPLAT_CASE = '''
+import torch
+import triton
+import triton.language as tl
+from harness.case import Case
+
+
+@triton.jit
+def neg_kernel(x_ptr, o_ptr, n, BLOCK_SIZE: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    tl.store(o_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+def launch(kernel, x, **meta):
+    o = torch.empty_like(x)
+    kernel[lambda m: (triton.cdiv(x.numel(), m["BLOCK_SIZE"]),)](x, o, x.numel(), **meta)
+    return o
+
+
+TUNE = dict(configs=[triton.Config({"BLOCK_SIZE": 256})], key=["n"])
+CASE = Case(id="neg_splat", kernel=neg_kernel, launch=launch, reference=torch.neg, arg_names=("x",), sizes=(33,),
+            make_inputs=lambda size, device, seed: (torch.randn(size).to(device),), meta={"BLOCK_SIZE": 256}, **TUNE)
+'''
+
+
+def test_a_case_taking_fields_through_a_splat_keeps_them_in_its_script(tmp_path: Path, monkeypatch):
+    """``Case(..., **TUNE)``: the fields the splat gives (the autotune configs) reach the script; the cut-down
+    code reads only the call's named keywords, and wrote ``triton.autotune(configs=[], key=[])`` (found by a probe:
+    every autotuned style's script of a passing cell then raised ``missing ... 'BLOCK_SIZE'``)."""
+    (tmp_path / "issue_splat.py").write_text(SPLAT_CASE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "cpu", "torch": "t", "triton": "x", "triton_interpret": True}
+    record = make_record("neg_splat", "autotune", "eager", module="issue_splat", status="pass")
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    assert "configs=[]" not in source and "copied in as they are" not in source
+    assert "triton.autotune(configs=CONFIGS, key=KEY)" in source
