@@ -149,3 +149,19 @@ def test_other_sizes_are_at_least_two_within_bounds(tmp_path: Path):
     assert _other_sizes(cell) == (100, [101, 99])
     cell.example = (101, 0)
     assert _other_sizes(cell) == (101, [100, 2])
+
+
+def test_vmap_items_keep_the_layout_the_case_gives():
+    """``vmap`` stacks each input set along a new dim 0: a transposed input stays transposed in every item (with
+    ``torch.stack`` each item was contiguous, and a kernel that ignores strides, wrong on every other path, passed
+    ``vmap``; found by a probe)."""
+    import torch
+
+    from harness.cell.paths.subsystems import stacked
+
+    items = [torch.randn(100, 37).t() for _ in range(3)]
+    batch = stacked(tuple(items))
+    assert batch.shape == (3, 37, 100)
+    for k, item in enumerate(items):
+        assert batch[k].stride() == item.stride() and torch.equal(batch[k], item)
+    assert stacked((torch.ones(4), torch.zeros(4))).is_contiguous()

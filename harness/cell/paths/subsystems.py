@@ -138,6 +138,14 @@ def subclass_compile(cell: Cell) -> None:
         _run_subclass(cell, model)
 
 
+def stacked(values: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """The tensors stacked along a new dim 0, each item keeping the first one's dim order in memory (a transposed
+    input stays transposed, as the cell's other paths give it; ``torch.stack`` makes every item contiguous)."""
+    order = sorted(range(values[0].dim()), key=lambda dim: -values[0].stride(dim))
+    batch = torch.stack([value.permute(order) for value in values])
+    return batch.permute(0, *(order.index(dim) + 1 for dim in range(values[0].dim())))
+
+
 @path
 def vmap(cell: Cell) -> None:
     """``torch.vmap`` over the module, on ``VMAP_BATCH`` input sets of the cell's size (its seed and the next
@@ -145,7 +153,7 @@ def vmap(cell: Cell) -> None:
     set's scalars); every item of every output compared with the reference of that item."""
     items = _input_sets(cell, VMAP_BATCH)
     batched = tuple(
-        torch.stack(values) if isinstance(values[0], torch.Tensor) else values[0] for values in zip(*items, strict=True)
+        stacked(values) if isinstance(values[0], torch.Tensor) else values[0] for values in zip(*items, strict=True)
     )
     in_dims = tuple(0 if isinstance(value, torch.Tensor) else None for value in batched)
     model = cell.model()
