@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from harness.case import Case
 from harness.kernel.casecheck import CaseProblem, check_case
@@ -81,3 +82,22 @@ def test_the_library_styles_say_they_cannot_train_it(style: str, scale_clamp: Ca
 def test_save_mutated_names_nothing_without_mutates():
     with pytest.raises(ValueError, match="save_mutated keeps the inputs an op writes into: name them in mutates"):
         Case(id="c", shipped=abs, reference=abs, make_inputs=lambda *a: (), arg_names=(), sizes=(1,), save_mutated=True)
+
+
+def _int_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(-9, 9, (size,), generator=gen, dtype=torch.int32).to(device), 3
+
+
+@pytest.mark.parametrize("path", ["train_eager", "train_compile"])
+def test_an_op_with_no_argument_taking_a_gradient_skips_training_and_blames_no_reference(path: str, tmp_path: Path):
+    """An integer-only op (found by a probe: ``x * k + y`` on int32): nothing takes a gradient, so a training cell
+    is a skip saying so, not the control's ``CaseBug`` ("the case's reference failed ... fix the case first") and
+    an error in every style."""
+    case = Case(id="int_scale", reference=lambda x, k: x * k, make_inputs=_int_inputs, arg_names=("x", "k"),
+                arg_types={"k": int}, sizes=(17,), shipped=lambda x, k: x * k)  # fmt: skip
+    for style in ("control", "as_shipped"):
+        record = run(case, style, path, tmp_path, device="cpu")
+        assert (record["status"], record["reason"]) == (
+            "skip", "no argument takes a gradient (no float tensor, none outside no_grad): nothing to train"
+        ), record

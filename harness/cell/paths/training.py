@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from harness.case import Inputs, as_tuple
+from harness.cell.context import CellSkip
 from harness.cell.paths.common import _compiled, path
 from harness.kernel.compare import LOW_PRECISION, Mismatch, within_reference_error
 from harness.kernel.styles import CONTROL
@@ -25,6 +26,9 @@ LAYOUTS = {"": False, " (non-contiguous output grad)": True}
 
 
 def _train(cell: Cell, compiled: bool) -> None:
+    taking = [i for i, value in enumerate(cell.inputs()) if cell.case.takes_grad(i, value)]
+    if not taking and not any(p.requires_grad for p in cell.reference_model().parameters()):
+        raise CellSkip("no argument takes a gradient (no float tensor, none outside no_grad): nothing to train")
     model = _compiled(cell, train=True) if compiled else cell.model(train=True)
     reference = cell.reference_model()
     for layout, strided in LAYOUTS.items():
