@@ -65,17 +65,19 @@ def parser() -> argparse.ArgumentParser:
     subcommands = top.add_subparsers(dest="command", required=True)
     subcommands.add_parser("run", help="run the matrix under pytest; every argument goes to pytest (run --help)")
     listing = subcommands.add_parser("list", help="print every cell id, one per line")
-    listing.add_argument("--matrix", default=None, help=MATRIX_HELP)
+    listing.add_argument("--matrix", type=file_name, default=None, help=MATRIX_HELP)
     select_cells(listing)
     report = subcommands.add_parser("report", help="redraw the chart from a results file")
-    report.add_argument("--results", default=None, help=results_help())
-    report.add_argument("--out", default=None, help="chart file (default: matrix.md beside the results)")
+    report.add_argument("--results", type=file_name, default=None, help=results_help())
+    report.add_argument(
+        "--out", type=file_name, default=None, help="chart file (default: matrix.md beside the results)"
+    )
     select_cells(report)
     which = subcommands.add_parser(
         "which", help="the styles meeting all of some goals in a results file, and near misses"
     )
     which.add_argument("--goals", action="append", required=True, help="goals of the matrix's [goals], comma-separated")
-    which.add_argument("--results", default=None, help=results_help())
+    which.add_argument("--results", type=file_name, default=None, help=results_help())
     which.add_argument(
         "--fastest", action="store_true", help="rank the styles that meet the goals by speed, per path of the goals"
     )
@@ -85,14 +87,15 @@ def parser() -> argparse.ArgumentParser:
         "repro", help="write a standalone script per distinct failure of a results file, or for the cells named"
     )
     repro.add_argument("cells", nargs="*", metavar="CELL", help="these cells' scripts (any status)")
-    repro.add_argument("--results", default=None, help=results_help())
+    repro.add_argument("--results", type=file_name, default=None, help=results_help())
     repro.add_argument(
         "--matrix",
+        type=file_name,
         default=None,
         help="the tolerances the scripts compare with (default: those the run recorded, else those of the matrix file"
         " found as for the other commands: ./matrix.toml when there is one, else the one installed with the harness)",
     )
-    repro.add_argument("--out", default=None, help="folder (default: repros/ beside the results)")
+    repro.add_argument("--out", type=file_name, default=None, help="folder (default: repros/ beside the results)")
     repro.add_argument(
         "--timed", action="store_true",
         help="also CELL.timed.py: the script's checked artifact timed (CELL.py is then the long script, the "
@@ -103,11 +106,11 @@ def parser() -> argparse.ArgumentParser:
     )
     gate_command(subcommands.add_parser("gate", help="compare a current run with a baseline; exit 1 on regressions"))
     history = subcommands.add_parser("history", help="one chart of several runs (oldest first)")
-    history.add_argument("results", nargs="+")
-    history.add_argument("--out", default="reports/history.md")
+    history.add_argument("results", nargs="+", type=file_name)
+    history.add_argument("--out", type=file_name, default="reports/history.md")
     merging = subcommands.add_parser("merge", help="merge shard results (--shard I/N runs) into one file and chart")
-    merging.add_argument("results", nargs="+")
-    merging.add_argument("--out", default="reports/results.json")
+    merging.add_argument("results", nargs="+", type=file_name)
+    merging.add_argument("--out", type=file_name, default="reports/results.json")
     return top
 
 
@@ -132,6 +135,14 @@ def last_run_results(key: str) -> str:
     )
 
 
+def file_name(text: str) -> str:
+    """A file or folder named on the command line: an empty name is no file (never the option left out, nor
+    the working directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a file, got {text!r}")
+    return text
+
+
 def count(text: str) -> int:
     """A number of re-runs: a whole number >= 0."""
     if not (text.isascii() and text.isdigit()):
@@ -153,9 +164,9 @@ def fraction(text: str) -> float:
 def gate_command(gate: argparse.ArgumentParser) -> None:
     from harness.plugin.options import DEFAULT_REPORT_DIR
 
-    gate.add_argument("--baseline", required=True)
-    gate.add_argument("--current", default=None, help=results_help())
-    gate.add_argument("--known", default=None, help="known failures (toml: [[known]] id, reason, link)")
+    gate.add_argument("--baseline", type=file_name, required=True)
+    gate.add_argument("--current", type=file_name, default=None, help=results_help())
+    gate.add_argument("--known", type=file_name, default=None, help="known failures (toml: [[known]] id, reason, link)")
     gate.add_argument("--strict", action="store_true", help="also fail on fixes and stale known failures")
     gate.add_argument(
         "--allow-flaky",
@@ -169,8 +180,8 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         help="re-run each regression N times, and time each slower cell again up to N times (0: neither), before it "
         "counts",
     )
-    gate.add_argument("--matrix", default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
-    gate.add_argument("--out", default=f"{DEFAULT_REPORT_DIR}/gate.md")
+    gate.add_argument("--matrix", type=file_name, default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
+    gate.add_argument("--out", type=file_name, default=f"{DEFAULT_REPORT_DIR}/gate.md")
     gate.add_argument(
         "--speed",
         action="store_true",

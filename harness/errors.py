@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -95,13 +96,20 @@ def foreign_threads() -> list[threading.Thread]:
 def leave(code: int) -> NoReturn:
     """Exit with ``code``. Python waits at exit for every thread not a daemon: one a case module started (at
     import, or in the reference the harness checks) that never ends would hold the finished run forever. Such
-    threads are named in one warning line and not waited for (atexit handlers run, output flushed, ``os._exit``)."""
+    threads are named in one warning line and not waited for (atexit handlers run, output flushed, ``os._exit``).
+    Once the atexit handlers have run, SIGINT and SIGTERM are ignored: Python gives a signal its default action
+    again before it tears its modules down (a second and more with torch imported), and a signal then would end
+    the finished command by that signal instead of with ``code``."""
     foreign = foreign_threads()
+    if foreign:
+        names = ", ".join(t.name for t in foreign)
+        print(f"warning: {len(foreign)} thread(s) still running at exit ({names}): not waited for", file=sys.stderr)
+    atexit._run_exitfuncs()  # a signal meanwhile is still only noted (harness/interrupt.py)
+    if threading.current_thread() is threading.main_thread():
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
     if not foreign:
         sys.exit(code)
-    names = ", ".join(t.name for t in foreign)
-    print(f"warning: {len(foreign)} thread(s) still running at exit ({names}): not waited for", file=sys.stderr)
-    atexit._run_exitfuncs()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -40,6 +40,7 @@ TOP_KEYS = {"cases", "paths", "tolerances"}
 STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
 OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "goal_sets", "styles", *STYLE_KEYS}
 DEFAULT_RERUNS = 4
+MAX_TIMEOUT = 1e6  # seconds a cell may take at most (11.6 days): the waits on a cell overflow far past it
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
 TOLERANCE_KEYS = {"atol", "rtol"}
@@ -291,7 +292,7 @@ def _names_the_module(error: ModuleNotFoundError, module: str) -> bool:
 def _check_case(
     file: Path | str, where: str, case: Case, module: str, tolerances: dict[str, Tolerance], found: Found
 ) -> None:
-    if not ID_PATTERN.fullmatch(case.id) or "." in case.id:
+    if not isinstance(case.id, str) or not ID_PATTERN.fullmatch(case.id) or "." in case.id:
         raise InputError(file, where, f"{module}: bad case id {case.id!r}: use letters, digits and '_'")
     if case.id in found:
         raise InputError(file, where, f"{module}: case id {case.id!r} is already defined by {found[case.id][0]}")
@@ -312,6 +313,8 @@ def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
     if spec["device"] not in DEVICES:
         raise InputError(file, f"{prefix}.device", f"expected one of {', '.join(DEVICES)}, got {spec['device']!r}")
     timeout = number(file, f"{prefix}.timeout", spec["timeout"], 1)
+    if timeout > MAX_TIMEOUT:  # past it the cell processes' waits overflow (OverflowError in every cell)
+        raise InputError(file, f"{prefix}.timeout", f"expected a number of seconds <= {MAX_TIMEOUT:g}, got {timeout:g}")
     examples = spec.get("examples", 1)
     if isinstance(examples, bool) or not isinstance(examples, int) or examples < 1:
         raise InputError(file, f"{prefix}.examples", f"expected a whole number >= 1, got {examples!r}")

@@ -160,12 +160,12 @@ def options(config: pytest.Config) -> Options:
         config.stash[options_key] = Options(
             matrix_file=file.absolute(),
             matrix_source=source,
-            report_dir=Path(option("report_dir")).absolute(),
+            report_dir=_folder("--report-dir", option("report_dir")).absolute(),
             **{axis: _ids(f"--{axis}", option(axis)) for axis in AXES},
             shard=parse_shard(option("shard")) if option("shard") is not None else None,  # --shard= too
             shard_by=_shard_by(option("shard_by"), option("shard")),
             resume=option("resume"),
-            cache_dir=Path(option("cache_dir")).absolute(),
+            cache_dir=_folder("--cache-dir", option("cache_dir")).absolute(),
             cold_cache=cold(Path(option("cache_dir"))),
             max_rss_mb=parse_mib(option("max_rss_mb")),
             baseline=named_file("--baseline", option("baseline")),  # read once, by the controller
@@ -179,13 +179,21 @@ def options(config: pytest.Config) -> Options:
     return config.stash[options_key]
 
 
+def _folder(option: str, given: str) -> Path:
+    """The folder an option names: an empty name is no folder, not the working directory (a run writing its
+    results.json, matrix.md and repros/ over the user's own files there)."""
+    if not given.strip():
+        raise InputError("command line", option, f"expected a folder, got {given!r}")
+    return Path(given)
+
+
 def _shard_by(given: str | None, shard: str | None) -> Path | None:
     """``--shard-by``: a results file, given with ``--shard`` (it deals nothing alone)."""
     if given is None:
         return None
     if shard is None:
         raise InputError("command line", "--shard-by", "balances the shares of --shard I/N: give --shard too")
-    return Path(given)  # read once, by the controller
+    return named_file("--shard-by", given)  # read once, by the controller
 
 
 def _named_toml(config: pytest.Config) -> Path | None:

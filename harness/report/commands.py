@@ -4,6 +4,7 @@ each does once harness/__main__.py has parsed its arguments."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -84,7 +85,9 @@ def gate(
     from harness.report import gate as gating
     from harness.report import speedgate
 
-    refuse_over(Path(args.out), {"--baseline": Path(args.baseline), "--current": Path(args.current)})
+    inputs = {"--baseline": Path(args.baseline), "--current": Path(args.current)}
+    inputs |= {option: Path(file) for option, file in (("--known", args.known), ("--matrix", args.matrix)) if file}
+    refuse_over(Path(args.out), inputs)
     baseline, current = read_results(args.baseline, catalogue), read_results(args.current, catalogue)
     gating.check_comparable(baseline, current, args.baseline, args.current)
     ids = set(baseline.by_id()) | set(current.by_id())
@@ -119,9 +122,17 @@ def refuse_over(out: Path, inputs: dict[str, Path], charts: bool = False) -> Non
         if charts:
             kept.append(file.with_name("matrix.md"))
         for one in kept:
-            if one.exists() and out.resolve() == one.resolve():
+            if one.exists() and (out.resolve() == one.resolve() or _same_file(out, one)):
                 what = f"the {option} file" if one == file else f"{one.name} of the {option} file's run"
                 raise InputError(out, "--out", f"is {what}: the command would write over it (give another --out)")
+
+
+def _same_file(out: Path, file: Path) -> bool:
+    """Whether ``out`` is ``file`` by another name (a hard link): writing it writes over ``file``."""
+    try:
+        return out.exists() and os.path.samefile(out, file)
+    except OSError:
+        return False
 
 
 def write_text(file: Path, text: str) -> None:
