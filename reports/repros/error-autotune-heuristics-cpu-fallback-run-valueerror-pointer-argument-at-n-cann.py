@@ -1,72 +1,67 @@
-"""softmax-autotune_heuristics-cpu_fallback: a reproducer written by triton-torch-matrix.
+"""sin-autotune_heuristics-cpu_fallback: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
-The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-cpu_fallback, sin-autotune_heuristics-cpu_fallback, silu-autotune_heuristics-cpu_fallback, matmul-autotune_heuristics-cpu_fallback, add_inplace-autotune_heuristics-cpu_fallback, rmsnorm-autotune_heuristics-cpu_fallback, layernorm-autotune_heuristics-cpu_fallback, sin_triton_backward-autotune_heuristics-cpu_fallback.
+The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-cpu_fallback, silu-autotune_heuristics-cpu_fallback, softmax-autotune_heuristics-cpu_fallback, matmul-autotune_heuristics-cpu_fallback, add_inplace-autotune_heuristics-cpu_fallback, rmsnorm-autotune_heuristics-cpu_fallback, layernorm-autotune_heuristics-cpu_fallback, sin_triton_backward-autotune_heuristics-cpu_fallback.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.softmax) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
+MAX_BLOCK = 1024
+
 
 @triton.jit
-def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    x = x - tl.max(x, axis=0)
-    num = tl.exp(x)
-    out = num / tl.sum(num, axis=0)
-    if EVEN:
-        tl.store(out_ptr + row * stride + cols, out)
-    else:
-        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_rows, n_cols = x.shape
-    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
-def make_inputs(rows, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(rows, 781, generator=gen).to(device),)
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-reference = lambda x: torch.softmax(x, dim=-1)
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(softmax_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
 
 
-def softmax(x):
+def sin(x):
     return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        return softmax(x)
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
     def forward(self, x):
-        return reference(x)
+        return torch.sin(x)
 
 
 # ---- the path: cpu_fallback ----
-DEVICE, SIZE, SEED = 'cpu', 67, 0  # the inputs the cell ran
+DEVICE, SIZE, SEED = 'cpu', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
@@ -100,4 +95,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: softmax-autotune_heuristics-cpu_fallback passes here")
+    print("no failure: sin-autotune_heuristics-cpu_fallback passes here")

@@ -95,7 +95,11 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     items = [inputs] + [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs, make_inputs(SIZE, DEVICE, SEED + k))) for k in range(1, 3)]
-    batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))
+    def stacked(v):  # along a new dim 0, each item keeping its dim order in memory (a transposed one stays so)
+        order = sorted(range(v[0].dim()), key=lambda d: -v[0].stride(d))
+        batch = torch.stack([t.permute(order) for t in v])
+        return batch.permute(0, *(order.index(d) + 1 for d in range(v[0].dim())))
+    batched = tuple(stacked(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))
     in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)
     with torch.no_grad():
         out = torch.vmap(model, in_dims=in_dims)(*batched)

@@ -1,18 +1,19 @@
-"""liger_rope-as_shipped-vmap: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: In order to use an autograd.Function with functorch transforms (vmap, grad, jvp,
 jacrev, ...), it must override the setup_context staticmethod. For more details, please see …
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-vmap, liger_rms_norm_gemma-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_cross_entropy-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-vmap, liger_swiglu-as_shipped-vmap, liger_geglu-as_shipped-vmap, liger_layer_norm-as_shipped-vmap, liger_rope-as_shipped-vmap, liger_cross_entropy-as_shipped-vmap, liger_kl_div-as_shipped-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.liger_rope) ----
+# ---- the case's own code (cases.liger_rms_norm) ----
 
 import torch
 
-from liger_kernel.ops import LigerRopeFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
-Q_HEADS, KV_HEADS, SEQ, HEAD_DIM = 4, 2, 16, 64
+HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -20,43 +21,40 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def rotate_half(x):
-    half = x.shape[-1] // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-
-
-def apply_rotary_pos_emb(q, k, cos, sin):
-    """transformers' apply_rotary_pos_emb with unsqueeze_dim=1."""
-    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
-    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    q = randn(batch, Q_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    k = randn(batch, KV_HEADS, SEQ, HEAD_DIM, generator=gen, device=device)
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM))
-    freqs = torch.outer(torch.arange(SEQ, dtype=torch.float32), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)[None]  # (1, seq, head_dim), as LlamaRotaryEmbedding gives it
-    return q, k, emb.cos().to(device), emb.sin().to(device)
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
+
+
+SHIPPED_ARGS = (EPS, 0.0, "llama", True)
 
 
 # ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, q, k, cos, sin):
-        return LigerRopeFunction.apply(q, k, cos, sin)
+    def forward(self, x, weight):
+        return LigerRMSNormFunction.apply(x, weight, *SHIPPED_ARGS)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, q, k, cos, sin):
-        return apply_rotary_pos_emb(q, k, cos, sin)
+    def forward(self, x, weight):
+        return llama_rms_norm(x, weight)
 
 
 # ---- the path: vmap ----
-DEVICE, SIZE, SEED = 'cuda', 2, 0  # the inputs the cell ran
-ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+DEVICE, SIZE, SEED = 'cuda', 3, 0  # the inputs the cell ran
+ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -79,7 +77,11 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     items = [inputs] + [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs, make_inputs(SIZE, DEVICE, SEED + k))) for k in range(1, 3)]
-    batched = tuple(torch.stack(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))
+    def stacked(v):  # along a new dim 0, each item keeping its dim order in memory (a transposed one stays so)
+        order = sorted(range(v[0].dim()), key=lambda d: -v[0].stride(d))
+        batch = torch.stack([t.permute(order) for t in v])
+        return batch.permute(0, *(order.index(d) + 1 for d in range(v[0].dim())))
+    batched = tuple(stacked(v) if isinstance(v[0], torch.Tensor) else v[0] for v in zip(*items))
     in_dims = tuple(0 if isinstance(v, torch.Tensor) else None for v in batched)
     with torch.no_grad():
         out = torch.vmap(model, in_dims=in_dims)(*batched)
@@ -96,4 +98,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_rope-as_shipped-vmap passes here")
+    print("no failure: liger_rms_norm-as_shipped-vmap passes here")
