@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import importlib.util
@@ -129,9 +130,32 @@ def _imported(source: bytes, package: str) -> list[str]:
 
 
 def installed_file(file: Path) -> bool:
-    """A file of an installed package or of the standard library."""
+    """A file of an installed package or of the standard library: under site-packages (or dist-packages) or the
+    interpreter's own folders, or in a folder on the path beside the metadata of the distribution that provides its
+    top-level package (``pip install --target DIR``: a library, not the user's code; walked as the user's, Liger's
+    modules brought transformers' import into every cell key, 12-16 s with every worker idle on one H200)."""
     folders = {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    return bool({"site-packages", "dist-packages"} & set(file.parts)) or any(file.is_relative_to(f) for f in folders)
+    if {"site-packages", "dist-packages"} & set(file.parts) or any(file.is_relative_to(f) for f in folders):
+        return True
+    for entry in sys.path:
+        folder = Path(entry or ".").absolute()
+        if file.is_relative_to(folder) and file != folder:
+            top = file.relative_to(folder).parts[0].removesuffix(".py")
+            if top in _distributed_tops(str(folder)):
+                return True
+    return False
+
+
+@functools.cache
+def _distributed_tops(folder: str) -> frozenset[str]:
+    """The top-level packages and modules that the distributions installed into ``folder`` (its ``*.dist-info``)
+    provide, by their record of files, else their ``top_level.txt``."""
+    tops: set[str] = set()
+    for dist in importlib.metadata.distributions(path=[folder]):
+        listed = [Path(str(one)).parts for one in dist.files or []]
+        tops |= {parts[0].removesuffix(".py") for parts in listed if parts and parts[0] != ".."}
+        tops |= set((dist.read_text("top_level.txt") or "").split())
+    return frozenset(top for top in tops if not top.endswith((".dist-info", ".egg-info")) and top != "__pycache__")
 
 
 def _version(top: str) -> str:

@@ -145,6 +145,32 @@ def test_a_case_modules_key_follows_the_users_modules_it_imports_and_the_librari
     assert reuse.module_digest("no_such_module_here") == ""
 
 
+def test_a_library_installed_with_pip_target_is_a_library_not_the_users_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """``pip install --target DIR`` (a GPU runner without an index; Liger there): its files sit beside the
+    distribution's metadata, no site-packages in their path. Walked as the user's code, every module of the library
+    was read and the libraries they import looked up, importing them (transformers, under Liger's modules: the
+    Liger suite's 14 workers waited 12-16 s with no cell on one H200); the key names its version instead. A checkout
+    of the user's on the path, with no metadata beside it, is still the user's code."""
+    site, checkout = tmp_path / "target", tmp_path / "checkout"
+    for folder, name in ((site, "targetlib"), (checkout, "mylib")):
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text("import no_such_dependency_here.models\n")
+    info = site / "targetlib-2.5.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: targetlib\nVersion: 2.5\n")
+    (info / "RECORD").write_text("targetlib/__init__.py,,\ntargetlib-2.5.dist-info/METADATA,,\n")
+    (tmp_path / "target_cases.py").write_text("import targetlib\nimport mylib\n")
+    for folder in (tmp_path, site, checkout):
+        monkeypatch.syspath_prepend(str(folder))
+    assert reuse.installed_file(site / "targetlib" / "__init__.py")
+    assert not reuse.installed_file(checkout / "mylib" / "__init__.py")
+    reached = dict(reuse._reached("target_cases"))
+    assert reached["targetlib"] == "2.5" and isinstance(reached["mylib"], bytes)
+    assert "no_such_dependency_here" not in reached
+
+
 def test_a_reused_record_is_marked_and_the_legend_names_its_run():
     source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
     reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
