@@ -12,6 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from harness.case import Case, CaseExited, exit_words, exits_raise, load_cases
 from harness.cell.paths import PATHS
 from harness.errors import InputError, unknown_id
@@ -321,8 +323,16 @@ def _path_spec(file: Path, path_id: str, spec: Any) -> PathSpec:
     return PathSpec(id=path_id, device=spec["device"], timeout=timeout, examples=examples)
 
 
+# torch's dtypes by their own names (float32, not float): a case's dtype is named so (``dtype_name``)
+DTYPE_NAMES = sorted(
+    name for name, value in vars(torch).items() if isinstance(value, torch.dtype) and str(value) == f"torch.{name}"
+)
+
+
 def _tolerance(file: Path, dtype: str, spec: Any) -> Tolerance:
     prefix = f"tolerances.{dtype}"
+    if dtype not in DTYPE_NAMES:  # a typo's tolerance was kept, and never used
+        raise InputError(file, prefix, unknown_id(dtype, DTYPE_NAMES, "dtype"))
     spec = nonempty_table(file, prefix, spec)
     no_unknown(file, prefix + ".", spec, TOLERANCE_KEYS)
     return Tolerance(

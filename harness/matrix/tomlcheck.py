@@ -63,9 +63,10 @@ def number(file: Path, key: str, value: Any, minimum: float) -> float:
 
 
 def read_toml(file: Path) -> dict[str, Any]:
-    """``file`` parsed; an unreadable file or a syntax error is an ``InputError`` naming it."""
+    """``file`` parsed; an unreadable file or a syntax error is an ``InputError`` naming it. A byte-order mark
+    first (an editor's UTF-8 with BOM) is read past."""
     try:
-        return tomllib.loads(input_text(file))
+        return tomllib.loads(input_text(file).removeprefix("\ufeff"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
         raise InputError(file, "(syntax)", str(error)) from None
     except RecursionError:

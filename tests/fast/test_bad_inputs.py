@@ -79,6 +79,10 @@ def test_a_broken_case_module_is_one_line(name, tmp_path, monkeypatch, capsys):
         (HEAD + TOLERANCES + '[environment]\nA = "x\\u0000y"\n', "environment.A", "NUL"),
         (HEAD + TOLERANCES + '[goals]\ng = ["eager"]\n', "goals.g[0]", "unknown id 'eager'"),
         (AXES.replace("[paths]", 'control = "yes"\n[paths]') + TOLERANCES, "control", "expected true or false"),
+        # a probe's: a tolerance of no dtype was kept, and never used
+        (HEAD + TOLERANCES + "float99 = { atol = 1, rtol = 1 }\n", "tolerances.float99",
+         "unknown dtype 'float99' (did you mean 'float64'?"),
+        (HEAD + TOLERANCES + "half = { atol = 1, rtol = 1 }\n", "tolerances.half", "unknown dtype 'half'"),
     ],
 )
 def test_a_bad_matrix_is_one_line(text, key, words, tmp_path, capsys):
@@ -87,6 +91,14 @@ def test_a_bad_matrix_is_one_line(text, key, words, tmp_path, capsys):
     for command in (["list"], ["run", "--report-dir", str(tmp_path / "out")]):
         one_line(capsys, main([*command, "--matrix", str(matrix)]), f"{matrix}: {key}: ", words)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_matrix_with_a_byte_order_mark_reads_as_without(tmp_path, capsys):
+    """An editor's UTF-8 with BOM: the mark was read as the first key's text, a syntax error at line 1."""
+    matrix = tmp_path / "m.toml"
+    matrix.write_bytes(b"\xef\xbb\xbf" + (HEAD + TOLERANCES).encode())
+    assert main(["list", "--matrix", str(matrix)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "sin-control-cpu_fallback"
 
 
 def results_file(folder: Path, name: str = "results.json", env: dict | None = None, **record_fields) -> Path:
