@@ -2,8 +2,8 @@
 by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_seconds``), what every cell pays
 before its path runs (setup and build), its end stage apart (the end-of-cell GPU wait and the check at the bandwidth
 size, which only some paths pay), confirmation (each repro script's start and seconds), and each worker's timing phase
-(warm-up, wait at the barrier, wait for the GPU lock, timing, and the warm-up's peak of GPU memory:
-``environment.timing_phases``). Prints markdown.
+(warm-up, wait at the barrier, wait for the GPU lock, host samples, the profiler's start, the GPU lock again,
+device samples, and the warm-up's peak of GPU memory: ``environment.timing_phases``). Prints markdown.
 
 Usage: python -m bench costs RESULTS.json [--out FILE.md]
 """
@@ -31,7 +31,10 @@ PHASE_STEPS = (  # a worker's timing phase: (step, from, to) in its ``timing_pha
     ("warm-up", "warm", "arrived"),
     ("barrier", "arrived", "all_arrived"),
     ("GPU lock", "all_arrived", "alone"),
-    ("timing", "alone", "done"),
+    ("host samples", "alone", "hosted"),
+    ("profiler start", "hosted", "all_primed"),  # the others' host samples, its own start, the others'
+    ("GPU lock again", "all_primed", "alone_again"),
+    ("device samples", "alone_again", "done"),
 )
 WARM_PEAK = "warm_gpu_peak_mb"  # a worker's warm-up's peak of GPU memory, MiB (harness/plugin/timing.py)
 

@@ -1,10 +1,12 @@
 """Timing, in the cell process, the artifacts its passing cells built and checked. A cell that passes on a timed path
 keeps its artifact (the callable and inputs its check called: the model, the compiled module, the exported module,
 the loaded AOTInductor package, a training step) in this process (``KEPT``); once no cell of any worker runs, and
-holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all (``time_kept``).
-Each is called ``WARMUP`` times, then up to ``HOST_SAMPLES`` times with a host clock around each call and the GPU
-waited for after it (host time: launching the call). Then its device time, what the GPU spends on the call, never
-the host's launch gaps (which the host time measures), by one of two methods:
+holding the GPU alone (harness/plugin/timing.py), the worker asks this process to time them all, in two turns.
+In the first (``host_kept``) each is called ``WARMUP`` times, then up to ``HOST_SAMPLES`` times with a host clock
+around each call and the GPU waited for after it (host time: launching the call), before any profiler session in
+the process. Between the turns every process starts the profiler at once (``prime_profiler``). In the second
+(``time_kept``), its device time, what the GPU spends on the call, never the host's launch gaps (which the host time
+measures), by one of two methods:
 
 - at the cell's own size (the case's first: launch-bound), the GPU's own durations: one call, then up to ``SAMPLES``
   calls of each artifact, the process's artifacts one after the other in one profiler session (``torch.profiler``,
@@ -77,6 +79,8 @@ class DeviceTimer(Protocol):
     def host_seconds(self, call: Callable[[], object]) -> float: ...  # one call's host side, not waiting
 
     def synchronize(self) -> None: ...
+
+    def prime(self) -> None: ...  # the profiler started, no call measured
 
     def copy_gbps(self) -> float | None: ...  # the device's copy bandwidth (read + write), GB/s
 
@@ -171,6 +175,12 @@ class CudaTimer:
 
     def synchronize(self) -> None:
         torch.cuda.synchronize()
+
+    def prime(self) -> None:
+        """One profiler session of one marker kernel."""
+        with profile(activities=[ProfilerActivity.CUDA]):
+            torch.cuda._sleep(MARKER_CYCLES)
+            torch.cuda.synchronize()
 
     def call_bytes(self, call: Callable[[], object]) -> int:
         """The device memory one call allocates at its peak above what was allocated before it (its output and
@@ -359,6 +369,7 @@ KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 # cell's check. Every use copies them. Held until ``time_kept`` ends: up to one set per case and kind of call in
 # this process (the built-in cases' inputs there are 62-203 MiB a set), counted in the memory a cell finds held
 MADE: dict[tuple[str, int, bool], Inputs] = {}
+SIDES: dict[str, HostSide | Timing] = {}  # cell id -> its host side, from the timing's first turn (``host_kept``)
 
 
 def made_at(at: AtSize) -> Inputs:
@@ -489,15 +500,37 @@ def warm_kept() -> None:
             kept.failed = f"its warm-up call failed: {in_own_words(error)}"
 
 
+def host_kept(ids: list[str], device: str) -> None:
+    """The first of a timing's two turns with the GPU to this process alone: each kept artifact of ``ids`` called at
+    its cell's size, its host samples taken (``host_side``), before any profiler session in this process (a
+    process's first session starts CUPTI, and a launch's host time is higher after it); kept for ``time_kept``."""
+    timer = timer_for(device)
+    if isinstance(timer, str):
+        return
+    SIDES.update(host_sides({cell: KEPT[cell] for cell in ids if cell in KEPT}, timer))
+
+
+def prime_profiler(device: str) -> None:
+    """The profiler started (``DeviceTimer.prime``) between the two turns, every process at once and none
+    measuring: a process's first session starts CUPTI (3.6-4.7 s on one H200, the next 0.004 s), which the
+    second turn, one process after another with the GPU alone, would otherwise pay in each."""
+    timer = timer_for(device)
+    if not isinstance(timer, str):
+        timer.prime()
+
+
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:
-    """The timing of each cell of ``ids`` (with the GPU to this process alone), and the GPU's copy bandwidth."""
+    """The timing of each cell of ``ids`` (with the GPU to this process alone), from the host sides ``host_kept``
+    took (taken now for a cell it did not), and the GPU's copy bandwidth."""
     timer = timer_for(device)
     if isinstance(timer, str):
         return {cell: Timing.not_timed(timer) for cell in ids}, None
-    measured = measure({cell: KEPT[cell] for cell in ids if cell in KEPT}, timer)
+    kept = {cell: KEPT[cell] for cell in ids if cell in KEPT}
+    measured = measure(kept, timer, {cell: SIDES[cell] for cell in kept if cell in SIDES})
     timings = {cell: measured.get(cell) or lost() for cell in ids}
     KEPT.clear()
     MADE.clear()
+    SIDES.clear()
     return timings, timer.copy_gbps()
 
 
@@ -513,23 +546,33 @@ def lost() -> Timing:
     return Timing.not_timed("its artifact was not in the cell process at the timing phase")
 
 
-def measure(kept: dict[str, Kept], timer: DeviceTimer) -> dict[str, Timing]:
-    """Each kept artifact timed at its cell's size by its kernels' durations (``host_side`` of each in turn, then
-    ``by_kernels`` of all in one profiler session), with its timing at the bandwidth size, or why it is not timed
-    there, in ``bandwidth``."""
-    timings = {cell: Timing.not_timed(artifact.failed) for cell, artifact in kept.items() if artifact.failed}
-    live = {cell: artifact for cell, artifact in kept.items() if not artifact.failed}
-    sides: dict[str, HostSide] = {}
-    for cell, artifact in live.items():
+def host_sides(kept: dict[str, Kept], timer: DeviceTimer) -> dict[str, HostSide | Timing]:
+    """Each kept artifact's host side at its cell's size (readied first), or why it is not timed."""
+    sides: dict[str, HostSide | Timing] = {}
+    for cell, artifact in kept.items():
+        if artifact.failed:
+            sides[cell] = Timing.not_timed(artifact.failed)
+            continue
         artifact.restore()
-        side = host_side(artifact.call, artifact.bytes_moved, timer)
-        if isinstance(side, HostSide):
-            sides[cell] = side
-        else:
-            timings[cell] = side
-    profiled = by_kernels([(side, live[cell].restore) for cell, side in sides.items()], timer)
-    timings.update(zip(sides, profiled, strict=True))
-    for cell, artifact in live.items():
+        sides[cell] = host_side(artifact.call, artifact.bytes_moved, timer)
+    return sides
+
+
+def measure(
+    kept: dict[str, Kept], timer: DeviceTimer, sides: dict[str, HostSide | Timing] | None = None
+) -> dict[str, Timing]:
+    """Each kept artifact timed at its cell's size by its kernels' durations (its host side from ``sides``, or
+    ``host_side`` now, then ``by_kernels`` of all in one profiler session), with its timing at the bandwidth size,
+    or why it is not timed there, in ``bandwidth``."""
+    sides = dict(sides or {})
+    sides.update(host_sides({cell: one for cell, one in kept.items() if cell not in sides}, timer))
+    timings = {cell: side for cell, side in sides.items() if isinstance(side, Timing)}
+    ready = {cell: side for cell, side in sides.items() if isinstance(side, HostSide)}
+    profiled = by_kernels([(side, kept[cell].restore) for cell, side in ready.items()], timer)
+    timings.update(zip(ready, profiled, strict=True))
+    for cell, artifact in kept.items():
+        if artifact.failed:
+            continue
         timing = dataclasses.replace(timings[cell], picked=picked(artifact.configs))
         if artifact.bandwidth is not None:
             artifact.restore(at_size=True)

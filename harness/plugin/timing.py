@@ -6,13 +6,15 @@ would time another program than the one checked. Why not at each cell's end: a t
 and the other workers' cells would have to stop for it. So each cell process keeps the artifacts of its passing
 cells; when a worker has run its last cell, it has its cell process call each kept artifact once (the warm-up that
 fills Dynamo's caches again, beside the other workers' last cells), then ``arrive``s at a barrier every worker
-reaches after its last cell, waits for all of them (``wait_all``), and times while it holds its GPU's lock
-(``exclusive``: one lock per GPU where each worker sees one of several, so the GPUs time at once, each one worker
-at a time); the controller's early repro scripts each hold their GPU's lock shared while they run. A cell whose
-artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
-with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
-``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a
-cell)."""
+reaches after its last cell, waits for all of them (``wait_all``), and times in two turns while it holds its GPU's
+lock (``exclusive``: one lock per GPU where each worker sees one of several, so the GPUs time at once, each one
+worker at a time): first the host samples, then, once every worker has taken them (a second barrier), every cell
+process starts the profiler at once, none measuring (a process's first session starts CUPTI, seconds, and a
+launch's host time is higher after it), and once all have (a third), the device samples; the controller's early
+repro scripts each hold their GPU's lock shared while they run. A cell whose artifact is lost (its process
+replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed`` with the reason; so is every
+cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a ``Coordination`` (files and ``flock``
+here; a test's fake checks that no two timings overlap and none overlaps a cell)."""
 
 from __future__ import annotations
 
@@ -32,16 +34,31 @@ TIME_TIMEOUT = 900.0  # ... and to time them
 WARM_PEAK = "warm_gpu_peak_mb"  # in a worker's phase clock: its warm-up's peak of GPU memory (MiB), not a time
 LOCK_NAME = "gpu.lock"
 ARRIVED = "arrived"
+CELLS, HOSTS, PRIMED = "", "hosts", "primed"  # the barriers: after the last cells, host samples, profiler start
+STEPS = (CELLS, HOSTS, PRIMED)
 
 
 class Coordination(Protocol):
     """How the workers agree on the timing phase: a barrier after every worker's last cell, and its GPU's lock."""
 
-    def arrive(self, worker: str) -> None: ...  # this worker runs no more cells
+    def arrive(self, worker: str, step: str = CELLS) -> None: ...  # this worker is past ``step`` (STEPS)
 
-    def wait_all(self, timeout: float) -> str | None: ...  # None once every worker arrived, else why not
+    def wait_all(self, timeout: float, step: str = CELLS) -> str | None: ...  # None once all are, else why not
 
     def exclusive(self) -> AbstractContextManager[None]: ...  # its GPU to this process alone
+
+
+DIED = {  # why the cells of a process that did not answer a step of the timing are not timed
+    "host": "its cell process died while its host samples were taken",
+    "prime": "its cell process died starting the profiler",
+    "time": "its cell process died while timed",
+}
+WAITED_FOR = {HOSTS: "host samples", PRIMED: "profiler's start"}
+
+
+def arrivals(step: str) -> str:
+    """The folder of the arrivals past ``step``."""
+    return ARRIVED if step == CELLS else f"{ARRIVED}-{step}"
 
 
 def lock_name(gpu: str | None) -> str:
@@ -50,28 +67,29 @@ def lock_name(gpu: str | None) -> str:
 
 
 class FileCoordination:
-    """Arrivals as files in ``folder/arrived``, the lock of the worker's ``gpu`` as ``flock`` on its file in
-    ``folder`` (``lock_name``; released by the kernel when its holder dies)."""
+    """Arrivals as files in ``folder/arrived`` (``arrived-STEP`` past the first barrier), the lock of the worker's
+    ``gpu`` as ``flock`` on its file in ``folder`` (``lock_name``; released by the kernel when its holder dies)."""
 
     def __init__(self, folder: Path, workers: int, gpu: str | None = None) -> None:
         self.folder = folder
         self.workers = workers
         self.gpu = gpu
 
-    def arrive(self, worker: str) -> None:
-        (self.folder / ARRIVED).mkdir(parents=True, exist_ok=True)
-        (self.folder / ARRIVED / worker).touch()
+    def arrive(self, worker: str, step: str = CELLS) -> None:
+        (self.folder / arrivals(step)).mkdir(parents=True, exist_ok=True)
+        (self.folder / arrivals(step) / worker).touch()
 
-    def arrived(self) -> set[str]:
-        folder = self.folder / ARRIVED
+    def arrived(self, step: str = CELLS) -> set[str]:
+        folder = self.folder / arrivals(step)
         return {file.name for file in folder.iterdir()} if folder.is_dir() else set()
 
-    def wait_all(self, timeout: float) -> str | None:
+    def wait_all(self, timeout: float, step: str = CELLS) -> str | None:
         deadline = time.monotonic() + timeout
-        while len(self.arrived()) < self.workers:
+        while len(self.arrived(step)) < self.workers:
             if time.monotonic() > deadline:
-                missing = self.workers - len(self.arrived())
-                return f"{missing} worker(s) still ran cells after {timeout:g} s"
+                missing = self.workers - len(self.arrived(step))
+                doing = "still ran cells" if step == CELLS else f"had not ended their {WAITED_FOR[step]}"
+                return f"{missing} worker(s) {doing} after {timeout:g} s"
             time.sleep(0.05)
         return None
 
@@ -117,9 +135,25 @@ def timing_phase(
     by the process that kept each: ``process`` (this worker's cell process, None when it has none) or one of
     ``retired`` (set aside, alive, when a re-run needed a fresh process); and the GPU's copy bandwidth. ``clock``
     gets when (seconds since the epoch) the warm-up began, the worker arrived, every worker had arrived, it held
-    the GPU alone, and it was done: the run's cost model (bench/costs.py); and the warm-up's peak of GPU memory
-    (``WARM_PEAK``, MiB) where its cell processes use a GPU."""
+    the GPU alone, had its host samples, every worker had, it had started the profiler, every worker had, it held
+    the GPU alone again, and it was done: the run's cost model (bench/costs.py); and the warm-up's peak of GPU
+    memory (``WARM_PEAK``, MiB) where its cell processes use a GPU."""
     clock = {} if clock is None else clock
+    try:
+        return _timing_phase(pending, process, coordination, worker, retired, clock)
+    finally:  # however it ended (a process's answer it could not read), none of the others waits for this worker
+        for step in STEPS:
+            coordination.arrive(worker, step)
+
+
+def _timing_phase(
+    pending: dict[str, int | None],
+    process: TimedProcess | None,
+    coordination: Coordination,
+    worker: str,
+    retired: tuple[TimedProcess, ...],
+    clock: dict[str, float],
+) -> tuple[dict[str, Timing], float | None]:
     clock["warm"] = time.time()
     holders = [one for one in (*retired, process) if pending and getattr(one, "pid", None) is not None]
     kept = {one.pid: [cell for cell, pid in pending.items() if pid == one.pid] for one in holders}
@@ -141,20 +175,43 @@ def timing_phase(
         return timings, None
     late = coordination.wait_all(BARRIER_TIMEOUT)
     clock["all_arrived"] = time.time()
+    if not late:
+        with coordination.exclusive():
+            clock["alone"] = time.time()
+            warm = [one for one in warm if answered(one, ("host", kept[one.pid]), kept[one.pid], timings)]
+        clock["hosted"] = time.time()
+    coordination.arrive(worker, HOSTS)
+    late = late or (coordination.wait_all(BARRIER_TIMEOUT, HOSTS) if warm else None)
+    clock["all_hosted"] = time.time()
+    if warm and not late:
+        warm = [one for one in warm if answered(one, ("prime",), kept[one.pid], timings)]
+        clock["primed"] = time.time()
+    coordination.arrive(worker, PRIMED)
+    late = late or (coordination.wait_all(BARRIER_TIMEOUT, PRIMED) if warm else None)
+    clock["all_primed"] = time.time()
     if late:
         timings.update({cell: Timing.not_timed(late) for one in warm for cell in kept[one.pid]})
+    if late or not warm:
         return timings, None
     gbps = None
     with coordination.exclusive():
-        clock["alone"] = time.time()
+        clock["alone_again"] = time.time()
         for one in warm:
             answer = one.ask(("time", kept[one.pid]), TIME_TIMEOUT)
             if answer is None:
-                died = Timing.not_timed("its cell process died while timed")
-                timings.update({cell: died for cell in kept[one.pid]})
+                timings.update({cell: Timing.not_timed(DIED["time"]) for cell in kept[one.pid]})
                 continue
             timed, measured = answer
             timings.update(timed)
             gbps = measured if gbps is None else gbps
     clock["done"] = time.time()
     return timings, gbps
+
+
+def answered(process: TimedProcess, request: tuple[Any, ...], cells: list[str], timings: dict[str, Timing]) -> bool:
+    """Whether ``process`` answered a step of the timing (``request``); where it did not (it died, or took past
+    ``TIME_TIMEOUT``), its ``cells`` are not timed and say so."""
+    if process.ask(request, TIME_TIMEOUT) is not None:
+        return True
+    timings.update({cell: Timing.not_timed(DIED[request[0]]) for cell in cells})
+    return False

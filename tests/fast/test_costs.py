@@ -48,7 +48,8 @@ def made_up_run() -> dict:
             **{"status": "error", "error": "E", "error_type": "E", "stage": "trace", "confirmation": script},
         },
     ]
-    clock = {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "done": 1010.0}
+    clock = {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "hosted": 1009.6,
+             "all_hosted": 1009.7, "primed": 1009.75, "all_primed": 1009.8, "alone_again": 1009.9, "done": 1010.0}
     phases = {"gw0": {**clock, "warm_gpu_peak_mb": 1536.5}}
     env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases}
     return {"environment": env, "cells": cells}
@@ -60,8 +61,8 @@ def test_costs_add_the_records_up():
     assert "| compile       |       1 |         6 |   4.5 |       1.5 |     0.5 |       0 |     0   |" in text
     assert "| all           |       3 |         9 |   5   |       4   |     1.2 |       0 |     0.8 |" in text
     assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
-    steps = "|                                    0 |         2 |         1 |        0.5 |      0.5 |"
-    assert f"{steps}                   1536.5 |" in text
+    steps = "|                                    0 |         2 |         1 |        0.5 |            0.1 |"
+    assert f"{steps}              0.2 |              0.1 |              0.1 |                   1536.5 |" in text
 
 
 def test_the_all_row_adds_the_cells_not_the_rounded_rows():
@@ -125,5 +126,5 @@ def test_costs_add_up_a_runs_own_records(
     assert rows["cpu_compile"].split("|")[8].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
     assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
-    assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:5]), rows["main"]
-    assert phase[5:] == [""]  # no GPU: no peak of GPU memory in the warm-up
+    assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:8]), rows["main"]
+    assert phase[8:] == [""]  # no GPU: no peak of GPU memory in the warm-up

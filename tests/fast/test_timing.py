@@ -133,7 +133,10 @@ class Phase:
 
     def __init__(self) -> None:
         self.cells: list[tuple[float, float]] = []
-        self.timings: list[tuple[float, float]] = []
+        self.timings: list[tuple[float, float]] = []  # the turns with the GPU alone: host samples, device samples
+        self.hosts: list[tuple[float, float]] = []
+        self.primes: list[tuple[float, float]] = []
+        self.devices: list[tuple[float, float]] = []
         self.lock = threading.Lock()
 
     def span(self, into: list[tuple[float, float]], seconds: float) -> None:
@@ -153,8 +156,13 @@ class TimedFake:
         self.asked.append(request[0])
         if request[0] == "warm":
             return "warm"
-        self.phase.span(self.phase.timings, 0.03)
-        return {cell: timed(10.0, 0.01) for cell in request[1]}, 2900.0
+        if request[0] == "prime":
+            self.phase.span(self.phase.primes, 0.02)
+            return "primed"
+        turns = self.phase.hosts if request[0] == "host" else self.phase.devices
+        self.phase.span(turns, 0.03)
+        self.phase.timings.append(turns[-1])
+        return "host" if request[0] == "host" else ({cell: timed(10.0, 0.01) for cell in request[1]}, 2900.0)
 
 
 def worker(phase: Phase, coordination: Any, name: str, results: dict) -> None:
@@ -182,15 +190,45 @@ def test_no_two_workers_time_at_once_and_none_times_while_a_cell_runs(tmp_path: 
     phase, results = run_workers(lambda: FileCoordination(tmp_path, 4))
     assert sorted(results) == ["w0", "w1", "w2", "w3"]
     assert all(timings[f"c{name}-s-eager"].timed for name, (timings, _) in results.items())
-    assert len(phase.timings) == 4
+    assert len(phase.timings) == 8
     assert not [(a, b) for i, a in enumerate(phase.timings) for b in phase.timings[i + 1 :] if overlap(a, b)]
     assert min(start for start, _ in phase.timings) >= max(end for _, end in phase.cells)
+
+
+def test_every_process_starts_the_profiler_after_every_host_sample_and_before_any_device_sample(tmp_path: Path):
+    """A process's first profiler session raises a launch's host time, and costs seconds: every worker takes its
+    host samples, then all start the profiler at once, then each takes its device samples."""
+    random.seed(5)
+    phase, results = run_workers(lambda: FileCoordination(tmp_path, 4))
+    assert len(results) == 4 and len(phase.hosts) == len(phase.primes) == len(phase.devices) == 4
+    assert max(end for _, end in phase.hosts) <= min(start for start, _ in phase.primes)
+    assert max(end for _, end in phase.primes) <= min(start for start, _ in phase.devices)
+    assert any(overlap(a, b) for i, a in enumerate(phase.primes) for b in phase.primes[i + 1 :])  # at once
+
+
+def test_a_worker_whose_timing_raised_holds_no_other_worker_at_a_barrier(tmp_path: Path):
+    class Unreadable(TimedFake):
+        def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+            if request[0] == "host":
+                raise ValueError("an answer that cannot be read")
+            return super().ask(request, timeout)
+
+    def broken() -> None:
+        with contextlib.suppress(ValueError):
+            timing_phase({"a-b-eager": 7}, Unreadable(Phase()), FileCoordination(tmp_path, 2), "w1")
+
+    thread = threading.Thread(target=broken)
+    thread.start()
+    began = time.monotonic()
+    timings, _ = timing_phase({"c-d-eager": 7}, TimedFake(Phase()), FileCoordination(tmp_path, 2), "w0")
+    thread.join(10)
+    assert timings["c-d-eager"].timed and time.monotonic() - began < 5
 
 
 class NoBarrier(FileCoordination):
     """What the test above must catch: a coordination whose workers time at once, without waiting."""
 
-    def wait_all(self, timeout: float) -> str | None:
+    def wait_all(self, timeout: float, step: str = "") -> str | None:
         return None
 
     def exclusive(self) -> AbstractContextManager[None]:
@@ -264,16 +302,16 @@ def locked(folder: Path) -> list[str]:
 def test_a_workers_timing_phase_holds_the_lock_of_the_gpu_it_sees(tmp_path: Path):
     config = fake_config(tmp_path, (), gpus=("4", "6"), workerid="gw3")  # gw3 sees GPU 6
     folder = tmp_path / "timing"
-    (folder / "arrived").mkdir(parents=True)
-    (folder / "arrived" / "gw0").touch()  # the other worker has run its last cell
+    for arrivals in ("arrived", "arrived-hosts", "arrived-primed"):  # the other worker is through its timing
+        (folder / arrivals).mkdir(parents=True)
+        (folder / arrivals / "gw0").touch()
     config.workerinput[TIMING_INPUT], config.workeroutput = str(folder), {}
     processes = CellProcesses(config)
     holding: list[list[str]] = []
 
     class Holds(TimedFake):
         def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
-            if request[0] == "time":
-                holding.append(locked(folder))
+            holding.append(locked(folder))
             return super().ask(request, timeout)
 
     processes.process, processes.pending = Holds(Phase()), {"a-b-eager": 7}
@@ -281,7 +319,7 @@ def test_a_workers_timing_phase_holds_the_lock_of_the_gpu_it_sees(tmp_path: Path
     next(loop)
     with pytest.raises(StopIteration):
         loop.send(True)
-    assert holding == [["gpu-6.lock"]]
+    assert holding == [[], ["gpu-6.lock"], [], ["gpu-6.lock"]]  # warm-up, host samples, profiler's start, device
     assert config.workeroutput[TIMING_OUTPUT]["timings"]["a-b-eager"]["state"] == "timed"
 
 
@@ -433,13 +471,14 @@ def test_a_worker_that_never_finishes_leaves_the_others_not_timed_with_the_reaso
     timings, gbps = timing_phase({"a-b-eager": 7}, process, FileCoordination(tmp_path, 2), "w0")
     assert timings == {"a-b-eager": Timing.not_timed("1 worker(s) still ran cells after 0.2 s")}
     assert gbps is None and process.asked == ["warm"]
+    assert {folder.name for folder in tmp_path.iterdir()} == {"arrived", "arrived-hosts", "arrived-primed"}
 
 
 def test_a_cell_whose_process_was_replaced_is_not_timed_and_says_so(tmp_path: Path):
     process = TimedFake(Phase(), pid=8)
     timings, gbps = timing_phase({"a-b-eager": 7, "c-d-eager": 8}, process, FileCoordination(tmp_path, 1), "w0")
     assert timings["a-b-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
-    assert timings["c-d-eager"].timed and gbps == 2900.0 and process.asked == ["warm", "time"]
+    assert timings["c-d-eager"].timed and gbps == 2900.0 and process.asked == ["warm", "host", "prime", "time"]
     assert (tmp_path / "arrived" / "w0").exists()
 
 
@@ -470,7 +509,7 @@ def test_a_process_set_aside_for_a_re_run_times_what_it_kept(tmp_path: Path):
     )
     assert timings["a-b-eager"].timed and timings["c-d-eager"].timed and gbps == 2900.0
     assert timings["e-f-eager"] == Timing.not_timed("its cell process was replaced before the timing phase")
-    assert retired.asked == current.asked == ["warm", "time"]
+    assert retired.asked == current.asked == ["warm", "host", "prime", "time"]
 
 
 def test_compiled_artifacts_sharing_one_forward_all_stay_compiled_after_the_warm_up(monkeypatch: pytest.MonkeyPatch):
