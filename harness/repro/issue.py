@@ -120,8 +120,19 @@ def _title(record: Record, wrong: WrongKernel | None = None) -> str:
     }
     what = words.get(str(record.status), _first_line(record))
     if wrong is not None:
-        return f"{record.case}: the kernel disagrees with its reference in {wrong.scope()} ({record.path} shown)"[:160]
-    return f"{record.path}: {style_words(record.style)} ({record.case}): {what}"[:160]
+        return _cut(f"{record.case}: the kernel disagrees with its reference in {wrong.scope()} ({record.path} shown)")
+    return _cut(f"{record.path}: {style_words(record.style)} ({record.case}): {what}")
+
+
+TITLE = 160  # characters of an issue's title at most
+
+
+def _cut(title: str) -> str:
+    """``title`` within ``TITLE`` characters: cut at the last word boundary, with an ellipsis (a cut mid-word
+    changes what it says: ``triton type int1`` read ``triton type int``)."""
+    if len(title) <= TITLE:
+        return title
+    return title[: TITLE - 1].rsplit(" ", 1)[0].rstrip(" ,;:") + "…"
 
 
 def _first_line(record: Record) -> str:

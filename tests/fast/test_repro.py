@@ -739,3 +739,17 @@ def test_a_case_taking_fields_through_a_splat_keeps_them_in_its_script(tmp_path:
     source = script_source(typed(record), env, MATRIX.tolerances)
     assert "configs=[]" not in source and "copied in as they are" not in source
     assert "triton.autotune(configs=CONFIGS, key=KEY)" in source
+
+
+def test_an_issue_reports_long_title_is_cut_at_a_word_and_says_so():
+    """A title longer than 160 characters was cut mid-word, changing what it said: Triton's interpreter's
+    ``... for triton type int1`` became ``... for triton type int``. It ends at a word boundary with an ellipsis."""
+    from harness.records.results import Results
+    from harness.repro.issue import issue_text
+
+    error = "numpy data itemsize (32 bits) exceeds dtype primitive_bitwidth (1 bits) for triton type int1"
+    case = "scale_with_flag"  # the title: 164 characters
+    cell = typed(make_record(case, "custom_op", "eager", status="error", error_type="ValueError", error=error))
+    title = issue_text(cell, Results({"device": "cpu"}, [cell]), "print()").splitlines()[0]
+    assert len(title) <= 2 + 160 and title.endswith("…"), title
+    assert title.removesuffix("…").split()[-1] in error.split(), title  # a whole word of the message
