@@ -24,7 +24,10 @@ from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records.files import read_results
 from harness.records.results import Results
 
-PHASE_COLOURS = {"warm-up": "0.55", "barrier": "0.92", "GPU lock": "0.8", "timing": "black"}  # bench/costs.py's steps
+PHASE_COLOURS = {  # bench/costs.py's steps
+    "warm-up": "0.55", "barrier": "0.92", "GPU lock": "0.8", "host samples": "0.3", "profiler start": "0.7",
+    "GPU lock again": "0.8", "device samples": "black",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
