@@ -98,6 +98,8 @@ NOT_STARTED = "CellProcessFailed"
 # the error type of a cell failed by its case's own code (make_inputs, or the reference) at inputs it drew, which the
 # case's load check did not run: a bug of the case, not of the style (harness/cell/context.py)
 CASE_BUG = "CaseBug"
+# what a CaseBug's message says before the exception the case's code raised (``ValueError: ...``), its cause
+CASE_BUG_CAUSE = " (its load check runs its first size on CPU only): "
 INTERPRET_ENV = "TRITON_INTERPRET"  # "1": Triton runs kernels in its CPU interpreter (``run --interpret`` sets it)
 
 

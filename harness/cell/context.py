@@ -20,7 +20,7 @@ from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, Wrapped, library_op_name
-from harness.spec import CUDA_FAULT_MARKERS, Capture, Measurements, RunLocations, Tolerance
+from harness.spec import CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, Capture, Measurements, RunLocations, Tolerance
 
 
 class CellSkip(Exception):
@@ -138,8 +138,7 @@ class Cell:
                 message.partition(": ")[2] if isinstance(error, CaseProblem) else f"{type(error).__name__}: {message}"
             )
             raise CaseBug(
-                f"the case's {field} failed at size {size}, seed {seed} on {self.device} (its load check runs its "
-                f"first size on CPU only): {problem}"
+                f"the case's {field} failed at size {size}, seed {seed} on {self.device}{CASE_BUG_CAUSE}{problem}"
             ) from error
 
     def keep_call(self, model: Callable[..., Any], inputs: Inputs) -> None:

@@ -10,11 +10,12 @@ a suspect."""
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import re
 from typing import Any
 
 from harness.records.record import Record
-from harness.spec import CUDA_FAULT_MARKERS, Status
+from harness.spec import CASE_BUG, CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, Status
 
 MARKERS = {
     Status.WRONG: "wrong numbers:",
@@ -72,7 +73,24 @@ def same_exception(record: Record, line: str) -> bool:
     unsaid = not recorded and not shown
     if record.error_type and kind == record.error_type and (kind not in BUILTIN_ERRORS or unsaid):
         return True
-    return _holds(recorded, shown) or _holds(shown, recorded)
+    if _holds(recorded, shown) or _holds(shown, recorded):
+        return True
+    cause = _case_bug_cause(record)
+    return cause is not None and same_exception(cause, line)
+
+
+def _case_bug_cause(record: Record) -> Record | None:
+    """The exception a ``CaseBug`` wraps (``the case's make_inputs failed at size 17 ...: ValueError: too big``), as
+    the record of that exception: the case's code raises it bare in the cell's script, whose line is then compared
+    with it, a short message or a bare ``assert`` included."""
+    if record.error_type != CASE_BUG:
+        return None
+    first = (record.error or "").strip().splitlines()[:1]
+    problem = first[0].partition(CASE_BUG_CAUSE)[2] if first else ""
+    said = RAISED.match(problem)
+    if said is None or not said.group(2):
+        return None
+    return dataclasses.replace(record, error_type=said.group(1), error=said.group(2))
 
 
 def _holds(outer: str, inner: str) -> bool:

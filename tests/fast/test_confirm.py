@@ -266,3 +266,27 @@ def test_a_script_given_one_gpu_of_several_sees_that_gpu_alone(tmp_path: Path, m
     Scripts().run(tmp_path / "s.py", 1.0, gpu="5")
     Scripts().run(tmp_path / "s.py", 1.0)
     assert seen == ["5", "2,5"]
+
+
+CASE_BUG = (
+    "the case's make_inputs failed at size 1501, seed 0 on cpu (its load check runs its first size on CPU only): "
+)
+
+
+@pytest.mark.parametrize(
+    ("cause", "output", "expected"),
+    [
+        ("ValueError: size 1501 too big", "ValueError: size 1501 too big", True),  # a short message
+        ("AssertionError: AssertionError()", BARE_ASSERT, True),  # a bare assert in make_inputs
+        ("KeyError: 'n'", "KeyError: 'n'", True),
+        ("ValueError: size 1501 too big", "ValueError: something else", False),
+        ("AssertionError: AssertionError()", BARE_KEY, False),
+    ],
+)
+def test_a_case_bug_is_reproduced_by_the_exception_it_wraps(cause: str, output: str, expected: bool):
+    """A case's make_inputs or reference that raises at a drawn size is a ``CaseBug`` naming the exception; its script
+    raises that exception bare (``ValueError: size 1501 too big``), which is the failure: it was a harness suspect
+    (exit 7) wherever the message was shorter than 20 characters, or a bare ``assert``."""
+    record = typed(make_record("sin", "raw_jit", "eager", status="error", error_type="CaseBug", error=CASE_BUG + cause))
+    run = ScriptRun.of(1, output, 1.0)
+    assert reproduced(record, run.returncode, run.output, run.last_line) is expected
