@@ -116,7 +116,7 @@ def autotune_benchmark() -> str:
     """How the run's cells benchmark the configs of every Triton autotuner that names no benchmark of its own
     (harness/cell/autotuners.py ``benchmark_with``): a run's environment records it (``autotune_benchmark``)."""
     if triton_interpreted():
-        return "each config run once, timed by the wall clock (Triton's interpreter: no device to time on)"
+        return "each config run once, the first kept (Triton's interpreter: no device to time on)"
     return (
         f"triton.testing.do_bench(warmup={AUTOTUNE_WARMUP_MS}, rep={AUTOTUNE_REP_MS}), set from outside the "
         "decorator (a user's process, and a repro script: Triton's default, warmup=25, rep=100)"

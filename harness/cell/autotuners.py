@@ -17,7 +17,7 @@ from typing import Any
 import triton.testing
 from triton.runtime.autotuner import Autotuner
 
-from harness.kernel.interpreter import triton_interpreted, wall_clock_bench
+from harness.kernel.interpreter import once_each_bench, triton_interpreted
 from harness.spec import AUTOTUNE_REP_MS, AUTOTUNE_WARMUP_MS
 
 LIBRARIES = ("torch", "triton", "builtins", "numpy", "sympy", "typing", "collections", "functools", "abc", "enum")
@@ -39,8 +39,8 @@ def short_bench(kernel_call: Callable[[], None], quantiles: Sequence[float]) -> 
 def run_benchmark() -> Bench:
     """The run's benchmark of an autotuner's configs (``harness.spec.autotune_benchmark`` says it in words):
     ``short_bench`` on a device; under Triton's interpreter, whose autotuner asks a device's driver for its
-    benchmark and finds none ("0 active drivers"), the wall clock (``wall_clock_bench``)."""
-    return wall_clock_bench if triton_interpreted() else short_bench
+    benchmark and finds none ("0 active drivers"), each config once, the first kept (``once_each_bench``)."""
+    return once_each_bench if triton_interpreted() else short_bench
 
 
 def benchmark_with(tuners: Iterable[Autotuner], bench: Bench) -> None:

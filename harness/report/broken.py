@@ -46,13 +46,13 @@ def _autotuned(cells: list[Record]) -> list[str]:
         return []
     if not failed:
         return [
-            f"- **autotuning**: the {len(tuned)} autotuned cells ran every config once and kept the one the "
-            "interpreter ran fastest by the wall clock (a CPU timing, not a GPU tuning)."
+            f"- **autotuning**: the {len(tuned)} autotuned cells ran every config once and kept the first (the "
+            "interpreter has no device to time on: not a GPU tuning)."
         ]
     return [
         f"- **autotuned stacks**: {len(failed)} of {len(tuned)} autotuned cells failed at their first launch "
         '("0 active drivers": the autotuner times configs on a device); the others ran every config once and kept '
-        "the fastest by the wall clock (a CPU timing, not a GPU tuning)."
+        "the first (not a GPU tuning)."
     ]
 
 

@@ -17,7 +17,7 @@ from harness.case import load_case
 from harness.cell.paths import PATHS
 from harness.cell.program import case_imports, program, style_call
 from harness.kernel.compare import dtype_name
-from harness.kernel.interpreter import wall_clock_bench
+from harness.kernel.interpreter import once_each_bench
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 from harness.records.record import Record
 from harness.spec import Status
@@ -34,13 +34,13 @@ PATH_MODULES = ("harness.cell.paths.",)
 INTERPRETER = 'os.environ["TRITON_INTERPRET"] = "1"  # measured in Triton\'s CPU interpreter: set before any kernel\n'
 INTERPRETER_BENCH = """
 # ---- Triton's interpreter has no device to benchmark autotune configs on (Triton's benchmark asks the device's
-# driver: "0 active drivers"): every autotuner without a benchmark of its own gets the wall clock, as the cell's did
-import time
+# driver: "0 active drivers"): every autotuner without a benchmark of its own runs each config once and keeps the
+# first, as the cell's did
 from triton.runtime.autotuner import Autotuner
 
 
 {source}
-Autotuner.do_bench = property(lambda self: self._do_bench or wall_clock_bench)
+Autotuner.do_bench = property(lambda self: self._do_bench or once_each_bench)
 """
 MAIN = '''
 
@@ -98,7 +98,7 @@ def bundled_source(
         "from __future__ import annotations\n",
         "import os\n" + (INTERPRETER if interpreted else ""),  # before torch and triton are imported
         code.import_lines() + "\n",
-        INTERPRETER_BENCH.format(source=inspect.getsource(wall_clock_bench)) if interpreted else "",
+        INTERPRETER_BENCH.format(source=inspect.getsource(once_each_bench)) if interpreted else "",
         "\n# ---- what the program uses: the harness's own code, as the cell ran it ----\n",
         code.text(_support(code)),
         f"\n\n# ---- the case: {module} (its kernel, launch and PyTorch reference) ----\n",

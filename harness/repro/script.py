@@ -101,17 +101,16 @@ def short_source(record: Record, env: dict[str, Any], tolerances: dict[str, Any]
         _docstring(record, env, also),
         "import os\n" + INTERPRETER if interpreted else "",
         "\n".join(sorted(line for line in imports if line not in own)) + "\n",
-        INTERPRETER_BENCH.format(source=_WALL_CLOCK) if interpreted and autotunes else "",
+        INTERPRETER_BENCH.format(source=_ONCE_EACH) if interpreted and autotunes else "",
         f"# ---- the case's own code ({module}) ----\n\n{code.text}",
         *scripts_own,
     ]
     return "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
 
 
-_WALL_CLOCK = """def wall_clock_bench(kernel_call, quantiles):  # each config once, timed by the wall clock
-    start = time.perf_counter()
+_ONCE_EACH = """def once_each_bench(kernel_call, quantiles):  # each config runs once; all tie: the first is kept
     kernel_call()
-    return [(time.perf_counter() - start) * 1e3] * len(quantiles)"""
+    return [1.0] * len(quantiles)"""
 
 
 def _checks(case: Case, style: str, names: dict[str, str], library: str | None) -> Checks:

@@ -2,6 +2,7 @@
 standalone server's imports, and the summary at the end of a run (tests/slow/test_wheel.py runs the built wheel)."""
 
 import dataclasses
+import time
 from pathlib import Path
 
 import pytest
@@ -115,27 +116,28 @@ def built_tuner(case):
 def test_autotuned_stacks_are_the_users_decorator_and_get_the_runs_benchmark_from_outside(monkeypatch):
     """The style is ``@triton.autotune(configs=..., key=...)`` as a user writes it (no ``do_bench``): the runner
     gives the autotuners it builds the run's benchmark, ``short_bench`` on a device (Triton's do_bench over a
-    shorter span), ``wall_clock_bench`` under TRITON_INTERPRET=1 (Triton's own asks a device's driver), and leaves
+    shorter span), ``once_each_bench`` under TRITON_INTERPRET=1 (Triton's own asks a device's driver), and leaves
     an autotuner that names its own; the run's environment says which (``autotune_benchmark``)."""
     from harness.case import load_cases
     from harness.cell.autotuners import short_bench
     from harness.kernel.decorators import autotune
-    from harness.kernel.interpreter import INTERPRET_ENV, wall_clock_bench
+    from harness.kernel.interpreter import INTERPRET_ENV, once_each_bench
     from harness.records.environment import environment
 
     (case,) = load_cases(builtin.case_module("rmsnorm"))
     assert autotune(case)[0]._do_bench is None
     monkeypatch.setenv(INTERPRET_ENV, "1")
     tuner = built_tuner(case)
-    assert tuner.do_bench is wall_clock_bench and tuner._do_bench is None
-    assert "wall clock" in environment({}, "cpu", 1, "m.toml")["autotune_benchmark"]
+    assert tuner.do_bench is once_each_bench and tuner._do_bench is None
+    assert "the first kept" in environment({}, "cpu", 1, "m.toml")["autotune_benchmark"]
     monkeypatch.delenv(INTERPRET_ENV)
     tuner = built_tuner(case)
     assert tuner.do_bench is short_bench and tuner._do_bench is None
     said = environment({}, "d", 1, "m.toml")["autotune_benchmark"]
     assert said.startswith("triton.testing.do_bench(warmup=2, rep=10), set from outside the decorator")
-    own = dataclasses.replace(case, id="rmsnorm_own_bench", autotune_options={"do_bench": wall_clock_bench})
-    assert built_tuner(own).do_bench is wall_clock_bench
+    own = dataclasses.replace(case, id="rmsnorm_own_bench", autotune_options={"do_bench": once_each_bench})
+    assert built_tuner(own).do_bench is once_each_bench
     calls = []
-    timings = wall_clock_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
+    timings = once_each_bench(lambda: calls.append(1), quantiles=(0.5, 0.2, 0.8))
     assert calls == [1] and len(timings) == 3 and len(set(timings)) == 1 and timings[0] >= 0
+    assert timings == once_each_bench(lambda: time.sleep(0.01), quantiles=(0.5, 0.2, 0.8))  # all configs tie

@@ -96,7 +96,7 @@ def test_an_interpreted_script_sets_the_interpreter_before_it_imports_triton():
     lines = script_source(typed(record), env, MATRIX.tolerances).splitlines()
     setting = next(i for i, line in enumerate(lines) if line.startswith('os.environ["TRITON_INTERPRET"] = "1"'))
     assert lines.index("import os") < setting < lines.index("import triton")
-    assert "def wall_clock_bench(" in "\n".join(lines)  # what the cell's autotuner times configs with
+    assert "def once_each_bench(" in "\n".join(lines)  # what the cell's autotuner benchmarks configs with
 
 
 def test_an_autotuned_cells_script_holds_the_users_decorator_as_written():
