@@ -134,9 +134,9 @@ def diff(baseline: Results, current: Results, known: dict[str, KnownFailure] | N
     changes = []
     for cell_id in [*before, *(c for c in after if c not in before)]:
         kind = classify(before.get(cell_id), after.get(cell_id))
-        if cell_id in known:
+        if cell_id in known and kind != "wrong":  # a known failure never excuses new wrong numbers
             now = after.get(cell_id)
-            if now is not None and now.status == Status.PASS:
+            if now is not None and now.pass_rate == 1:  # passes on every attempt, not on its first alone
                 kind = "stale_known"
             elif kind == "regression":
                 kind = "known"

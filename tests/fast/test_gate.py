@@ -336,3 +336,33 @@ def test_header_counts_in_plural_and_says_commit_unknown(tmp_path: Path):
     text = out.read_text()
     assert "- 2 regressions" in text and "commit None" not in text
     assert "· commit abc" in text and "· commit unknown" in text
+
+
+@pytest.mark.parametrize(
+    ("was", "now"),
+    [
+        ({"status": "error", "error_type": "A", "stage": "trace"}, ["pass", "wrong", "pass"]),  # a listed failure
+        ({"status": "pass"}, ["pass", "wrong"]),  # a listed cell that passed in the baseline
+    ],
+)
+def test_a_known_failure_never_excuses_wrong_numbers_on_a_later_attempt(was: dict, now: list[str]):
+    """A cell in the known-failures file whose first attempt passes and a later one gives wrong numbers is wrong,
+    not a stale known failure (which fails only with --strict): its status is its first attempt's."""
+    cell = "sin-raw_jit-eager"
+    before = {"cells": [make_record("sin", "raw_jit", "eager", **was)]}
+    after = {"cells": [make_record("sin", "raw_jit", "eager", status=now[0], outcomes=now)]}
+    known = {cell: gate.KnownFailure(cell, "upstream bug", "https://example.invalid/1")}
+    changes = gate.diff(before, after, known)
+    assert [(c.id, c.kind) for c in changes] == [(cell, "wrong")]
+    assert gate.failing(changes, strict=False, allow_flaky=True) == changes
+
+
+def test_a_known_failure_is_stale_only_when_it_passes_on_every_attempt():
+    cell = "sin-raw_jit-eager"
+    before = {"cells": [make_record("sin", "raw_jit", "eager", status="error", error_type="A", stage="run")]}
+    known = {cell: gate.KnownFailure(cell, "upstream bug", "https://example.invalid/1")}
+    passing = {"cells": [make_record("sin", "raw_jit", "eager", status="pass", outcomes=["pass", "pass"])]}
+    assert [c.kind for c in gate.diff(before, passing, known)] == ["stale_known"]
+    first = {"cells": [make_record("sin", "raw_jit", "eager", status="pass", outcomes=["pass", "error"])]}
+    last = {"cells": [make_record("sin", "raw_jit", "eager", status="error", outcomes=["error", "pass"])]}
+    assert [c.kind for c in gate.diff(before, first, known)] == [c.kind for c in gate.diff(before, last, known)]
