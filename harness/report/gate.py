@@ -177,6 +177,14 @@ def check_comparable(baseline: Results, current: Results, baseline_file: str, cu
             f"{str(now).lower()}, the baseline's {str(was).lower()}: a run in Triton's CPU interpreter "
             "(--interpret) cannot be gated against a run on the device",
         )
+    devices = [run.environment.get("device") for run in (baseline, current)]
+    if not now and devices[0] not in (None, "cpu") and devices[1] == "cpu":
+        raise InputError(
+            current_file,
+            "environment.device",
+            f"{devices[1]}, the baseline's {devices[0]}: a run on a host without a GPU cannot be gated against one "
+            "with a GPU (its GPU cells are skips there, which do not fail a gate)",
+        )
 
 
 def load_known(file: Path | str, cell_ids: set[str]) -> dict[str, KnownFailure]:

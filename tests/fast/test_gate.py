@@ -366,3 +366,17 @@ def test_a_known_failure_is_stale_only_when_it_passes_on_every_attempt():
     first = {"cells": [make_record("sin", "raw_jit", "eager", status="pass", outcomes=["pass", "error"])]}
     last = {"cells": [make_record("sin", "raw_jit", "eager", status="error", outcomes=["error", "pass"])]}
     assert [c.kind for c in gate.diff(before, first, known)] == [c.kind for c in gate.diff(before, last, known)]
+
+
+def test_a_run_without_a_gpu_against_a_gpu_baseline_is_an_error():
+    """A new torch that sees no GPU (a CPU wheel, a driver it cannot use) turns every GPU cell into a skip, which is
+    no failure: gated against a GPU baseline, only the CPU paths were compared and the gate passed."""
+    cells = [make_record("sin", "raw_jit", path, status="pass") for path in ("eager", "cpu_fallback")]
+    skipped = [make_record("sin", "raw_jit", "eager", status="skip", reason="no CUDA device"), cells[1]]
+    gpu = {"environment": {"device": "NVIDIA H200"}, "cells": cells}
+    cpu = {"environment": {"device": "cpu"}, "cells": skipped}
+    with pytest.raises(InputError, match=r"environment\.device: cpu, the baseline's NVIDIA H200"):
+        gate.check_comparable(gpu, cpu, "old.json", "new.json")
+    gate.check_comparable(gpu, {**gpu, "environment": {"device": "NVIDIA H100 80GB HBM3"}}, "o", "n")  # GPU to GPU
+    gate.check_comparable(cpu, cpu, "o", "n")
+    gate.check_comparable(cpu, gpu, "o", "n")  # more measured than before: its fixes and new cells say so
