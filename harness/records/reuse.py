@@ -93,6 +93,13 @@ def _reached(module: str) -> Iterator[tuple[str, bytes | str]]:
         yield name, source
         package = name if origin.name == "__init__.py" else name.rpartition(".")[0]
         pending += _imported(source, package)
+        pending += _parents(name)  # importing a.b.c runs a/__init__.py and a/b/__init__.py first
+
+
+def _parents(name: str) -> list[str]:
+    """The packages above module ``name`` (``a.b.c``: ``a``, ``a.b``), which every import of it runs first."""
+    parts = name.split(".")
+    return [".".join(parts[:end]) for end in range(1, len(parts))]
 
 
 KEYED_ELSEWHERE = ("torch", "triton", "harness")  # versions and the harness's digest: in every key already

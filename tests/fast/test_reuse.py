@@ -183,3 +183,21 @@ def test_a_reused_record_is_marked_and_the_legend_names_its_run():
         "is unchanged"
     ) in legend
     assert "♻" not in render(results(make_record("sin", "raw_jit", "eager", status="pass")))
+
+
+def test_a_case_modules_key_follows_the_packages_above_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Importing ``mylib.kernels.cases`` runs ``mylib/__init__.py`` and ``mylib/kernels/__init__.py`` first, whether
+    the module names them or not: a change there (a constant set, a kernel registered) is a new key (the key read
+    the case module and what it names alone, so --reuse kept passes of a kernel since made wrong there)."""
+    inner = tmp_path / "parent_lib" / "kernels"
+    inner.mkdir(parents=True)
+    (tmp_path / "parent_lib" / "__init__.py").write_text("SCALE = 1.0\n")
+    (inner / "__init__.py").write_text("")
+    (inner / "cases.py").write_text("import math\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = reuse.module_digest("parent_lib.kernels.cases")
+    (tmp_path / "parent_lib" / "__init__.py").write_text("SCALE = 1.5\n")
+    second = reuse.module_digest("parent_lib.kernels.cases")
+    assert second != first
+    (inner / "__init__.py").write_text("from parent_lib import SCALE\n")
+    assert reuse.module_digest("parent_lib.kernels.cases") != second
