@@ -52,8 +52,9 @@ NOT_A_VERDICT = (NOT_STARTED,)  # error types that say the harness failed, not t
 def module_digest(module: str) -> str:
     """sha256 (16 hex) over the source file of ``module`` (a case module), those of the modules of the user's it
     imports, itself or through another (a file outside the installed packages and the standard library: a helper,
-    the user's own kernel library in a checkout), and the version of each installed distribution they import (the
-    library a shipped op comes from); "" when it has no file. torch, triton and the harness are in every key."""
+    the user's own kernel library in a checkout) and the packages above each (their ``__init__.py``), and the
+    version of each installed distribution they import (the library a shipped op comes from); "" when it has no
+    file. torch, triton and the harness are in every key."""
     if _origin(module) is None:
         return ""
     digest = hashlib.sha256()
