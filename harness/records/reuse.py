@@ -157,9 +157,12 @@ def installed_file(file: Path) -> bool:
 @functools.cache
 def _distributed_tops(folder: str) -> frozenset[str]:
     """The top-level packages and modules that the distributions installed into ``folder`` (its ``*.dist-info``)
-    provide, by their record of files, else their ``top_level.txt``."""
+    provide, by their record of files, else their ``top_level.txt``. Not a ``*.egg-info``: ``pip install .`` (and
+    ``setup.py develop``) leaves one in the checkout it built, whose folder on the path is then the user's code, not
+    a library keyed by its version (a kernel edited there kept its old verdicts under ``--reuse``)."""
     tops: set[str] = set()
-    for dist in importlib.metadata.distributions(path=[folder]):
+    for info in sorted(Path(folder).glob("*.dist-info")):
+        dist = importlib.metadata.PathDistribution(info)
         listed = [Path(str(one)).parts for one in dist.files or []]
         tops |= {parts[0].removesuffix(".py") for parts in listed if parts and parts[0] != ".."}
         tops |= set((dist.read_text("top_level.txt") or "").split())

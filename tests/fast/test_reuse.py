@@ -201,3 +201,24 @@ def test_a_case_modules_key_follows_the_packages_above_it(monkeypatch: pytest.Mo
     assert second != first
     (inner / "__init__.py").write_text("from parent_lib import SCALE\n")
     assert reuse.module_digest("parent_lib.kernels.cases") != second
+
+
+def test_a_checkout_built_with_pip_install_dot_is_the_users_code(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """``pip install .`` leaves ``mylib.egg-info`` (and build/) in the checkout it built; run from there, the checkout
+    is on the path before site-packages and its files are what the cells import. Taken for a library installed there
+    (``pip --target``), its modules were keyed by the distribution's version alone, and an edited kernel kept its
+    old verdicts under --reuse."""
+    checkout = tmp_path / "checkout"
+    (checkout / "eggy_lib").mkdir(parents=True)
+    (checkout / "eggy_lib" / "__init__.py").write_text("SCALE = 1.0\n")
+    info = checkout / "eggy_lib.egg-info"
+    info.mkdir()
+    (info / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: eggy-lib\nVersion: 0.1\n")
+    (info / "top_level.txt").write_text("eggy_lib\n")
+    (info / "SOURCES.txt").write_text("eggy_lib/__init__.py\n")
+    (checkout / "eggy_cases.py").write_text("import eggy_lib\n")
+    monkeypatch.syspath_prepend(str(checkout))
+    assert not reuse.installed_file(checkout / "eggy_lib" / "__init__.py")
+    first = reuse.module_digest("eggy_cases")
+    (checkout / "eggy_lib" / "__init__.py").write_text("SCALE = 1.5\n")
+    assert reuse.module_digest("eggy_cases") != first
