@@ -105,7 +105,7 @@ def gate(
         else [*speedgate.rules(limits, baseline, current), *speedgate.render(slow, limits)]
     )
     slower = (len(speedgate.failing(slow)), shown)
-    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower)
+    text = gating.render(changes, baseline, current, args.strict, known, args.allow_flaky, slower, args.current)
     write_text(Path(args.out), text)
     print(text)
     return 1 if gating.failing(changes, args.strict, args.allow_flaky) or slower[0] else 0

@@ -240,9 +240,10 @@ def render(
     known: dict[str, KnownFailure] | None = None,
     allow_flaky: bool = False,
     slower: tuple[int, list[str]] = (0, []),
+    current_file: str | Path | None = None,
 ) -> str:
     """The gate's markdown; ``slower``: how many cells got slower, and their section (harness/report/speedgate.py),
-    which fails the gate."""
+    which fails the gate; ``current_file``: the current run's results, whose repro scripts the failing cells name."""
     known = known or {}
     verdict = "FAIL" if failing(changes, strict, allow_flaky) or slower[0] else "PASS"
     flags = [flag for flag, on in (("strict", strict), ("--allow-flaky", allow_flaky)) if on]
@@ -277,7 +278,30 @@ def render(
             "never": "does not fail",
         }[fails]
         out += [f"## {heading} — {gate_word}", "", tabulate(table, headers=headers, tablefmt="github"), ""]
+        out += repro_lines(rows, current_file) if kind in REPRODUCED else []
     return "\n".join(out)
+
+
+REPRODUCED = ("wrong", "regression", "flaky")  # the classes whose cells name their repro script
+
+
+def repro_lines(rows: list[Change], current_file: str | Path | None) -> list[str]:
+    """Each failing cell's repro: the script its run wrote and ran (beside the current results file), or the
+    command that writes one."""
+    out = []
+    for change in rows:
+        if change.after is None or not change.after.failed:
+            continue
+        found = change.after.confirmation or {}
+        script = found.get("script")
+        where = Path(current_file).parent / script if script and current_file else None
+        if where is not None and where.is_file():
+            said = {True: " (reproduced outside the harness)", False: " (NOT reproduced outside the harness)"}
+            out.append(f"- {change.id}: `{where}`{said.get(found.get('reproduced'), '')}")
+        else:
+            results = f" --results {current_file}" if current_file else ""
+            out.append(f"- {change.id}: `python -m harness repro {change.id}{results}` (writes its script)")
+    return ["Repro scripts:", "", *out, ""] if out else []
 
 
 def kernel_lines(changes: list[Change], current: Results) -> list[str]:

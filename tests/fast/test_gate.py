@@ -380,3 +380,23 @@ def test_a_run_without_a_gpu_against_a_gpu_baseline_is_an_error():
     gate.check_comparable(gpu, {**gpu, "environment": {"device": "NVIDIA H100 80GB HBM3"}}, "o", "n")  # GPU to GPU
     gate.check_comparable(cpu, cpu, "o", "n")
     gate.check_comparable(cpu, gpu, "o", "n")  # more measured than before: its fixes and new cells say so
+
+
+def test_each_failing_cell_names_its_repro_script(tmp_path: Path):
+    """A regression's row names the script its run wrote and ran outside the harness (beside the current results
+    file); a failing cell without one, the command that writes it: the gate said which cell failed and how, never
+    where to reproduce it."""
+    script = "repros/crash-triton-op-aoti-strict.py"
+    (tmp_path / "new" / "repros").mkdir(parents=True)
+    (tmp_path / "new" / script).write_text("print('repro')\n")
+    confirmed = {"script": script, "cell": "sin-triton_op-aoti_strict", "reproduced": True, "line": "SIGSEGV"}
+    good = [make_record("sin", "triton_op", "aoti_strict", status="pass"), make_record("sin", "raw_jit", "eager")]
+    crashed = {**make_record("sin", "triton_op", "aoti_strict", status="crash", error_type="SIGSEGV")}
+    wrong = make_record("sin", "raw_jit", "eager", **FLAKY_WRONG_FIELDS)
+    old = results_file(tmp_path / "old.json", good)
+    new = results_file(tmp_path / "new" / "results.json", [{**crashed, "confirmation": confirmed}, wrong])
+    done = run_gate("--baseline", str(old), "--current", str(new), "--out", str(tmp_path / "gate.md"))
+    assert done.returncode == 1, done.stderr
+    text = (tmp_path / "gate.md").read_text()
+    assert f"- sin-triton_op-aoti_strict: `{tmp_path / 'new' / script}` (reproduced outside the harness)" in text
+    assert f"- sin-raw_jit-eager: `python -m harness repro sin-raw_jit-eager --results {new}`" in text
