@@ -145,8 +145,9 @@ def is_subsystem(record: Record) -> bool:
 
 
 def wrong_numbers(record: Record) -> bool:
-    """Silently wrong outputs or gradients, on any attempt."""
-    return Status.WRONG in record.attempts and not is_subsystem(record)
+    """Silently wrong outputs or gradients, on any attempt (a subsystem blind on another attempt does not make
+    them right: an older file's subsystem ``wrong`` is read as ``blind``, its outcomes too)."""
+    return Status.WRONG in record.attempts
 
 
 def symbol(status: str, record: Record) -> str:

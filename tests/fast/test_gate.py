@@ -400,3 +400,13 @@ def test_each_failing_cell_names_its_repro_script(tmp_path: Path):
     text = (tmp_path / "gate.md").read_text()
     assert f"- sin-triton_op-aoti_strict: `{tmp_path / 'new' / script}` (reproduced outside the harness)" in text
     assert f"- sin-raw_jit-eager: `python -m harness repro sin-raw_jit-eager --results {new}`" in text
+
+
+def test_wrong_numbers_on_one_attempt_are_wrong_whatever_another_attempt_says():
+    """A flop_counter cell wrong on its first attempt and blind (right numbers, FlopCounterMode counted 0) on its
+    re-run gave wrong numbers: read as a subsystem's blindness, it was a regression, which a passing re-run of the
+    gate made flaky and --allow-flaky passed."""
+    was = {"status": "pass"}
+    now = {**FLAKY_WRONG_FIELDS, "outcomes": ["wrong", "blind"]}
+    assert gate.classify(was, now) == "wrong"
+    assert gate.classify(was, {"status": "blind", "error_type": "SubsystemMismatch"}) == "regression"
