@@ -180,7 +180,13 @@ def gate_command(gate: argparse.ArgumentParser) -> None:
         help="re-run each regression N times, and time each slower cell again up to N times (0: neither), before it "
         "counts",
     )
-    gate.add_argument("--matrix", type=file_name, default=None, help="the matrix the re-runs use; " + MATRIX_HELP)
+    gate.add_argument(
+        "--matrix",
+        type=file_name,
+        default=None,
+        help="the matrix the re-runs use (default: the current run's own, where its file still holds the text the "
+        "run read; else ./matrix.toml when there is one, else the one installed with the harness)",
+    )
     gate.add_argument("--out", type=file_name, default=f"{DEFAULT_REPORT_DIR}/gate.md")
     gate.add_argument(
         "--speed",
@@ -243,7 +249,7 @@ def gate(args: argparse.Namespace) -> int:
     from harness.matrix.catalogue import Registries
     from harness.report import commands
 
-    rerun = Rerun(args.matrix, args.rerun, args.current)
+    rerun = Rerun(args.matrix, args.rerun, args.current, given=args.matrix_source == "--matrix")
     return commands.gate(args, rerun, Registries(), rerun.retime)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from harness import interrupt
 from harness.execution.machine import versions
-from harness.records.environment import interpreted
+from harness.records.environment import file_digest, interpreted
 from harness.records.files import read_results
 from harness.records.record import Record
 from harness.records.results import Results
@@ -74,6 +74,7 @@ class Rerun:
     matrix: str
     times: int
     current: str
+    given: bool = True  # --matrix named ``matrix``; else the current run's own matrix file, where it is unchanged
 
     def __call__(self, changes: list[Change], current: Results) -> list[Change]:
         return rerun_regressions(changes, current, self)
@@ -97,7 +98,7 @@ def retime_slowdowns(
         cells = list(dict.fromkeys(s.id for s in found if not s.reported and not s.excused))
         if not cells:
             break
-        again = _run_cells(cells, current, how.matrix)
+        again = _run_cells(cells, current, rerun_matrix(current, how))
         found = [
             s if s.reported or s.excused else _measured_again(s, before[s.id], now[s.id], again.get(s.id), limits)
             for s in found
@@ -140,6 +141,18 @@ def _then(slow: Slowdown, measured: str) -> str:
     return f"{slow.retimed} / {measured}" if slow.retimed else measured
 
 
+def rerun_matrix(current: Results, how: Rerun) -> str:
+    """The matrix file the re-runs read: ``--matrix``; else the one the current run read, where that file still
+    holds the text the run read (its digest); else the default (``how.matrix``). With the default alone, a run of
+    ``--matrix ci/matrix.toml`` had its regressions re-run from another matrix, whose cells they are not (the
+    re-runs measured nothing) or whose tolerances are others."""
+    env = current.environment
+    recorded, digest = env.get("matrix"), env.get("matrix_digest")
+    if how.given or not recorded or not digest or file_digest(str(recorded)) != digest:
+        return how.matrix
+    return str(recorded)
+
+
 def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> list[Change]:
     """The diff with each regression re-run ``how.times`` times here (not re-run, with a note, when
     ``current`` was measured on another machine)."""
@@ -156,8 +169,9 @@ def rerun_regressions(changes: list[Change], current: Results, how: Rerun) -> li
         )
         return changes
     seen: dict[str, list[Status]] = {}
+    matrix = rerun_matrix(current, how)
     for _ in range(how.times):
-        for cell, status in _run_once(regressed, current, how.matrix).items():
+        for cell, status in _run_once(regressed, current, matrix).items():
             seen.setdefault(cell, []).append(status)
     return apply_reruns(changes, seen)
 

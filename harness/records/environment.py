@@ -173,12 +173,12 @@ def environment(
         "triton_interpret": triton_interpreted(),
         "autotune_benchmark": autotune_benchmark(),
         "matrix": matrix_file,
-        "matrix_digest": _file_digest(matrix_file),
+        "matrix_digest": file_digest(matrix_file),
         "argv": sys.argv[1:],
     }
 
 
-def _file_digest(file: str) -> str | None:
+def file_digest(file: str) -> str | None:
     """sha256 (16 hex) of a file's bytes (the matrix file's: shares of one run were run from the same text)."""
     try:
         return hashlib.sha256(Path(file).read_bytes()).hexdigest()[:16]

@@ -1,6 +1,7 @@
 """Issue 36: the gate re-runs a regression only where torch, triton, the device and the interpreter setting are
 the current file's, and counts a re-run only when its own stamp is that too; elsewhere the regression stands."""
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -104,3 +105,27 @@ def test_a_re_run_that_measured_nothing_says_so(tmp_path, monkeypatch):
     done = run_gate(tmp_path)
     assert done.returncode == 1
     assert "gate: the re-run of 1 cell(s) measured nothing: they stand as measured" in done.stderr
+
+
+def test_a_re_run_reads_the_matrix_the_current_run_read(tmp_path, reruns, monkeypatch):
+    """The run was ``run --matrix ci/matrix.toml`` and the gate was given no --matrix: its re-runs read
+    ./matrix.toml or the packaged one, whose cells the regressions are not (the re-runs measured nothing) or whose
+    tolerances are others. They read the run's own file, while it holds the text the run read."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    own = tmp_path / "ci.toml"
+    own.write_text('cases = ["good"]\n')
+    digest = hashlib.sha256(own.read_bytes()).hexdigest()[:16]  # as the run records its matrix file
+    done = run_gate(tmp_path, "--allow-flaky", matrix=str(own), matrix_digest=digest)
+    assert done.returncode == 0, done.stderr
+    command = reruns[1]["command"]
+    assert command[command.index("--matrix") + 1] == str(own)
+    own.write_text('cases = ["good", "other"]\n')  # edited since: not what the run read
+    run_gate(tmp_path, "--allow-flaky", matrix=str(own), matrix_digest=digest)
+    command = reruns[2]["command"]
+    assert command[command.index("--matrix") + 1] != str(own)
+    given = tmp_path / "given.toml"
+    given.write_text("")
+    digest = hashlib.sha256(own.read_bytes()).hexdigest()[:16]
+    run_gate(tmp_path, "--allow-flaky", "--matrix", str(given), matrix=str(own), matrix_digest=digest)
+    command = reruns[3]["command"]
+    assert command[command.index("--matrix") + 1] == str(given)
