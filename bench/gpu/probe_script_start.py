@@ -11,6 +11,7 @@ Usage: python bench/gpu/probe_script_start.py [N ...]     (default: 1 14)
 import itertools
 import json
 import os
+import runpy
 import statistics
 import subprocess
 import sys
@@ -45,10 +46,12 @@ def steps(marks: list) -> dict[str, float]:
     return {name: end - begin for (_, begin), (name, end) in itertools.pairwise(marks)}
 
 
+SCRIPT = os.path.join(tempfile.mkdtemp(prefix="probe-script-"), "script.py")  # @triton.jit reads its source file
+
+
 def fresh(count: int, env: dict[str, str]) -> list[dict[str, float]]:
     children = [
-        subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, env=env, text=True)
-        for _ in range(count)
+        subprocess.Popen([sys.executable, SCRIPT], stdout=subprocess.PIPE, env=env, text=True) for _ in range(count)
     ]
     return [steps(json.loads(child.communicate()[0])) for child in children]
 
@@ -57,7 +60,6 @@ def forked(count: int) -> list[dict[str, float]]:
     import torch  # noqa: F401  (imported before the fork, CUDA not started: the fork server's state)
     import triton  # noqa: F401
 
-    code = compile(CHILD, "child", "exec")  # its imports find torch and triton imported
     pipes = []
     for _ in range(count):
         read, write = os.pipe()
@@ -65,7 +67,7 @@ def forked(count: int) -> list[dict[str, float]]:
         if pid == 0:
             os.close(read)
             sys.stdout = os.fdopen(write, "w")
-            exec(code, {"__name__": "__main__"})
+            runpy.run_path(SCRIPT, run_name="__main__")  # its imports find torch and triton imported
             sys.stdout.flush()
             os._exit(0)
         os.close(write)
@@ -87,6 +89,8 @@ def summary(mode: str, count: int, runs: list[dict[str, float]], wall: float) ->
 
 def main() -> None:
     counts = [int(arg) for arg in sys.argv[1:]] or [1, 14]
+    with open(SCRIPT, "w") as script:
+        script.write(CHILD)
     env = {**os.environ, "TRITON_CACHE_DIR": tempfile.mkdtemp(prefix="probe-triton-")}
     os.environ["TRITON_CACHE_DIR"] = env["TRITON_CACHE_DIR"]
     started = time.perf_counter()
