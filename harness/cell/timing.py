@@ -512,8 +512,8 @@ def host_kept(ids: list[str], device: str) -> None:
 
 def prime_profiler(device: str) -> None:
     """The profiler started (``DeviceTimer.prime``) between the two turns, every process at once and none
-    measuring: a process's first session starts CUPTI (3.6-4.7 s on one H200, the next 0.004 s), which the
-    second turn, one process after another with the GPU alone, would otherwise pay in each."""
+    measuring: a process's first session starts CUPTI (3.6-4.7 s in a fresh Python on one H200, 0.1 s in a cell
+    process at 352ecb0), which the second turn, one process after another with the GPU alone, would pay in each."""
     timer = timer_for(device)
     if not isinstance(timer, str):
         timer.prime()

@@ -9,7 +9,7 @@ fills Dynamo's caches again, beside the other workers' last cells), then ``arriv
 reaches after its last cell, waits for all of them (``wait_all``), and times in two turns while it holds its GPU's
 lock (``exclusive``: one lock per GPU where each worker sees one of several, so the GPUs time at once, each one
 worker at a time): first the host samples, then, once every worker has taken them (a second barrier), every cell
-process starts the profiler at once, none measuring (a process's first session starts CUPTI, seconds, and a
+process starts the profiler at once, none measuring (a process's first session starts CUPTI, and a
 launch's host time is higher after it), and once all have (a third), the device samples; the controller's early
 repro scripts each hold their GPU's lock shared while they run. A cell whose artifact is lost (its process
 replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed`` with the reason; so is every
