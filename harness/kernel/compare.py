@@ -45,6 +45,7 @@ def _assert_tensor(what: str, actual: object, expected: torch.Tensor, tolerance:
     if not (expected.is_floating_point() or expected.is_complex()):
         _assert_exact(what, actual, expected)
         return
+    _assert_same_kind(what, actual, expected)
     try:
         torch.testing.assert_close(actual, expected, atol=tolerance.atol, rtol=tolerance.rtol)
     except AssertionError as error:
@@ -62,10 +63,16 @@ def on_one_device(actual: torch.Tensor, expected: torch.Tensor) -> tuple[torch.T
     return actual.cpu(), expected.cpu()
 
 
-def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+def _assert_same_kind(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    """The same dtype and shape as the reference's, said as which is which (``assert_close`` says
+    ``torch.float16 != torch.float32``, not which is the reference's)."""
     if actual.dtype != expected.dtype or actual.shape != expected.shape:
         got, want = (f"{t.dtype} of shape {tuple(t.shape)}" for t in (actual, expected))
-        raise Mismatch(f"{what}: expected {want}, got {got}")
+        raise Mismatch(f"{what}: expected {want} (the reference's), got {got}")
+
+
+def _assert_exact(what: str, actual: torch.Tensor, expected: torch.Tensor) -> None:
+    _assert_same_kind(what, actual, expected)
     differ = actual != expected
     if differ.any():
         first = tuple(int(i) for i in differ.nonzero()[0])

@@ -124,8 +124,19 @@ def test_non_float_outputs_are_compared_exactly():
     off_by_one = torch.tensor([5001, 7, 3])  # within bf16's rtol * 5000: a tolerance would pass it
     with pytest.raises(Mismatch, match=r"^output 1: 1 of 3 elements differ \(compared exactly\); first at \(0,\)"):
         assert_match("output", (torch.ones(3), off_by_one), (torch.ones(3), indices), BF16)
-    with pytest.raises(Mismatch, match=r"expected torch.bool of shape \(3,\), got torch.int64"):
+    with pytest.raises(Mismatch, match=r"expected torch.bool of shape \(3,\) \(the reference's\), got torch.int64"):
         assert_match("output", indices, indices > 4, BF16)
+
+
+def test_a_float_output_of_another_dtype_or_shape_says_which_is_the_references():
+    """``assert_close`` would say ``torch.float16 != torch.float32``, not which one the reference gave."""
+    expected = torch.ones(3)
+    with pytest.raises(Mismatch, match=r"^output: expected torch.float32 of shape \(3,\) \(the reference's\), got "
+                                       r"torch.float16 of shape \(3,\)$"):  # fmt: skip
+        assert_match("output", expected.half(), expected, BF16)
+    with pytest.raises(Mismatch, match=r"expected torch.float32 of shape \(3,\) \(the reference's\), got "
+                                       r"torch.float32 of shape \(1, 3\)"):  # fmt: skip
+        assert_match("output", expected[None], expected, BF16)
 
 
 @pytest.mark.parametrize("style", ["triton_op", "custom_op"])
