@@ -14,7 +14,7 @@ from harness.plugin.options import options, runs_matrix
 from harness.records.confirmation import is_suspect, not_confirmed
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.report.casebugs import broken_cases
+from harness.report.casebugs import broken_cases, failing_kernels
 from harness.report.mismatch import first_mismatch, wrong_kernels
 from harness.spec import Status
 
@@ -47,7 +47,8 @@ def summary_lines(cells: list[Record], chart: Any, complete: bool = True) -> lis
     """The chart's path; the cells counted by status (and whether a cell selected has none: an interrupted run,
     ``complete`` False); the wrong ones (silently wrong numbers) named, each with
     its first mismatch; the passes whose kernel ran outside the compiled graph (``graph_break``) counted; each case
-    broken in its own code at inputs its cells drew (``broken_cases``); last,
+    broken in its own code at inputs its cells drew (``broken_cases``); each kernel failing as written, alike in
+    every style on ``eager`` (``failing_kernels``); last,
     each kernel wrong on ``eager`` in every style that ran to a comparison while its control passes (the kernel's
     bug, not a style's: ``wrong_kernels``)."""
     counts = Counter(str(cell.status) for cell in cells)
@@ -81,4 +82,5 @@ def summary_lines(cells: list[Record], chart: Any, complete: bool = True) -> lis
         outside = counts[Status.GRAPH_BREAK]
         lines.append(f"[harness] passes whose kernel ran outside the compiled graph (graph_break): {outside}")
     lines += [f"[harness] {bug.line()}" for bug in broken_cases(cells).values()]
+    lines += [f"[harness] {kernel.line()}" for kernel in failing_kernels(cells).values()]
     return lines + [f"[harness] {kernel.line()}" for kernel in wrong_kernels(cells).values()]

@@ -1,14 +1,19 @@
 """A case broken at inputs its cells drew: its own ``make_inputs`` or reference failed there (a size its load check
-did not run; the cell's error type ``CASE_BUG``), so those cells measured nothing of the styles. Named once, in the
-run's summary and the chart, never charted as the styles' failures."""
+did not run; the cell's error type ``CASE_BUG``), so those cells measured nothing of the styles; and a kernel that
+fails as written, the same way in every style on eager. Named once, in the run's summary and the chart, never
+charted as the styles' failures."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.records.record import Record
-from harness.spec import CASE_BUG
+from harness.spec import CASE_BUG, Status
+
+EAGER, CONTROL = "eager", "control"  # the path where a kernel runs as written; the pure-PyTorch style
 
 
 @dataclass(frozen=True)
@@ -43,3 +48,68 @@ def broken_cases(cells: Iterable[Record]) -> dict[str, BrokenCase]:
         if is_case_bug(cell):
             bugs.setdefault(cell.case, []).append(cell)
     return {case: BrokenCase(case, len(found), found[0].error or CASE_BUG) for case, found in bugs.items()}
+
+
+@dataclass(frozen=True)
+class FailingKernel:
+    """A case's kernel that fails as written: on ``eager`` every style that ran raised, ``alike`` of the ``styles``
+    (more than half, at least two) the same error at the same stage, while its control passes; ``error``: theirs."""
+
+    case: str
+    alike: int
+    styles: int
+    error: str
+
+    def scope(self) -> str:
+        return "every style" if self.alike == self.styles else f"{self.alike} of {self.styles} styles"
+
+    def reason(self) -> str:
+        """Why its cells say nothing of the styles."""
+        return (
+            f"its kernel fails the same way in {self.scope()} on eager ({self.error}), while its control passes: fix "
+            "the kernel first"
+        )
+
+    def line(self) -> str:
+        """The run's summary line."""
+        return (
+            f"the kernel {self.case} fails the same way in {self.scope()} on eager, while its control passes: "
+            f"{self.error}: fix the kernel first"
+        )
+
+
+def _failure(record: Record) -> tuple[str, ...]:
+    """A failure with the cell's own names and the numbers in its message set aside: its stage, error type and
+    message's first line."""
+    lines = (record.error or "").strip().splitlines()
+    message = lines[0] if lines else ""
+    for name in (record.style, record.case):
+        message = re.sub(rf"\w*{re.escape(name)}\w*", "ID", message)
+    return (str(record.stage), str(record.error_type), re.sub(r"0x[0-9a-fA-F]+|\d+", "N", message))
+
+
+def failing_kernels(cells: Iterable[Record]) -> dict[str, FailingKernel]:
+    """case -> its kernel failing as written, for each case whose every style but the control that ran on
+    ``eager`` raised there, more than half of them (two or more: a library's one op as shipped is itself the
+    finding) the same error (``_failure``), while its control passes: no wrapping is the cause of what the
+    plainest launches share (Triton's interpreter refusing a bool argument, a block size that is no power of two);
+    a style failing otherwise (a wrapping's own limit) keeps its cells in the chart, as all of them do."""
+    by_case: dict[str, list[Record]] = {}
+    for cell in cells:
+        if cell.path == EAGER:
+            by_case.setdefault(cell.case, []).append(cell)
+    found: dict[str, FailingKernel] = {}
+    for case, eager in by_case.items():
+        styles = [c for c in eager if c.style != CONTROL]
+        control = [c for c in eager if c.style == CONTROL]
+        ran = [c for c in styles if c.status != Status.SKIP]
+        if not ran or not control or control[0].status != Status.PASS:
+            continue
+        if any(c.status != Status.ERROR for c in ran):
+            continue
+        failure, alike = Counter(map(_failure, ran)).most_common(1)[0]
+        if alike >= 2 and 2 * alike > len(styles):
+            first = next(c for c in ran if _failure(c) == failure)
+            error = " ".join(((first.error or "").strip().splitlines() or [""])[0].split())[:200]
+            found[case] = FailingKernel(case, alike, len(styles), f"{first.error_type}: {error}")
+    return found

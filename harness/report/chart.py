@@ -22,7 +22,7 @@ from harness.report import answer, findings, pictures, speed, tables, which
 from harness.report import goals as chart_goals
 from harness.report.blocks import contradiction_section, contradictions, details, legend, shipped, stamp
 from harness.report.broken import interpreter_banner, run_broke
-from harness.report.casebugs import BrokenCase, broken_cases
+from harness.report.casebugs import BrokenCase, FailingKernel, broken_cases, failing_kernels
 from harness.report.marks import (
     SYMBOLS,
     escape,
@@ -113,12 +113,14 @@ class Chart:
         return list(wrong_kernels(self.cells.values()).values())
 
     @cached_property
-    def left_out(self) -> list[WrongKernel | BrokenCase]:
-        """The cases whose cells measure nothing of the styles: a kernel wrong in itself, a case broken in its own
-        code (harness/report/casebugs.py). The goals leave them out, naming them once."""
+    def left_out(self) -> list[WrongKernel | BrokenCase | FailingKernel]:
+        """The cases whose cells measure nothing of the styles: a kernel wrong in itself or failing as written, a case
+        broken in its own code (harness/report/casebugs.py). The goals leave them out, naming them once."""
         wrong = {kernel.case for kernel in self.wrong_kernels}
-        broken = [bug for bug in broken_cases(self.cells.values()).values() if bug.case not in wrong]
-        return [*self.wrong_kernels, *broken]
+        failing = [kernel for kernel in failing_kernels(self.cells.values()).values() if kernel.case not in wrong]
+        named = wrong | {kernel.case for kernel in failing}
+        broken = [bug for bug in broken_cases(self.cells.values()).values() if bug.case not in named]
+        return [*self.wrong_kernels, *failing, *broken]
 
     @property
     def answered_cases(self) -> list[str]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from harness.records.record import Record
-from harness.report.casebugs import BrokenCase
+from harness.report.casebugs import BrokenCase, FailingKernel
 from harness.report.marks import GRAPH_BREAK, SYMBOLS, wrap, wrong_numbers
 from harness.report.mismatch import WrongKernel
 from harness.report.speed import BANDWIDTH, CONTROL, EAGER, LAUNCH, Point, geomean, us
@@ -172,14 +172,16 @@ def control_findings(listed: list[Point]) -> list[str]:
     return out
 
 
-def verdict_findings(cells: Iterable[Record], left: Sequence[WrongKernel | BrokenCase] = ()) -> list[str]:
-    """Wrong numbers by case and style (a kernel wrong in itself: that one bug, in a line); the cases broken in their
-    own code; kernels run outside the compiled graph by style."""
+def verdict_findings(
+    cells: Iterable[Record], left: Sequence[WrongKernel | BrokenCase | FailingKernel] = ()
+) -> list[str]:
+    """Wrong numbers by case and style (a kernel wrong in itself: that one bug, in a line); the kernels failing as
+    written; the cases broken in their own code; kernels run outside the compiled graph by style."""
     records = list(cells)
-    return _wrong(records, left) + _broken(left) + _outside(records)
+    return _wrong(records, left) + _failing(left) + _broken(left) + _outside(records)
 
 
-def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase]) -> list[str]:
+def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
     kernels = {one.case: one for one in left if isinstance(one, WrongKernel)}
     wrong: dict[str, dict[str, list[str]]] = {}
     for r in records:
@@ -196,7 +198,15 @@ def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase]) -> l
     return out
 
 
-def _broken(left: Sequence[WrongKernel | BrokenCase]) -> list[str]:
+def _failing(left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
+    failing = [one for one in left if isinstance(one, FailingKernel)]
+    if not failing:
+        return []
+    head = f"- {SYMBOLS['error']} **Kernels that fail as written**, alike in every style (their cells are left out):"
+    return [head, *(f"  - `{one.case}`: {one.line()}" for one in failing)]
+
+
+def _broken(left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
     broken = [one for one in left if isinstance(one, BrokenCase)]
     if not broken:
         return []
@@ -221,7 +231,7 @@ def section(
     launch: list[Point],
     bandwidth: list[Point],
     contradicting: int,
-    left: Sequence[WrongKernel | BrokenCase] = (),
+    left: Sequence[WrongKernel | BrokenCase | FailingKernel] = (),
 ) -> list[str]:
     """``## Findings``: verdicts first (``left``: the cases whose cells measure nothing of the styles), then speed;
     the docs' contradicted claims counted."""

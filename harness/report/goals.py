@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from harness.records.confirmation import is_suspect
 from harness.records.record import Record
-from harness.report.casebugs import BrokenCase
+from harness.report.casebugs import BrokenCase, FailingKernel
 from harness.report.marks import BROKEN_PATH, GRAPH_BREAK, mark, wrap, wrong_numbers
 from harness.report.mismatch import WrongKernel
 from harness.spec import CellId, Status
@@ -77,7 +77,7 @@ def answer(
     return Answer(goal, paths, passing, near, broken, {s: cells for s, cells in elsewhere.items() if cells})
 
 
-def left_out_note(left: Sequence[WrongKernel | BrokenCase], others: list[str]) -> str:
+def left_out_note(left: Sequence[WrongKernel | BrokenCase | FailingKernel], others: list[str]) -> str:
     """Why the goals leave out the cases ``left`` (a kernel wrong in itself, a case broken in its own code): their
     cells measure nothing of the styles; ``others``: the cases the goals are answered over."""
     reasons = "; ".join(f"{one.case}: {one.reason()}" for one in left)
@@ -107,7 +107,7 @@ def section(
     style_groups: list[tuple[str, list[str]]],
     note: Callable[[Record], int],
     unrecorded: set[str] | frozenset[str] = frozenset(),
-    left: Sequence[WrongKernel | BrokenCase] = (),
+    left: Sequence[WrongKernel | BrokenCase | FailingKernel] = (),
 ) -> list[str]:
     """``## Which style for which goal``: one row per goal whose every path ran in this run (and, in an incomplete
     run, has a record of every selected cell: ``unrecorded`` names the paths that do not), over ``cases`` (the

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.records.record import Record
-from harness.report.casebugs import BrokenCase
+from harness.report.casebugs import BrokenCase, FailingKernel
 from harness.report.goals import failing_cells, left_out_note, measured, where
 from harness.report.marks import escape, mark, note_text, wrap, wrong_numbers
 from harness.report.mismatch import WrongKernel
@@ -116,7 +116,7 @@ def report(
     answer: SetAnswer,
     goals: dict[str, list[str]],
     cells: dict[str, Record],
-    left: Sequence[WrongKernel | BrokenCase] = (),
+    left: Sequence[WrongKernel | BrokenCase | FailingKernel] = (),
 ) -> list[str]:
     """The answer as plain lines, for the terminal, as the chart says it: the styles meeting every goal (⚠️ where
     they give wrong numbers elsewhere in the matrix), in an order it names, then the near misses; ``use: not
@@ -169,7 +169,7 @@ def section(
     candidates: list[str],
     in_place: list[str],
     from_results: bool = True,
-    left: Sequence[WrongKernel | BrokenCase] = (),
+    left: Sequence[WrongKernel | BrokenCase | FailingKernel] = (),
 ) -> list[str]:
     """``## Which style for a set of goals``: one item per goal set of the matrix whose paths all ran, over
     ``cases`` (``left``: the cases left out, named once)."""

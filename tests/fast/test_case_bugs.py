@@ -11,8 +11,9 @@ from harness.case import load_cases
 from harness.kernel.casecheck import check_case
 from harness.plugin.summary import summary_lines
 from harness.records.record import Record
+from harness.report.casebugs import failing_kernels
 from harness.spec import CellSpec, Outcome, PathSpec, Tolerance
-from tests.conftest import make_record
+from tests.conftest import make_record, typed
 from tests.fast.test_cells import run
 from tests.fast.test_records_report import render, results, section
 
@@ -81,3 +82,56 @@ def test_the_controls_training_names_the_cases_reference(tmp_path: Path):
     record = run(case, "control", "train_eager", tmp_path, device="cpu")
     assert (record["status"], record["error_type"]) == ("error", "CaseBug"), record
     assert "the case's reference failed at size" in record["error"]
+
+
+FLAG = "ValueError: numpy data itemsize (32 bits) exceeds dtype primitive_bitwidth (1 bits) for triton type int1"
+EAGER_STYLES = ("raw_jit", "autotune", "triton_op", "triton_op_heuristics_autotune", "custom_op", "control")
+EAGER_ENV = {"goals": {"run eagerly": ["eager"]}, "styles": {style: {"wrapper": style} for style in EAGER_STYLES}}
+
+
+def eager_cells(case: str, failures: dict[str, str], control: str = "pass") -> list[dict]:
+    """The case on eager: each style of ``failures`` raising its error at run, the others passing."""
+    made = []
+    for style in EAGER_STYLES:
+        if style == "control":
+            made.append(make_record(case, style, "eager", status=control))
+        elif style in failures:
+            kind, _, message = failures[style].partition(": ")
+            made.append(make_record(case, style, "eager", status="error", stage="run", error_type=kind,
+                                    error=message))  # fmt: skip
+        else:
+            made.append(make_record(case, style, "eager", status="pass"))
+    return made
+
+
+def test_a_kernel_failing_alike_in_most_styles_on_eager_is_named_once_and_left_out_of_the_goals():
+    """Triton's interpreter refusing a bool argument: every style fails alike but one, which fails on its
+    wrapping's own limit; the control passes. The kernel fails as written: no style is the cause."""
+    own = {style: FLAG for style in EAGER_STYLES if style != "control"}
+    own["triton_op_heuristics_autotune"] = "RuntimeError: wrap_triton only works on functions annotated with jit"
+    cells = [*eager_cells("flag", own), *eager_cells("good", {})]
+    chart = render(results(*cells, **EAGER_ENV))
+    detail = section(chart, "Which style for which goal, in detail")
+    assert "Left out of the goals, their cells measure nothing of the styles: flag: its kernel fails the same way in " \
+           "4 of 5 styles on eager (" + FLAG + "), while its control passes: fix the kernel first." in detail
+    assert "The goals are answered over the other cases (good)." in detail
+    findings = section(chart, "Findings")
+    assert "**Kernels that fail as written**, alike in every style (their cells are left out):" in findings
+    lines = summary_lines([typed(c) for c in cells], Path("/r/matrix.md"))
+    assert [line for line in lines if "fails the same way" in line] == [
+        f"[harness] the kernel flag fails the same way in 4 of 5 styles on eager, while its control passes: {FLAG}: "
+        "fix the kernel first"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("failures", "control"),
+    [
+        ({"raw_jit": FLAG, "autotune": FLAG, "triton_op": FLAG, "custom_op": FLAG}, "pass"),  # one style passes
+        ({style: FLAG for style in EAGER_STYLES if style != "control"}, "error"),  # the control fails too
+        ({"raw_jit": FLAG, "autotune": FLAG, "triton_op": "E: a", "triton_op_heuristics_autotune": "E: b",
+          "custom_op": "E: c"}, "pass"),  # two of five alike: no one failure of the kernel
+    ],
+)  # fmt: skip
+def test_no_kernel_is_said_to_fail_as_written_unless_the_styles_fail_alike_and_the_control_passes(failures, control):
+    assert failing_kernels([typed(c) for c in eager_cells("k", failures, control)]) == {}
