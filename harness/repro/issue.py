@@ -13,6 +13,7 @@ from typing import Any
 from harness.kernel.styles import CONTROL
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.report.casebugs import failing_kernels
 from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.repro.bundled import style_words
 from harness.spec import Status
@@ -59,7 +60,14 @@ def issue_text(record: Record, results: Results, script: str) -> str:
         "kernel's own tracker, if any.",
         "",
     ] if wrong else []  # fmt: skip
-    if not wrong and _reference_as_fake(record, script):
+    failing = None if wrong else failing_kernels(results.cells).get(record.case)
+    if failing:  # the plainest launch fails alike: the kernel's (or Triton's, running it), not the wrapping's
+        notes = [
+            f"> Not this style's or path's failure: {failing.line().removesuffix(': fix the kernel first')}. The "
+            "kernel fails as written, as launched plainly: a report about the kernel, or about Triton running it.",
+            "",
+        ]
+    elif not wrong and _reference_as_fake(record, script):
         notes = [
             "> The op's fake here is the case's reference (the case declares no `fake`): where the launcher's "
             "outputs are laid out otherwise than the reference's, the fake is the case's to fix (`Case(fake=...)`), "

@@ -753,3 +753,20 @@ def test_an_issue_reports_long_title_is_cut_at_a_word_and_says_so():
     title = issue_text(cell, Results({"device": "cpu"}, [cell]), "print()").splitlines()[0]
     assert len(title) <= 2 + 160 and title.endswith("…"), title
     assert title.removesuffix("…").split()[-1] in error.split(), title  # a whole word of the message
+
+
+def test_an_issue_report_of_a_kernel_failing_as_written_says_it_is_not_the_styles_or_paths():
+    """Every style raising alike on eager while the control passes: the report says the kernel fails as launched
+    plainly (its own failure, or Triton's running it), not this style's or path's."""
+    from harness.records.results import Results
+    from harness.repro.issue import issue_text
+
+    raised = {"status": "error", "stage": "run", "error_type": "ValueError", "error": "triton type int1"}
+    cells = [typed(make_record("flag", style, "eager", **fields)) for style, fields in [
+        ("raw_jit", raised), ("triton_op", raised), ("custom_op", raised), ("control", {"status": "pass"}),
+    ]]  # fmt: skip
+    report = issue_text(cells[2], Results({"device": "cpu"}, cells), "print()")
+    assert "> Not this style's or path's failure: the kernel flag fails the same way in every style on eager, while " \
+           "its control passes: ValueError: triton type int1. The kernel fails as written" in report
+    alone = issue_text(cells[2], Results({"device": "cpu"}, cells[2:]), "print()")  # one style ran: its own failure
+    assert "Not this style's" not in alone
