@@ -55,7 +55,7 @@ def module_digest(module: str) -> str:
     the user's own kernel library in a checkout) and the packages above each (their ``__init__.py``), and the
     version of each installed distribution they import (the library a shipped op comes from); "" when it has no
     file. torch, triton and the harness are in every key."""
-    if _origin(module) is None:
+    if module_file(module) is None:
         return ""
     digest = hashlib.sha256()
     for name, found in _reached(module):
@@ -83,7 +83,7 @@ def _reached(module: str) -> Iterator[tuple[str, bytes | str]]:
         if name in seen or top in installed or top in sys.stdlib_module_names or top in KEYED_ELSEWHERE:
             continue
         seen.add(name)
-        origin = _origin(name)
+        origin = module_file(name)
         if origin is None:
             continue
         if installed_file(origin):
@@ -106,8 +106,9 @@ def _parents(name: str) -> list[str]:
 KEYED_ELSEWHERE = ("torch", "triton", "harness")  # versions and the harness's digest: in every key already
 
 
-def _origin(name: str) -> Path | None:
-    """The source file of module ``name``, or None (not found, not a file, or it fails to be looked up)."""
+def module_file(name: str) -> Path | None:
+    """The source file of module ``name`` on this ``sys.path``, or None (not found, not a file, or it fails to be
+    looked up)."""
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):

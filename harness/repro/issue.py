@@ -5,14 +5,13 @@ expected, and the styles and paths where the same op passes (the workaround a ma
 from __future__ import annotations
 
 import ast
-import importlib.metadata
-import importlib.util
 import sys
 from typing import Any
 
 from harness.kernel.styles import CONTROL
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.records.reuse import installed_file, module_file
 from harness.report.casebugs import failing_kernels
 from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.repro.bundled import style_words
@@ -175,28 +174,20 @@ def _passing(record: Record, results: Results, styles: list[str]) -> list[str]:
 
 
 def _local_imports(script: str) -> list[str]:
-    """A line naming the modules the script imports that no installed distribution provides (the user's own
-    files, found on the run's ``sys.path``): a tracker's reader has none of them."""
+    """A line naming the modules the script imports that no installed package provides (the user's own files,
+    found on the run's ``sys.path``: ``installed_file``, the rule cell keys read too): a tracker's reader has none
+    of them."""
     tops = {
         (alias.name if isinstance(node, ast.Import) else node.module or "").partition(".")[0]
         for node in ast.walk(ast.parse(script))
         if isinstance(node, ast.Import | ast.ImportFrom) and not getattr(node, "level", 0)
         for alias in node.names
     }
-    provided = set(importlib.metadata.packages_distributions()) | set(sys.stdlib_module_names) | {"", "torch", "triton"}
-    local = [f"`{top}` ({origin})" for top in sorted(tops - provided) if (origin := _origin(top))]
+    tops -= {*sys.stdlib_module_names, "", "torch", "triton"}
+    local = [f"`{top}` ({file})" for top in sorted(tops) if (file := module_file(top)) and not installed_file(file)]
     if not local:
         return []
     return ["", f"It imports {', '.join(local)}, which no installed package provides: attach it to the report too."]
-
-
-def _origin(module: str) -> str | None:
-    """Where module ``module``'s source is found on this ``sys.path`` (None: not found, or not a file)."""
-    try:
-        spec = importlib.util.find_spec(module)
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None and spec.origin not in (None, "built-in", "frozen") else None
 
 
 def _listed(names: list[Any]) -> str:

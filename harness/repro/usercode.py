@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.records.reuse import installed_file
+from harness.records.reuse import installed_file, module_file
 
 # a field bound to a name of its own: callables keep the field's name, settings are constants
 INLINED = ("shipped_args",)  # a literal value of these is written where the script uses it, not bound
@@ -321,11 +321,7 @@ def _carried(name: str, seen: set[str], home: Path) -> bool:
 def _beside(name: str, home: Path) -> bool:
     if _standard(name):
         return False
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return False
-    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    origin = module_file(name)
     return (
         origin is not None and origin.suffix == ".py" and origin.name != "__init__.py" and origin.parent == home
         and not installed_file(origin)
@@ -336,11 +332,7 @@ def _imports_harness(name: str, seen: set[str]) -> bool:
     if name in seen or _standard(name):
         return False
     seen.add(name)
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return False
-    origin = Path(spec.origin) if spec is not None and spec.origin else None
+    origin = module_file(name)
     if origin is None or origin.suffix != ".py" or installed_file(origin):
         return False
     tree = ast.parse(origin.read_text(errors="replace"))

@@ -680,6 +680,16 @@ def test_an_issue_report_of_a_lone_shipped_style_under_the_interpreter(tmp_path:
     assert "- Triton's CPU interpreter (TRITON_INTERPRET=1): no GPU code ran\n" in report.split("## Reproducer")[0]
     assert "- The pure-PyTorch `control` on `eager`: pass" in report
     assert f"It imports `my_local_helper` ({tmp_path / 'my_local_helper.py'}), which no installed" in report
+    target = tmp_path / "site"  # pip install --target site some_library: installed, not the user's to attach
+    (target / "some_library").mkdir(parents=True)
+    (target / "some_library" / "__init__.py").write_text("Y = 2\n")
+    (target / "some_library-1.0.dist-info").mkdir()
+    (target / "some_library-1.0.dist-info" / "METADATA").write_text("Name: some_library\nVersion: 1.0\n")
+    (target / "some_library-1.0.dist-info" / "RECORD").write_text("some_library/__init__.py,,\n")
+    monkeypatch.syspath_prepend(str(target))
+    both = issue_text(cell, Results(env, [cell, control]), "from my_local_helper import X\nimport some_library\n")
+    assert "It imports `my_local_helper` (" in both and "some_library" not in both.split("## What it printed")[0].split(
+        "```python")[0]
     passing = issue_text(cell, Results({"device": "cpu"}, [cell, control, typed(make_record(
         "gn", "triton_op", "eager", status="pass"))]), "import torch\n")  # fmt: skip
     assert "without an error, as it runs the same op in the other styles below." in passing
