@@ -90,6 +90,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
     return None
 
 
+MAXFAIL_STOP = "stopping after "  # xdist's Interrupted once -x/--maxfail's failures are reached ("... 1 failures")
 sigterm_key = pytest.StashKey[Any]()  # the SIGTERM handler the run found, given back once it ends
 
 
@@ -146,6 +147,9 @@ class MatrixSession:
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         if str(excinfo.value).startswith(CANNOT_START):  # a worker's stop, which xdist's controller raises so
             self.stopped = True
+            return
+        if str(excinfo.value).startswith(MAXFAIL_STOP):  # -x or --maxfail: xdist's controller stops by raising
+            self.stopped = True  # a failed run, as pytest's own (exit 1), no signal
             return
         self.interrupted = self.interrupted or not isinstance(excinfo.value, pytest.exit.Exception)
 

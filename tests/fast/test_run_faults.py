@@ -151,3 +151,26 @@ def test_an_interrupted_run_keeps_noting_sigterm_until_its_process_ends():
     finished = MatrixSession(fake_config(), lambda: None)
     finished.pytest_unconfigure(finished.config)
     assert signal.getsignal(signal.SIGTERM) is found  # a run that was not interrupted gives it back
+
+
+def test_a_run_stopped_by_maxfail_under_xdist_is_a_failed_run_not_a_signal():
+    """-x (--maxfail) under xdist: its controller stops by raising ``Interrupted("stopping after 1 failures")``, a
+    KeyboardInterrupt; the run exits 1 as it does without xdist, not 130 (a signal)."""
+    from xdist.dsession import Interrupted
+
+    from harness.plugin.session import MatrixSession
+
+    found = signal.getsignal(signal.SIGTERM)
+    try:
+        session = MatrixSession(fake_config(), lambda: None)
+        with pytest.raises(KeyboardInterrupt) as stop:
+            raise Interrupted("stopping after 1 failures")
+        session.pytest_keyboard_interrupt(stop)
+        assert session.stopped and not session.interrupted
+        signalled = MatrixSession(fake_config(), lambda: None)
+        with pytest.raises(KeyboardInterrupt) as interrupt:
+            raise Interrupted("KeyboardInterrupt")
+        signalled.pytest_keyboard_interrupt(interrupt)
+        assert signalled.interrupted and not signalled.stopped
+    finally:
+        signal.signal(signal.SIGTERM, found)
