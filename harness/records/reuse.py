@@ -118,7 +118,8 @@ def module_file(name: str) -> Path | None:
 
 
 def _imported(source: bytes, package: str) -> list[str]:
-    """The modules a source imports anywhere in it (``from a import b``: ``a``, and ``a.b`` where that is one)."""
+    """The modules a source imports anywhere in it (``from a import b``: ``a``, and ``a.b`` where that is one; a
+    module named by a string literal to ``importlib.import_module``)."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -135,7 +136,22 @@ def _imported(source: bytes, package: str) -> list[str]:
                 except (ImportError, ValueError):
                     continue
             names += [base, *(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")]
+        elif _imports_by_name(node):  # importlib.import_module("helpers"), __import__("helpers")
+            names.append(node.args[0].value)  # type: ignore[attr-defined]
     return [name for name in names if name]
+
+
+def _imports_by_name(node: ast.AST) -> bool:
+    """A call importing a module named by a string literal: ``importlib.import_module("x")``, ``import_module("x")``
+    or ``__import__("x")`` (a relative name, ``.x``, is left out)."""
+    if not isinstance(node, ast.Call) or not node.args:
+        return False
+    called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+    first = node.args[0]
+    return (
+        called in ("import_module", "__import__") and isinstance(first, ast.Constant) and isinstance(first.value, str)
+        and not first.value.startswith(".")
+    )  # fmt: skip
 
 
 def installed_file(file: Path) -> bool:

@@ -171,6 +171,21 @@ def test_a_library_installed_with_pip_target_is_a_library_not_the_users_code(
     assert "no_such_dependency_here" not in reached
 
 
+def test_a_case_modules_key_follows_a_module_it_imports_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """``importlib.import_module("dyn_helper")``: the helper is the user's code the cells run, keyed as an import."""
+    (tmp_path / "dyn_helper.py").write_text("SCALE = 1.0\n")
+    (tmp_path / "dyn_cases.py").write_text(
+        "import importlib\n\nhelper = importlib.import_module('dyn_helper')\nother = __import__('dyn_other')\n"
+    )
+    (tmp_path / "dyn_other.py").write_text("X = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = reuse.module_digest("dyn_cases")
+    (tmp_path / "dyn_helper.py").write_text("SCALE = 1.5\n")
+    second = reuse.module_digest("dyn_cases")
+    (tmp_path / "dyn_other.py").write_text("X = 2\n")
+    assert len({first, second, reuse.module_digest("dyn_cases")}) == 3
+
+
 def test_a_reused_record_is_marked_and_the_legend_names_its_run():
     source = {"timestamp": "2026-11-20T08:00:00+00:00", "commit": "abc123", "file": "old/results.json"}
     reused = {**make_record("sin", "raw_jit", "eager", status="pass"), "reused_from": source}
