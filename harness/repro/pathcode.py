@@ -219,15 +219,24 @@ def _cudagraphs(case: Case, checks: Checks, path: str, op: str, trainable: bool)
     return Path([COPIED, CHECK], main)
 
 
-def _export_lines(case: Case, strict: bool, dynamic: bool) -> list[str]:
+def _export_lines(case: Case, strict: bool, dynamic: bool, named: bool = True) -> list[str]:
+    """The export of ``model``; ``dynamic``: its dims the case's size drives dynamic, keyed by the case's
+    parameter names where the script writes ``model``'s forward (``named``), else by the forward's own names (a
+    shipped module's or the case's own module's, which may be other names than the case's), as the cell keys them."""
     lines = ["model.eval()"]
     shapes = ""
     if dynamic:
         low, high = case.bounds
         dims = case.size_dims()
-        specs = ", ".join(f'"{p}": {_spec(d)}' for p, d in zip(parameters(case), dims, strict=True))
         lines.append(f'size = torch.export.Dim("size", min={low}, max={high})')
-        shapes = f", dynamic_shapes={{{specs}}}"
+        if named:
+            specs = ", ".join(f'"{p}": {_spec(d)}' for p, d in zip(parameters(case), dims, strict=True))
+            shapes = f", dynamic_shapes={{{specs}}}"
+        else:
+            each = ", ".join(_spec(d) for d in dims) + ("," if len(dims) == 1 else "")
+            lines.append(f"specs = ({each})  # one per input")
+            lines.append("specs = inspect.signature(model.forward).bind(*specs).arguments  # by forward's own names")
+            shapes = ", dynamic_shapes=specs"
     return [*lines, f"program = torch.export.export(model, copied(inputs){shapes}, strict={strict})"]
 
 
@@ -266,10 +275,11 @@ def _export_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: b
     return Path(
         [COPIED, CHECK],
         [
-            *_export_lines(case, "nonstrict" not in path, True),
+            *_export_lines(case, "nonstrict" not in path, True, not checks.parameters),
             "runner = program.module()",
             *_sizes(case, checks, "runner"),
         ],
+        set() if not checks.parameters else {"import inspect"},
     )
 
 
@@ -288,12 +298,13 @@ def _aoti(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Pa
 @writes("aoti_dynamic")
 def _aoti_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
     main = [
-        *_export_lines(case, True, True),
+        *_export_lines(case, True, True, not checks.parameters),
         *_package("model"),
         "runner = torch._inductor.aoti_load_package(package)",
         *_sizes(case, checks, "runner"),
     ]
-    return Path([COPIED, CHECK], main, {"import os", "import tempfile"})
+    imports = {"import os", "import tempfile", *({"import inspect"} if checks.parameters else ())}
+    return Path([COPIED, CHECK], main, imports)
 
 
 @writes("aoti_standalone")

@@ -4,6 +4,7 @@ every script of any style and path is complete: each name it uses is defined or 
 import builtins
 import itertools
 import json
+import runpy
 import subprocess
 import symtable
 import sys
@@ -780,3 +781,46 @@ def test_an_issue_report_of_a_kernel_failing_as_written_says_it_is_not_the_style
            "its control passes: ValueError: triton type int1. The kernel fails as written" in report
     alone = issue_text(cells[2], Results({"device": "cpu"}, cells[2:]), "print()")  # one style ran: its own failure
     assert "Not this style's" not in alone
+
+
+RENAMED = '''"""A shipped module whose forward names its inputs otherwise than the case does (hidden, gate: o, g)."""
+
+import torch
+
+from harness.case import Case
+
+
+class GatedScale(torch.nn.Module):
+    def forward(self, hidden, gate):
+        return hidden * torch.sigmoid(gate)
+
+
+def reference(o, g):
+    return o * torch.sigmoid(g)
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(size, 8, generator=gen).to(device) for _ in range(2))
+
+
+CASE = Case(id="renamed", shipped_module=GatedScale, reference=reference, make_inputs=make_inputs,
+            arg_names=("o", "g"), sizes=(5, 3))
+'''
+
+
+@pytest.mark.parametrize("path", ["export_dynamic_nonstrict", "export_dynamic_strict"])
+def test_a_dynamic_export_of_a_shipped_module_keys_its_dims_by_the_modules_own_names(
+    path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """The cell binds the dims to the model's forward (harness/cell/paths/export.py); a script keying them by the
+    case's names raised UserError ("top-level keys must be the arg names ['x', 'g'] ..., but here they are ['o',
+    'g']"): flash-linear-attention's FusedRMSNormGated, five harness suspects on one H200."""
+    (tmp_path / "renamed_case.py").write_text(RENAMED)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    env = {"device": "cpu", "torch": "t", "triton": "x", "paths": {path: {"device": "cpu"}}}
+    record = make_record("renamed", "as_shipped", path, module="renamed_case", status="pass")
+    script = tmp_path / "script.py"
+    script.write_text(script_source(typed(record), env, MATRIX.tolerances))
+    runpy.run_path(str(script), run_name="__main__")  # raises the failure while it is there
+    assert "no failure: renamed-as_shipped-" in capsys.readouterr().out
