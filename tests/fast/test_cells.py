@@ -82,8 +82,8 @@ def test_library_wrappers_build_around_every_decorator_stack(tmp_path: Path):
     [
         (torch.tensor([1.0, 2.0, 3.1]), "Mismatched elements: 1 / 3"),
         (torch.tensor([1.0, 2.0, float("nan")]), "Mismatched elements: 1 / 3"),
-        (torch.tensor([1.0, 2.0]), "shape"),
-        (torch.tensor([1, 2, 3]), "dtype"),
+        (torch.tensor([1.0, 2.0]), r"of shape \(3,\) \(the reference's\), got torch.float32 of shape \(2,\)"),
+        (torch.tensor([1, 2, 3]), r"expected torch.float32 of shape \(3,\) \(the reference's\), got torch.int64"),
         (None, "expected a tensor, got NoneType"),
     ],
 )
