@@ -78,6 +78,15 @@ class FailingKernel:
         )
 
 
+def on_eager(cells: Iterable[Record]) -> dict[str, list[Record]]:
+    """case -> its cells on ``eager``, where a kernel runs as written."""
+    by_case: dict[str, list[Record]] = {}
+    for cell in cells:
+        if cell.path == EAGER:
+            by_case.setdefault(cell.case, []).append(cell)
+    return by_case
+
+
 def _failure(record: Record) -> tuple[str, ...]:
     """A failure with the cell's own names and the numbers in its message set aside: its stage, error type and
     message's first line."""
@@ -94,12 +103,8 @@ def failing_kernels(cells: Iterable[Record]) -> dict[str, FailingKernel]:
     finding) the same error (``_failure``), while its control passes: no wrapping is the cause of what the
     plainest launches share (Triton's interpreter refusing a bool argument, a block size that is no power of two);
     a style failing otherwise (a wrapping's own limit) keeps its cells in the chart, as all of them do."""
-    by_case: dict[str, list[Record]] = {}
-    for cell in cells:
-        if cell.path == EAGER:
-            by_case.setdefault(cell.case, []).append(cell)
     found: dict[str, FailingKernel] = {}
-    for case, eager in by_case.items():
+    for case, eager in on_eager(cells).items():
         styles = [c for c in eager if c.style != CONTROL]
         control = [c for c in eager if c.style == CONTROL]
         ran = [c for c in styles if c.status != Status.SKIP]

@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness.records.record import Record
+from harness.report.casebugs import on_eager
 from harness.report.marks import first_sentence, wrong_numbers
 from harness.spec import Status
 
 _GREATEST = re.compile(r"Greatest absolute difference: (?P<diff>\S+) at index (?P<where>\([^)]*\))")
 _RELATIVE = re.compile(r"Greatest relative difference: (?P<diff>\S+) at index")
 _ELEMENTS = re.compile(r"Mismatched elements: (?P<count>\d+ / \d+)")
-EAGER = "eager"  # the path where a kernel is run as written: wrong there in every style, the kernel is wrong
 
 
 def max_abs_diff(record: Record) -> float | None:
@@ -92,12 +92,8 @@ def wrong_kernels(cells: Iterable[Record]) -> dict[str, WrongKernel]:
     ``eager`` (at least one) gave wrong numbers there, while its control passes: the kernel disagrees with its
     reference. A style that errored (a wrapping limit), crashed or was skipped before a comparison says nothing of
     the kernel's numbers: it does not count."""
-    by_case: dict[str, list[Record]] = {}
-    for cell in cells:
-        if cell.path == EAGER:
-            by_case.setdefault(cell.case, []).append(cell)
     found: dict[str, WrongKernel] = {}
-    for case, eager in by_case.items():
+    for case, eager in on_eager(cells).items():
         styles = [c for c in eager if c.style != "control"]
         control = [c for c in eager if c.style == "control"]
         compared = [c for c in styles if any(status in COMPARED for status in c.attempts)]
