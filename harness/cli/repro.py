@@ -15,7 +15,7 @@ from harness.matrix.config import load_matrix
 from harness.records.environment import RunEnvironment
 from harness.records.files import read_results
 from harness.records.results import Results
-from harness.repro.failures import named_scripts, write_repros
+from harness.repro.failures import named_scripts, recorded_leaders, write_repros
 from harness.spec import Status, Tolerance
 
 
@@ -44,7 +44,7 @@ def write_repro_scripts(args: argparse.Namespace) -> int:
     if args.cells:
         return write_named(args, loaded, tolerances, out)
     try:
-        written = write_repros(loaded, tolerances, out)
+        written = write_repros(loaded, tolerances, out, recorded_leaders(loaded))
     except OSError as error:  # --out names a file, or a folder that cannot be written
         raise InputError(out, "--out", f"cannot write scripts there: {error.strerror or error}") from None
     print(f"{len(written)} repro script(s) in {out}/")

@@ -74,6 +74,16 @@ def write_repros(
     return written
 
 
+def recorded_leaders(results: Results) -> dict[str, str]:
+    """Failure signature -> the cell whose script the run ran for it (its records' confirmations name it), so that
+    ``repro`` writes the run's own scripts again, each for the cell the run wrote it for."""
+    return {
+        failure_signature(record): str(record.confirmation["cell"])
+        for record in results.cells
+        if record.confirmation and record.confirmation.get("cell")
+    }
+
+
 def named_scripts(
     results: Results, tolerances: dict[str, Any], out_dir: Path, cells: list[str], long: bool = False
 ) -> dict[Path, tuple[str, str]]:

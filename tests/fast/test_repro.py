@@ -824,3 +824,18 @@ def test_a_dynamic_export_of_a_shipped_module_keys_its_dims_by_the_modules_own_n
     script.write_text(script_source(typed(record), env, MATRIX.tolerances))
     runpy.run_path(str(script), run_name="__main__")  # raises the failure while it is there
     assert "no failure: renamed-as_shipped-" in capsys.readouterr().out
+
+
+def test_a_whole_runs_scripts_are_written_for_the_cells_the_run_wrote_them_for(tmp_path: Path):
+    """Two cells failing one way, the run having written and run the script for the second (its confirmations
+    name it): ``repro`` writes that script again, for that cell, not for the first in the file."""
+    ran = {"script": "repros/x.py", "cell": "sin-raw_jit-vmap", "reproduced": True, "line": "E: e"}
+    failed = {"status": "error", "error_type": "E", "error": "e"}
+    records = [
+        {**make_record(case, "raw_jit", "vmap", module=f"cases.{case}", **failed), "confirmation": ran}
+        for case in ("add", "sin")
+    ]
+    made = harness_main("repro", "--results", str(named_results(tmp_path, *records)), "--out", str(tmp_path / "out"))
+    assert made.returncode == 0, made.stderr
+    (script,) = (tmp_path / "out").glob("*.py")
+    assert script.read_text().startswith('"""sin-raw_jit-vmap: a reproducer')
