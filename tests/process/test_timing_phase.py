@@ -25,7 +25,9 @@ def test_workers_time_one_at_a_time_after_every_cell_and_the_records_get_the_tim
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     cells = [(e["start"], e["end"]) for e in entries if "cell" in e]
     timings = sorted((e["start"], e["end"]) for e in entries if "timing" in e)
-    assert len(cells) == 6 and len(timings) == 3  # every worker ran cells and timed them
+    assert len(cells) == 6 and len(timings) == 6  # every worker ran cells and took its two turns
+    hosts = [e["end"] for e in entries if e.get("turn") == "host"]
+    assert max(hosts) <= min(e["start"] for e in entries if e.get("turn") == "time")  # every host sample first
     assert min(start for start, _ in timings) >= max(end for _, end in cells)  # none while a cell ran
     assert all(end <= start for (_, end), (start, _) in itertools.pairwise(timings))  # never two at once
     data = json.loads((out / "results.json").read_text())
