@@ -178,7 +178,7 @@ def verdict_findings(
     """Wrong numbers by case and style (a kernel wrong in itself: that one bug, in a line); the kernels failing as
     written; the cases broken in their own code; kernels run outside the compiled graph by style."""
     records = list(cells)
-    return _wrong(records, left) + _failing(left) + _broken(left) + _outside(records)
+    return _wrong(records, left) + _left_out(left, FailingKernel) + _left_out(left, BrokenCase) + _outside(records)
 
 
 def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
@@ -198,20 +198,18 @@ def _wrong(records: list[Record], left: Sequence[WrongKernel | BrokenCase | Fail
     return out
 
 
-def _failing(left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
-    failing = [one for one in left if isinstance(one, FailingKernel)]
-    if not failing:
-        return []
-    head = f"- {SYMBOLS['error']} **Kernels that fail as written**, alike in every style (their cells are left out):"
-    return [head, *(f"  - `{one.case}`: {one.line()}" for one in failing)]
+LEFT_OUT_HEADS = {  # the findings' line over each kind of case the goals leave out, but the wrong kernels
+    FailingKernel: "**Kernels that fail as written**, alike in every style (their cells are left out):",
+    BrokenCase: "**Cases broken in their own code**, not in the styles (their cells are left out):",
+}
 
 
-def _broken(left: Sequence[WrongKernel | BrokenCase | FailingKernel]) -> list[str]:
-    broken = [one for one in left if isinstance(one, BrokenCase)]
-    if not broken:
+def _left_out(left: Sequence[WrongKernel | BrokenCase | FailingKernel], kind: type) -> list[str]:
+    """The cases of ``left`` of ``kind``, each in its line, under ``LEFT_OUT_HEADS``' line for it."""
+    found = [one for one in left if isinstance(one, kind)]
+    if not found:
         return []
-    head = f"- {SYMBOLS['error']} **Cases broken in their own code**, not in the styles (their cells are left out):"
-    return [head, *(f"  - `{one.case}`: {one.line()}" for one in broken)]
+    return [f"- {SYMBOLS['error']} {LEFT_OUT_HEADS[kind]}", *(f"  - `{one.case}`: {one.line()}" for one in found)]
 
 
 def _outside(records: list[Record]) -> list[str]:
