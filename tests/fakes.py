@@ -232,9 +232,6 @@ class FakeTimer:
     def synchronize(self) -> None:
         pass
 
-    def prime(self) -> None:
-        self.primed = True
-
     def copy_gbps(self) -> float | None:
         return 3000.0
 

@@ -80,8 +80,6 @@ class DeviceTimer(Protocol):
 
     def synchronize(self) -> None: ...
 
-    def prime(self) -> None: ...  # the profiler started, no call measured
-
     def copy_gbps(self) -> float | None: ...  # the device's copy bandwidth (read + write), GB/s
 
     def call_bytes(self, call: Callable[[], object]) -> int: ...  # one call's peak of allocated device memory
@@ -175,12 +173,6 @@ class CudaTimer:
 
     def synchronize(self) -> None:
         torch.cuda.synchronize()
-
-    def prime(self) -> None:
-        """One profiler session of one marker kernel."""
-        with profile(activities=[ProfilerActivity.CUDA]):
-            torch.cuda._sleep(MARKER_CYCLES)
-            torch.cuda.synchronize()
 
     def call_bytes(self, call: Callable[[], object]) -> int:
         """The device memory one call allocates at its peak above what was allocated before it (its output and
@@ -308,13 +300,18 @@ def kernel_names(call: list[tuple[str, float]]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def timer_for(device: str) -> DeviceTimer | str:
-    """The timer for cells on ``device``, or why they cannot be timed here."""
+def untimed(device: str) -> str | None:
+    """Why cells on ``device`` cannot be timed here (None: they can)."""
     if triton_interpreted():
         return "under Triton's interpreter: kernels run on the CPU"
     if device != "cuda" or not torch.cuda.is_available():
         return "on CPU: timing needs a CUDA GPU"
-    return CudaTimer()
+    return None
+
+
+def timer_for(device: str) -> DeviceTimer | str:
+    """The timer for cells on ``device``, or why they cannot be timed here."""
+    return untimed(device) or CudaTimer()
 
 
 @dataclass
@@ -511,12 +508,14 @@ def host_kept(ids: list[str], device: str) -> None:
 
 
 def prime_profiler(device: str) -> None:
-    """The profiler started (``DeviceTimer.prime``) between the two turns, every process at once and none
-    measuring: a process's first session starts CUPTI (3.6-4.7 s in a fresh Python on one H200, 0.1 s in a cell
-    process at 352ecb0), which the second turn, one process after another with the GPU alone, would pay in each."""
-    timer = timer_for(device)
-    if not isinstance(timer, str):
-        timer.prime()
+    """The profiler started (one session of one marker kernel) between the two turns, every process at once and
+    none measuring: a process's first session starts CUPTI (3.6-4.7 s in a fresh Python on one H200, 0.1 s in a
+    cell process at 352ecb0), which the second turn, one process after another with the GPU alone, would pay in
+    each. No timer is made for it: a ``CudaTimer`` allocates its L2-flush buffer and measures the GPU's clock."""
+    if untimed(device) is None:
+        with profile(activities=[ProfilerActivity.CUDA]):
+            torch.cuda._sleep(MARKER_CYCLES)
+            torch.cuda.synchronize()
 
 
 def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | None]:

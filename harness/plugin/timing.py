@@ -49,6 +49,7 @@ class Coordination(Protocol):
 
 
 DIED = {  # why the cells of a process that did not answer a step of the timing are not timed
+    "warm": "its cell process died warming up",
     "host": "its cell process died while its host samples were taken",
     "prime": "its cell process died starting the profiler",
     "time": "its cell process died while timed",
@@ -164,7 +165,7 @@ def _timing_phase(
     for one in holders:
         answer = one.ask(("warm",), WARM_TIMEOUT)
         if answer is None:
-            timings.update({cell: Timing.not_timed("its cell process died warming up") for cell in kept[one.pid]})
+            timings.update({cell: Timing.not_timed(DIED["warm"]) for cell in kept[one.pid]})
             continue
         warm.append(one)
         if isinstance(answer, dict) and answer.get("gpu_peak_mb") is not None:  # the largest of its processes'

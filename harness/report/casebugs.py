@@ -6,14 +6,15 @@ charted as the styles' failures."""
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from harness.records.record import Record
+from harness.report.speed import CONTROL, EAGER
 from harness.spec import CASE_BUG, Status
 
-EAGER, CONTROL = "eager", "control"  # the path where a kernel runs as written; the pure-PyTorch style
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,7 @@ def is_case_bug(record: Record) -> bool:
 
 def broken_cases(cells: Iterable[Record]) -> dict[str, BrokenCase]:
     """case -> how it is broken, for each case some cell of which failed in the case's own code."""
-    bugs: dict[str, list[Record]] = {}
-    for cell in cells:
-        if is_case_bug(cell):
-            bugs.setdefault(cell.case, []).append(cell)
+    bugs = group_by((cell for cell in cells if is_case_bug(cell)), lambda cell: cell.case)
     return {case: BrokenCase(case, len(found), found[0].error or CASE_BUG) for case, found in bugs.items()}
 
 
@@ -78,13 +76,17 @@ class FailingKernel:
         )
 
 
+def group_by(cells: Iterable[Record], key: Callable[[Record], K]) -> dict[K, list[Record]]:
+    """The cells by ``key``, each group in the cells' order."""
+    groups: dict[K, list[Record]] = {}
+    for cell in cells:
+        groups.setdefault(key(cell), []).append(cell)
+    return groups
+
+
 def on_eager(cells: Iterable[Record]) -> dict[str, list[Record]]:
     """case -> its cells on ``eager``, where a kernel runs as written."""
-    by_case: dict[str, list[Record]] = {}
-    for cell in cells:
-        if cell.path == EAGER:
-            by_case.setdefault(cell.case, []).append(cell)
-    return by_case
+    return group_by((cell for cell in cells if cell.path == EAGER), lambda cell: cell.case)
 
 
 def _failure(record: Record) -> tuple[str, ...]:
@@ -112,9 +114,8 @@ def failing_kernels(cells: Iterable[Record]) -> dict[str, FailingKernel]:
             continue
         if any(c.status != Status.ERROR for c in ran):
             continue
-        failure, alike = Counter(map(_failure, ran)).most_common(1)[0]
-        if alike >= 2 and 2 * alike > len(styles):
-            first = next(c for c in ran if _failure(c) == failure)
-            error = " ".join(((first.error or "").strip().splitlines() or [""])[0].split())[:200]
-            found[case] = FailingKernel(case, alike, len(styles), f"{first.error_type}: {error}")
+        alike = max(group_by(ran, _failure).values(), key=len)  # the most common failure, the first on a tie
+        if len(alike) >= 2 and 2 * len(alike) > len(styles):
+            error = " ".join(((alike[0].error or "").strip().splitlines() or [""])[0].split())[:200]
+            found[case] = FailingKernel(case, len(alike), len(styles), f"{alike[0].error_type}: {error}")
     return found

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from harness.records.record import Record
 from harness.report.casebugs import on_eager
 from harness.report.marks import first_sentence, wrong_numbers
+from harness.report.speed import CONTROL
 from harness.spec import Status
 
 _GREATEST = re.compile(r"Greatest absolute difference: (?P<diff>\S+) at index (?P<where>\([^)]*\))")
@@ -94,8 +95,8 @@ def wrong_kernels(cells: Iterable[Record]) -> dict[str, WrongKernel]:
     the kernel's numbers: it does not count."""
     found: dict[str, WrongKernel] = {}
     for case, eager in on_eager(cells).items():
-        styles = [c for c in eager if c.style != "control"]
-        control = [c for c in eager if c.style == "control"]
+        styles = [c for c in eager if c.style != CONTROL]
+        control = [c for c in eager if c.style == CONTROL]
         compared = [c for c in styles if any(status in COMPARED for status in c.attempts)]
         if compared and control and all(map(wrong_numbers, compared)) and control[0].status == Status.PASS:
             diffs = [d for c in compared if (d := max_abs_diff(c)) is not None]

@@ -240,6 +240,11 @@ def _export_lines(case: Case, strict: bool, dynamic: bool, named: bool = True) -
     return [*lines, f"program = torch.export.export(model, copied(inputs){shapes}, strict={strict})"]
 
 
+def _binding(checks: Checks) -> set[str]:
+    """What a dynamic export's script imports to key its dims by the forward's own names (``_export_lines``)."""
+    return {"import inspect"} if checks.parameters else set()
+
+
 def _spec(dims: tuple[int, ...]) -> str:
     return "{" + ", ".join(f"{d}: size" for d in dims) + "}" if dims else "None"
 
@@ -279,7 +284,7 @@ def _export_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: b
             "runner = program.module()",
             *_sizes(case, checks, "runner"),
         ],
-        set() if not checks.parameters else {"import inspect"},
+        _binding(checks),
     )
 
 
@@ -303,8 +308,7 @@ def _aoti_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: boo
         "runner = torch._inductor.aoti_load_package(package)",
         *_sizes(case, checks, "runner"),
     ]
-    imports = {"import os", "import tempfile", *({"import inspect"} if checks.parameters else ())}
-    return Path([COPIED, CHECK], main, imports)
+    return Path([COPIED, CHECK], main, {"import os", "import tempfile", *_binding(checks)})
 
 
 @writes("aoti_standalone")
