@@ -48,6 +48,7 @@ OUTSIDE = {
     "harness.spec.triton_interpreted",
     "harness.cell.timing.keep",
     "harness.cell.timing.timer_for",
+    "harness.cell.timing.untimed",
     "harness.cell.timing.faulted_at_size",
     "harness.spec.Timing",
     "harness.spec.CellSpec",
