@@ -3,7 +3,8 @@ by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_
 before its path runs (setup and build), its end stage apart (the end-of-cell GPU wait and the check at the bandwidth
 size, which only some paths pay), confirmation (each repro script's start and seconds), and each worker's timing phase
 (warm-up, wait at the barrier, wait for the GPU lock, host samples, the profiler's start, the GPU lock again,
-device samples, and the warm-up's peak of GPU memory: ``environment.timing_phases``). Prints markdown.
+device samples, and the warm-up's peak of GPU memory: ``environment.timing_phases``), and the run's start before
+its first cell (``environment.start_marks``). Prints markdown.
 
 Usage: python -m bench costs RESULTS.json [--out FILE.md]
 """
@@ -68,6 +69,7 @@ def costs(data: Results) -> str:
         + _after(env.get("timing_seconds"), wall),
         f"- {len(cells)} cells, {total:.0f} cell-seconds on {workers} workers ({total / workers:.1f} s each if even); "
         f"{len(starts)} cells in a fresh cell process, {sum(starts):.0f} s waiting for their start",
+        _start(env.get("start_marks") or {}, first),
         "",
         "## Cell seconds by path and stage",
         "",
@@ -90,6 +92,22 @@ def costs(data: Results) -> str:
         _phases(env.get("timing_phases") or {}, last),
     ]
     return "\n".join(out) + "\n"
+
+
+START_MARKS = {  # environment.start_marks, as the line before the first cell names them
+    "session": "the session began",
+    "zygote_serving": "the zygote served",
+    "first_collected": "the first worker had collected",
+    "last_collected": "the last",
+}
+
+
+def _start(marks: dict[str, float], first: float) -> str:
+    """The run's start before its first cell, from the command's start (where the run recorded its marks)."""
+    if "command" not in marks:
+        return "- before the first cell: not recorded (a run without start marks)"
+    steps = [f"{said} at {marks[name] - marks['command']:.1f} s" for name, said in START_MARKS.items() if name in marks]
+    return f"- before the first cell: {first - marks['command']:.1f} s ({', '.join(steps)})"
 
 
 def _after(seconds: float | None, wall: float | None) -> str:

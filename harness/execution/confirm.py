@@ -117,17 +117,36 @@ class Scripts:
         import it, fails as it would for the maintainer it is filed with). What it printed: stderr, then stdout
         (whose last line is "no failure" when it passes)."""
         caches = tempfile.mkdtemp(prefix="harness-confirm-")
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join(filter(None, [self._hide(), os.getcwd(), os.environ.get("PYTHONPATH")])),
-            "TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor",
-            "TRITON_CACHE_DIR": self.triton_cache or f"{caches}/triton",
-            **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}),
-        }
         try:
-            return self._run(script.absolute(), timeout, env)
+            return self._run(script.absolute(), timeout, self.environment(caches, gpu))
         finally:
             shutil.rmtree(caches, ignore_errors=True)
+
+    def environment(self, caches: str | None, gpu: str | None = None) -> dict[str, str]:
+        """A script's environment (``run``): its own caches in the folder ``caches`` (Triton's only where the run
+        shares none); without ``caches`` or ``gpu``, what the fork server starts in, each request setting them."""
+        own = {"TORCHINDUCTOR_CACHE_DIR": f"{caches}/inductor", "TRITON_CACHE_DIR": f"{caches}/triton"}
+        return {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join(filter(None, [self._hide(), os.getcwd(), os.environ.get("PYTHONPATH")])),
+            **(own if caches else {}),
+            **({"TRITON_CACHE_DIR": self.triton_cache} if self.triton_cache else {}),
+            **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {}),
+        }
+
+    def prestart(self) -> None:
+        """The fork server started now, not at the first script: it imports torch and asks the CPU-ISA probes
+        while the run starts, when the host has idle cores (under a loaded host, one H200 at ac99e1b: 30-46 s from
+        the first failure to its script's start). Called from the thread that lives as long as the run: the server
+        dies with the thread that started it."""
+        with self.starting:
+            self._start_server()
+
+    def _start_server(self) -> None:
+        """The fork server started, in the scripts' environment without what each request sets itself (a
+        script's own caches and GPU), unless it runs or is off."""
+        if self.forked and self.server is None and not self.stopped:
+            self.server = ScriptServer(self.environment(None), self.probe_isas)
 
     def _hide(self) -> str:
         """The folder whose ``harness`` package refuses import, made on first use."""
@@ -141,7 +160,7 @@ class Scripts:
             return str(self.hidden)
 
     def _run(self, script: Path, timeout: float, env: dict[str, str]) -> ScriptRun:
-        server = self._server(env) if forkable(script.read_text(errors="replace")) else None
+        server = self._server() if forkable(script.read_text(errors="replace")) else None
         if server is not None:
             try:
                 return self._run_forked(server, script, timeout, env, Path(env["TORCHINDUCTOR_CACHE_DIR"]).parent)
@@ -149,22 +168,23 @@ class Scripts:
                 self._server_failed(server)
         return self._run_fresh([sys.executable, str(script)], timeout, env)
 
-    def _server(self, env: dict[str, str]) -> ScriptServer | None:
-        """The fork server, started on first use in the scripts' environment (without a script's own Inductor
-        cache, which its request sets); None where it is off, could not start, or the run has stopped."""
+    def _server(self) -> ScriptServer | None:
+        """The fork server (started on first use where ``prestart`` did not start it), once it serves; None where
+        it is off, could not start, or the run has stopped."""
         with self.starting:
-            if self.forked and self.server is None and not self.stopped:
-                try:
-                    shared = {key: value for key, value in env.items() if key != "TORCHINDUCTOR_CACHE_DIR"}
-                    server = ScriptServer(shared, self.probe_isas)
-                except ServerFailed:
-                    self.forked = False
+            self._start_server()
+            server = self.server if self.forked else None
+            if server is None:
+                return None
+            try:
+                server.ready()
+            except (ServerFailed, OSError):
+                self._server_failed(server)
+                return None
+            with self.lock:
+                if self.stopped:
                     return None
-                with self.lock:
-                    self.server, server = (None, server) if self.stopped else (server, None)
-                if server is not None:  # stopped while it started
-                    server.stop()
-            return self.server if self.forked else None
+            return server
 
     def _server_failed(self, server: ScriptServer) -> None:
         """A server that stopped serving is not asked again: the remaining scripts run as fresh Pythons."""

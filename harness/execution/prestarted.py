@@ -52,8 +52,9 @@ def _top_modules(code: str) -> set[str]:
 
 
 class ScriptServer:
-    """A running fork server: ``run`` one script in a forked child, ``stop`` the server. ``probe_isas``: it asks
-    Inductor's CPU-ISA probes before serving (script_server.py)."""
+    """A fork server: started at once (``probe_isas``: it asks Inductor's CPU-ISA probes before serving,
+    script_server.py), serving once ``ready`` has seen it say so; ``run`` one script in a forked child, ``stop`` the
+    server."""
 
     def __init__(self, environment: dict[str, str], probe_isas: bool = False) -> None:
         self.folder = tempdirs.make("harness-scripts-")
@@ -67,6 +68,13 @@ class ScriptServer:
                 stderr=log,
                 start_new_session=True,
             )
+        self.serving = False
+
+    def ready(self) -> None:
+        """Wait until the server serves (at most ``START_TIMEOUT``); ``ServerFailed`` (the server stopped) if it
+        exits first."""
+        if self.serving:
+            return
         assert self.process.stdout is not None
         try:
             ready = "ready" in read_lines(self.process.stdout.fileno(), time.monotonic() + START_TIMEOUT)
@@ -77,6 +85,7 @@ class ScriptServer:
             said = (self.folder / "log").read_text(errors="replace").strip().splitlines()[-1:]
             self.stop()
             raise ServerFailed(said[0] if said else "the scripts' fork server exited while starting")
+        self.serving = True
 
     def run(
         self, script: Path, environment: dict[str, str], outputs: tuple[Path, Path], timeout: float,

@@ -44,6 +44,7 @@ PRELOAD = ("torch._inductor.compile_fx", "torch.export", "harness.execution.chil
 START_TIMEOUT = 300.0
 # a line that says which exception ended a process: ``ImportError: ...``, ``triton.CompilationError: ...``
 EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failed)\b(?::.*)?$")
+SERVING = "serving from epoch"  # its ready line's end: when it began to serve (the run's start marks)
 FAILED_FILE = "failed"  # beside its socket: the exception that ended a zygote before it served, in one line
 # the starter's sys.path (absolute) first, so that the harness and the case modules it imported import here
 # too, from the starter's working directory (an installed harness as well as a checkout's)
@@ -238,6 +239,13 @@ def _start_standalone_server(address: str) -> None:
             raise ZygoteFailed("the standalone server exited while starting")
 
 
+def served_at(log: str, since: float) -> float | None:
+    """When (epoch) the first zygote of ``log`` (a log file's text, which earlier runs' zygotes may have written
+    into) to start serving at ``since`` or later did; None where none did."""
+    found = [float(when) for when in re.findall(rf"{SERVING} (\d+\.\d+)", log)]
+    return min((when for when in found if when >= since), default=None)
+
+
 def main(address: str, sys_path: str) -> None:
     sys.path[:] = json.loads(sys_path)  # the starting process's: the same case modules import
     _die_with_parent()
@@ -278,7 +286,7 @@ def _prepare(address: str) -> RunLocations:
     if not fork_is_safe():
         raise ZygoteFailed("CUDA was initialised before forking: cell processes could not use the GPU")
     steps = ", ".join(f"{name} {end - begin:.1f} s" for (_, begin), (name, end) in itertools.pairwise(times))
-    print(f"zygote {os.getpid()} ready: {steps}", file=sys.stderr, flush=True)
+    print(f"zygote {os.getpid()} ready: {steps}; {SERVING} {time.time():.3f}", file=sys.stderr, flush=True)
     return locations
 
 

@@ -94,6 +94,13 @@ class Confirmer:
         self.gpus = GpuShare(inputs(config).plan.gpus)
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
 
+    def prestart(self) -> None:
+        """At the session's start, on a run with a GPU: the scripts' fork server starts while the workers do, so
+        that the first failure's script starts when it arrives (on a GPU the server asks Inductor's CPU-ISA
+        probes: one H200 at ac99e1b, started at the first failure, it served 30-46 s later, the host loaded)."""
+        if self.enabled and self.scripts.probe_isas:
+            self.scripts.prestart()
+
     def stop(self) -> None:
         """The run is interrupted: every script running is killed, and none starts."""
         self.scripts.stop()

@@ -71,6 +71,7 @@ class CellProcesses:
         self.workerinput: dict[str, Any] = getattr(config, "workerinput", {})
         self.worker = self.workerinput.get("workerid", "main")
         self.zygote: tuple[subprocess.Popen[str], str] | None = None
+        self.zygote_log: Path | None = None  # where the run's zygote writes its log while it runs
         self.process: CellRunner | None = None
         self.timing_folder: Path | None = None  # the controller's: its barrier and GPU locks (harness/plugin/timing.py)
         self.pending: dict[str, int | None] = {}  # cell id -> pid of the cell process keeping its artifact
@@ -101,6 +102,7 @@ class CellProcesses:
         try:
             misfit = early.misfit(self._environment()) if early is not None else None
             if early is not None and misfit is None:
+                self.zygote_log = early.spawned.log_file
                 self.zygote = early.adopt(self.log_file)
             else:
                 if early is not None:
@@ -108,6 +110,7 @@ class CellProcesses:
                     self.log_file.parent.mkdir(parents=True, exist_ok=True)
                     with open(self.log_file, "a") as log:
                         print(f"--- the zygote started early no longer fits ({misfit}): another starts", file=log)
+                self.zygote_log = self.log_file
                 self.zygote = zygote.start(self._environment(), self.log_file, until="imported")
         except zygote.ZygoteFailed as failure:  # the first cell of each worker is recorded so, and the run stops
             self.cannot_start = str(failure)

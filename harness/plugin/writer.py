@@ -142,14 +142,24 @@ class RecordsWriter:
         self.copy_gbps: list[float] = []  # each timed worker's measure of the GPU's copy bandwidth
         self.phases: dict[str, dict[str, float]] = {}  # each worker's timing phase, step by step
         self.last_cell: float | None = None  # when the last cell's record arrived
+        # the run's start, step by step (epoch): the command, its session, its workers' collections, its zygote
+        self.marks: dict[str, float] = {"command": time.time() - (time.perf_counter() - self.start)}
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.marks["session"] = time.time()
+        if not self.config.option.collectonly:
+            self.confirmer.prestart()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.marks.setdefault("first_collected", time.time())
         to_run = {item.name for item in session.items if isinstance(item, CellItem)}
         if to_run or self.inputs.kept:
             self.expected = expected_ids(self.config, to_run)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.marks.setdefault("first_collected", time.time())
+        self.marks["last_collected"] = time.time()
         if not self.expected:  # by cell id: a worker's rootdir, so its node ids' paths, may differ from this one's
             cells = {spec.id for spec in self.inputs.plan.cells}
             to_run = {nodeid.rpartition("::")[2] for nodeid in ids} & cells
@@ -205,7 +215,17 @@ class RecordsWriter:
             summary["timing_seconds"] = round(time.perf_counter() - self.last_cell, 1)
         if self.phases:
             summary["timing_phases"] = {worker: self.phases[worker] for worker in sorted(self.phases)}
+        summary["start_marks"] = self._start_marks()
         return summary
+
+    def _start_marks(self) -> dict[str, float]:
+        """The run's start marks (epoch), with when its zygote began to serve (its log says) where one did."""
+        from harness.execution.zygote import served_at
+
+        log = self.config.stash[processes_key].zygote_log
+        served = served_at(log.read_text(errors="replace"), self.marks["command"]) if log and log.exists() else None
+        marks = {**self.marks, **({"zygote_serving": served} if served else {})}
+        return {name: round(when, 3) for name, when in sorted(marks.items(), key=lambda mark: mark[1])}
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """The run stops (Ctrl-C, SIGTERM, a failed write): no repro script runs on."""

@@ -126,6 +126,8 @@ class RunEnvironment:
     copy_gbps: float | None = None  # the GPU's copy bandwidth, measured in the timing phase (GB/s)
     # each worker's timing phase: when (epoch) its warm-up began, it arrived, all had, it held the GPU, it was done
     timing_phases: dict[str, dict[str, float]] | None = None
+    # the run's start (epoch): the command, its session, the first and last worker collected, its zygote serving
+    start_marks: dict[str, float] | None = None
     memory: dict[str, MemoryEntry] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -290,3 +290,117 @@ def test_a_case_bug_is_reproduced_by_the_exception_it_wraps(cause: str, output: 
     record = typed(make_record("sin", "raw_jit", "eager", status="error", error_type="CaseBug", error=CASE_BUG + cause))
     run = ScriptRun.of(1, output, 1.0)
     assert reproduced(record, run.returncode, run.output, run.last_line) is expected
+
+
+class FakeServer:
+    """A fork server that starts no process: what it was started with, and the order of what it was asked."""
+
+    def __init__(self, environment: dict[str, str], probe_isas: bool = False, serves: bool = True) -> None:
+        self.environment, self.serves, self.asked = environment, serves, ["started"]
+        MADE.append(self)
+
+    def ready(self) -> None:
+        self.asked.append("ready")
+        if not self.serves:
+            from harness.execution.prestarted import ServerFailed
+
+            raise ServerFailed("it exited while starting")
+
+    def run(self, script, environment, outputs, timeout, started) -> int:
+        self.asked.append("run")
+        started(1)
+        outputs[0].write_text("no failure: here\n")
+        return 0
+
+    def stop(self) -> None:
+        self.asked.append("stopped")
+
+
+MADE: list[FakeServer] = []  # the fake servers started, in order
+
+
+@pytest.fixture
+def fake_servers(monkeypatch: pytest.MonkeyPatch) -> list[FakeServer]:
+    MADE.clear()
+    monkeypatch.setattr("harness.execution.confirm.ScriptServer", FakeServer)
+    monkeypatch.setattr("harness.execution.confirm.kill_group", lambda pid: None)
+    return MADE
+
+
+def test_a_prestarted_fork_server_serves_the_first_script_and_is_started_once(
+    fake_servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``prestart`` starts the server at once (the session's start), in the scripts' environment without a script's
+    own caches or GPU; the first script waits until it serves, and no second server starts."""
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    scripts = Scripts(str(tmp_path / "triton"))
+    scripts.prestart()
+    assert [server.asked for server in fake_servers] == [["started"]]
+    (environment,) = [server.environment for server in fake_servers]
+    assert "TORCHINDUCTOR_CACHE_DIR" not in environment and environment["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
+    script = tmp_path / "s.py"
+    script.write_text("import torch\n")
+    runs = [scripts.run(script, 5.0, gpu="1"), scripts.run(script, 5.0)]
+    assert [run.returncode for run in runs] == [0, 0] and len(fake_servers) == 1
+    assert fake_servers[0].asked == ["started", "ready", "run", "ready", "run"]
+    scripts.stop()
+    assert fake_servers[0].asked[-1] == "stopped"
+
+
+def test_a_prestarted_server_that_does_not_serve_leaves_the_scripts_to_fresh_pythons(
+    fake_servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr("harness.execution.confirm.ScriptServer", lambda env, probe: FakeServer(env, probe, False))
+    fresh: list[list[str]] = []
+
+    def run_fresh(self, command: list[str], timeout: float, env: dict[str, str]) -> ScriptRun:
+        fresh.append(command)
+        return ScriptRun.of(0, "ok", 0.1)
+
+    monkeypatch.setattr(Scripts, "_run_fresh", run_fresh)
+    scripts = Scripts()
+    scripts.prestart()
+    script = tmp_path / "s.py"
+    script.write_text("import torch\n")
+    scripts.run(script, 5.0)
+    scripts.run(script, 5.0)
+    assert len(fresh) == 2 and [server.asked for server in fake_servers] == [["started", "ready", "stopped"]]
+
+
+def test_a_run_stopped_before_its_prestarted_server_serves_runs_no_script(fake_servers, tmp_path: Path):
+    scripts = Scripts()
+    scripts.prestart()
+    scripts.stop()
+    script = tmp_path / "s.py"
+    script.write_text("import torch\n")
+    assert scripts.run(script, 5.0).stopped
+    assert [server.asked for server in fake_servers] == [["started", "stopped"]]
+    scripts.prestart()  # nothing starts after the run stopped
+    assert len(fake_servers) == 1
+
+
+@pytest.mark.parametrize(
+    ("gpus", "confirm", "prestarted"), [(("0",), [], True), ((), [], False), (("0",), ["--no-confirm"], False)]
+)
+def test_a_run_with_a_gpu_starts_the_scripts_fork_server_before_its_first_cell(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpus: tuple, confirm: list, prestarted: bool
+):
+    """What the server costs to start (torch imported, the CPU-ISA probes asked on a GPU) overlaps the run's start
+    rather than delaying the first failure's script; on the CPU, or with --no-confirm, it starts at the first
+    script, if any."""
+    order: list[str] = []
+    monkeypatch.setattr("harness.plugin.confirming.visible_gpus", lambda: gpus)
+    monkeypatch.setattr(Scripts, "prestart", lambda self: order.append("prestart"))
+    cells = FakeCells(statuses={"good-control-cpu_fallback": ["error"]})
+
+    def make_process(*args, **kwargs):
+        order.append("cell process")
+        return cells(*args, **kwargs)
+
+    monkeypatch.setattr(CellProcesses, "make_process", staticmethod(make_process))
+    monkeypatch.setattr("harness.execution.confirm.Scripts._run", lambda *args: ScriptRun.of(1, "RuntimeError: x", 1.0))
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 77)})
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-timing", *confirm)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert order[:2] == (["prestart", "cell process"] if prestarted else ["cell process"] * min(2, len(order)))

@@ -51,7 +51,9 @@ def made_up_run() -> dict:
     clock = {"warm": 1006.0, "arrived": 1008.0, "all_arrived": 1009.0, "alone": 1009.5, "hosted": 1009.6,
              "all_hosted": 1009.7, "primed": 1009.75, "all_primed": 1009.8, "alone_again": 1009.9, "done": 1010.0}
     phases = {"gw0": {**clock, "warm_gpu_peak_mb": 1536.5}}
-    env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases}
+    marks = {"command": 998.0, "session": 998.5, "zygote_serving": 999.25, "first_collected": 999.0,
+             "last_collected": 999.5}  # fmt: skip
+    env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases, "start_marks": marks}
     return {"environment": env, "cells": cells}
 
 
@@ -60,6 +62,8 @@ def test_costs_add_the_records_up():
     assert "cells from the first start to the last end: 6.0 s" in text and "9 cell-seconds on 2 workers" in text
     assert "| compile       |       1 |         6 |   4.5 |       1.5 |     0.5 |       0 |     0   |" in text
     assert "| all           |       3 |         9 |   5   |       4   |     1.2 |       0 |     0.8 |" in text
+    start = "the session began at 0.5 s, the zygote served at 1.2 s, the first worker had collected at 1.0 s, the last"
+    assert f"- before the first cell: 2.0 s ({start} at 1.5 s)" in text
     assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
     steps = "|                                    0 |         2 |         1 |        0.5 |            0.1 |"
     assert f"{steps}              0.2 |              0.1 |              0.1 |                   1536.5 |" in text
@@ -125,6 +129,8 @@ def test_costs_add_up_a_runs_own_records(
     assert 0 < cpu and abs(cpu + waiting - seconds) <= 0.15, rows["all"]  # each shown to 0.1
     assert rows["cpu_compile"].split("|")[8].strip() not in ("", "0"), rows["cpu_compile"]  # its compile stage
     assert re.search(r"\d scripts, \d+ script-seconds \(median 0\.\d s, longest 0\.\d s\); \d ended", text), text
+    began = r"before the first cell: \d+\.\d s \(the session began at \d+\.\d s, "
+    assert re.search(began + r"the first worker had collected at \d+\.\d s\)", text), text  # no zygote, no xdist
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
     assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:8]), rows["main"]
     assert phase[8:] == [""]  # no GPU: no peak of GPU memory in the warm-up

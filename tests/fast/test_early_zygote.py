@@ -116,3 +116,11 @@ def test_the_cells_caches_stay_the_runs_where_a_case_import_names_another(spawne
     worker = fake_config(tmp_path, (), workerid="gw0")
     worker.workerinput[processes.ENVIRONMENT_INPUT] = environment
     assert processes.cells_environment(worker) == environment  # what the controller made, not the worker's own
+
+
+def test_when_the_zygote_served_is_the_first_ready_line_of_this_run():
+    """The zygote's log keeps earlier runs' lines (it is appended to): the run's start marks take its own zygote's."""
+    line = "zygote {} ready: import torch 2.4 s, CPU-ISA probes 7.0 s; " + zygote.SERVING + " {}\n"
+    log = line.format(1, "1000.250") + "--- cell x\n" + line.format(2, "2000.125") + line.format(3, "2050.5")
+    assert zygote.served_at(log, since=1500.0) == 2000.125
+    assert zygote.served_at(log, since=3000.0) is None and zygote.served_at("", since=0.0) is None

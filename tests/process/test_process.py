@@ -58,8 +58,14 @@ def test_run_forks_standalone_loads_from_a_torch_only_server(write_matrix, tmp_p
     matrix = write_matrix(["sin"], ["control", "custom_op"], paths)
     out = tmp_path / "out"
     done = run_harness("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "2", "-q", timeout=600)
-    records = {(cell["style"], cell["path"]): cell for cell in json.loads((out / "results.json").read_text())["cells"]}
+    results = json.loads((out / "results.json").read_text())
+    records = {(cell["style"], cell["path"]): cell for cell in results["cells"]}
     assert done.returncode == 0, done.stderr[-2000:]
+    marks = results["environment"]["start_marks"]  # the run's start, step by step, before its first cell
+    first = min(cell["measurements"]["started"] for cell in results["cells"])
+    assert marks["command"] < marks["session"] < marks["first_collected"] <= marks["last_collected"] < first, marks
+    ended = min(cell["measurements"]["ended"] for cell in results["cells"])  # a first cell waits for the zygote
+    assert marks["command"] < marks["zygote_serving"] < ended, marks
     for path in paths:
         assert records["control", path]["status"] == "pass", records["control", path]["error"]
     assert records["custom_op", "aoti_strict"]["status"] == "pass"  # the op is registered in this process

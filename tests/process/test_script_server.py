@@ -37,8 +37,10 @@ fail()
 
 @pytest.fixture(scope="module")
 def both() -> Iterator[tuple[Scripts, Scripts]]:
-    """Scripts run as fresh Pythons, and forked from one fork server for the module's tests."""
+    """Scripts run as fresh Pythons, and forked from one fork server for the module's tests, started before the
+    first script as a run with a GPU starts it (``prestart``)."""
     fresh, forked = Scripts(forked=False), Scripts()
+    forked.prestart()
     yield fresh, forked
     fresh.stop()
     forked.stop()
