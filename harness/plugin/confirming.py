@@ -56,6 +56,24 @@ def triton_cache(config: pytest.Config) -> str:
     return os.environ.get("TRITON_CACHE_DIR") or cache_folders(options(config).cache_dir)["TRITON_CACHE_DIR"]
 
 
+scripts_key = pytest.StashKey[Scripts]()  # the run's scripts, made before the case modules import
+
+
+def start_early_scripts(config: pytest.Config) -> None:
+    """On the controller of a run that confirms, with a GPU, before it imports the case modules (beside the early
+    zygote): the scripts' fork server starts now, on a host still idle, so that the first failure's script starts as
+    it arrives (one H200 at 63208c6, started at the session with the cells about to load the host, it imported torch
+    and asked Inductor's CPU-ISA probes in 31 s). Faithful to a script: each imports torch before the case's code,
+    which may then set what it likes; one that sets the environment first is not forked (``forkable``). Stopped when
+    the config is cleaned up (bad input stops the run before its first cell)."""
+    if config.option.collectonly or not options(config).confirm or not visible_gpus():
+        return
+    scripts = Scripts(triton_cache(config), probe_isas=True)
+    config.stash[scripts_key] = scripts
+    config.add_cleanup(scripts.stop)
+    scripts.prestart()
+
+
 class GpuShare:
     """The GPUs dealt among the workers, shared by the scripts: each script runs on the GPU fewest scripts run on
     now (the first of those), or, where the workers see every GPU (``gpus`` empty), as the run was started."""
@@ -90,16 +108,10 @@ class Confirmer:
         self.queue: ScriptQueue | None = None
         self.width = Width(early_width(workers(config), host_cores()), most=workers(config), idle=IdleCores())
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
-        self.scripts = Scripts(triton_cache(config), probe_isas=bool(visible_gpus()))  # AOTInductor on a GPU
+        early = config.stash.get(scripts_key, None)  # made before the case modules imported (a run with a GPU)
+        self.scripts = early if early is not None else Scripts(triton_cache(config), probe_isas=bool(visible_gpus()))
         self.gpus = GpuShare(inputs(config).plan.gpus)
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
-
-    def prestart(self) -> None:
-        """At the session's start, on a run with a GPU: the scripts' fork server starts while the workers do, so
-        that the first failure's script starts when it arrives (on a GPU the server asks Inductor's CPU-ISA
-        probes: one H200 at ac99e1b, started at the first failure, it served 30-46 s later, the host loaded)."""
-        if self.enabled and self.scripts.probe_isas:
-            self.scripts.prestart()
 
     def stop(self) -> None:
         """The run is interrupted: every script running is killed, and none starts."""

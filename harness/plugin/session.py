@@ -112,6 +112,9 @@ def _check(config: pytest.Config) -> None:
         sys.path.insert(0, here)
     check_cache_dir(given.cache_dir)
     start_early(config)  # the run's zygote, while the case modules import
+    from harness.plugin.confirming import start_early_scripts  # its imports are the controller's alone
+
+    start_early_scripts(config)  # and, on a GPU, the scripts' fork server
     inputs(config).check()
     if not config.option.collectonly:  # one run at a time writes into a report folder
         folder = report_dir(config)

@@ -147,8 +147,6 @@ class RecordsWriter:
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.marks["session"] = time.time()
-        if not self.config.option.collectonly:
-            self.confirmer.prestart()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.marks.setdefault("first_collected", time.time())

@@ -330,7 +330,7 @@ def fake_servers(monkeypatch: pytest.MonkeyPatch) -> list[FakeServer]:
 def test_a_prestarted_fork_server_serves_the_first_script_and_is_started_once(
     fake_servers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """``prestart`` starts the server at once (the session's start), in the scripts' environment without a script's
+    """``prestart`` starts the server at once (the run's start), in the scripts' environment without a script's
     own caches or GPU; the first script waits until it serves, and no second server starts."""
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     scripts = Scripts(str(tmp_path / "triton"))
@@ -385,9 +385,9 @@ def test_a_run_stopped_before_its_prestarted_server_serves_runs_no_script(fake_s
 def test_a_run_with_a_gpu_starts_the_scripts_fork_server_before_its_first_cell(
     write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gpus: tuple, confirm: list, prestarted: bool
 ):
-    """What the server costs to start (torch imported, the CPU-ISA probes asked on a GPU) overlaps the run's start
-    rather than delaying the first failure's script; on the CPU, or with --no-confirm, it starts at the first
-    script, if any."""
+    """What the server costs to start (torch imported, the CPU-ISA probes asked on a GPU) overlaps the run's start,
+    from before the case modules import, rather than delaying the first failure's script; on the CPU, or with
+    --no-confirm, it starts at the first script, if any."""
     order: list[str] = []
     monkeypatch.setattr("harness.plugin.confirming.visible_gpus", lambda: gpus)
     monkeypatch.setattr(Scripts, "prestart", lambda self: order.append("prestart"))
@@ -404,3 +404,20 @@ def test_a_run_with_a_gpu_starts_the_scripts_fork_server_before_its_first_cell(
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-timing", *confirm)
     assert done.returncode == 0, done.stdout[-2000:]
     assert order[:2] == (["prestart", "cell process"] if prestarted else ["cell process"] * min(2, len(order)))
+
+
+def test_bad_input_stops_the_scripts_fork_server_started_before_it_was_read(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The server starts before the case modules import: a case that does not import ends the run (exit 2) with the
+    server stopped, as the early zygote is."""
+    asked: list[str] = []
+    monkeypatch.setattr("harness.plugin.confirming.visible_gpus", lambda: ("0",))
+    monkeypatch.setattr(Scripts, "prestart", lambda self: asked.append("prestart"))
+    monkeypatch.setattr(Scripts, "stop", lambda self: asked.append("stop"))
+    (tmp_path / "broken_case.py").write_text("import no_such_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    matrix = write_matrix(["broken_case"], ["control"], {"cpu_fallback": ("cpu", 77)})
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(tmp_path / "out"), "-n", "0")
+    assert done.returncode == 2, done.stdout[-2000:]
+    assert asked[:1] == ["prestart"] and "stop" in asked
