@@ -6,6 +6,7 @@ Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
+import inspect
 import os
 import tempfile
 
@@ -115,7 +116,9 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=122)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"x": {0: size}}, strict=True)
+    specs = ({0: size},)  # one per input
+    specs = inspect.signature(model.forward).bind(*specs).arguments  # by forward's own names
+    program = torch.export.export(model, copied(inputs), dynamic_shapes=specs, strict=True)
     package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
     runner = torch._inductor.aoti_load_package(package)
     for size in [37, 8, 61]:
