@@ -336,3 +336,30 @@ def test_a_second_run_into_a_locked_report_dir_is_refused(tmp_path, capsys):
         code = main(["run", "--matrix", str(matrix), "--report-dir", str(out)])
         one_line(capsys, code, f"{out}: --report-dir: ", "another run (pid 4242) writes there")
     assert not (out / "results.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "words"),
+    [
+        (["--shard", "2/3"], "command line: --shard: ", "share 2/3 holds no cell: the selection has 1 cell(s)"),
+        (["-k", "nosuch"], "command line: -k: ", "no cell of the selection matches 'nosuch'"),
+        (["-k", "eager"], "command line: -k: ", "no cell of the selection matches 'eager'"),
+    ],
+)
+def test_a_selection_of_no_cell_is_one_line_naming_the_option(extra, key, words, tmp_path, monkeypatch, capsys):
+    """A share of more shares than cells, or a -k that matches nothing, was ``error: no cell matches the
+    selection``, naming neither (the share's once its session had started, its report folder made)."""
+    from harness.plugin.processes import CellProcesses
+    from tests.fakes import FakeCells
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells())  # a cell it ran would be a fake's
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(HEAD + TOLERANCES)
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n0", "-p", "no:cacheprovider", *extra])
+    if extra[0] == "-k":  # pytest's own -k selects, once the session has started on the good input ("matrix: ...")
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and err[-1] == f"error: {key}{words}", err
+        assert err[0].startswith("matrix: ") and len(err) == 2, err
+    else:
+        one_line(capsys, code, key, words)
+        assert not out.exists()
