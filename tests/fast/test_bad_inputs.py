@@ -363,3 +363,21 @@ def test_a_selection_of_no_cell_is_one_line_naming_the_option(extra, key, words,
     else:
         one_line(capsys, code, key, words)
         assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        (None, "(file): ", "no such file"),
+        (HEAD.replace("timeout = 60", "timeuot = 60") + TOLERANCES, "paths.cpu_fallback.timeuot: ", "unknown key"),
+    ],
+)
+def test_gate_refuses_a_matrix_file_it_is_given_that_does_not_load(text, key, words, tmp_path, capsys):
+    """``gate --matrix`` names the matrix its re-runs read: a missing or mistyped one passed the gate (exit 0)
+    whenever no cell needed a re-run, and was found only on the day one did."""
+    good, matrix = results_file(tmp_path), tmp_path / "m.toml"
+    if text is not None:
+        matrix.write_text(text)
+    gate = ["gate", "--baseline", str(good), "--current", str(good), "--out", str(tmp_path / "out" / "g.md")]
+    one_line(capsys, main([*gate, "--matrix", str(matrix)]), f"{matrix}: {key}", words)
+    assert not (tmp_path / "out").exists()
