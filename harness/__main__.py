@@ -249,7 +249,12 @@ def gate(args: argparse.Namespace) -> int:
     from harness.matrix.catalogue import Registries
     from harness.report import commands
 
-    rerun = Rerun(args.matrix, args.rerun, args.current, given=args.matrix_source == "--matrix")
+    given = args.matrix_source == "--matrix"
+    if given:  # the re-runs' matrix: a missing or mistyped one is found now, not on the day a cell needs a re-run
+        from harness.matrix.config import load_matrix
+
+        load_matrix(args.matrix)
+    rerun = Rerun(args.matrix, args.rerun, args.current, given=given)
     return commands.gate(args, rerun, Registries(), rerun.retime)
 
 

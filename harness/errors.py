@@ -65,7 +65,8 @@ def input_text(file: Path) -> str:
 
 
 def keyword(expression: str | None) -> Callable[[str], bool]:
-    """Whether a cell id matches a pytest ``-k`` expression (each name in it a substring of the id)."""
+    """Whether a cell id matches a pytest ``-k`` expression (each name in it a substring of the id, whatever the
+    case, as pytest matches)."""
     if not expression:
         return lambda _: True
     from _pytest.mark.expression import Expression
@@ -74,7 +75,7 @@ def keyword(expression: str | None) -> Callable[[str], bool]:
         compiled = Expression.compile(expression)
     except SyntaxError as error:  # pytest's ParseError before 8.4
         raise InputError("command line", "-k", str(error)) from None
-    return lambda cell_id: compiled.evaluate(lambda name, **_: name in cell_id)
+    return lambda cell_id: compiled.evaluate(lambda name, **_: name.lower() in cell_id.lower())
 
 
 def unknown_id(item: str, known: list[str], what: str = "id") -> str:

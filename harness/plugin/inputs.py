@@ -64,6 +64,10 @@ class RunInputs:
             where = f"{matrix_file(self.config.getoption('matrix'))[0]}::"  # as given
             raise InputError("command line", where, f"not a cell of the selection: {', '.join(unknown)}")
         _ = (self.shard_cells, self.resumed, self.reuse_file, self.baseline)  # each read now: a bad one stops the run
+        if self.options.shard and not self.shard_cells:
+            share = "/".join(map(str, self.options.shard))
+            raise InputError("command line", "--shard", f"share {share} holds no cell: the selection has "
+                             f"{len(selected)} cell(s), fewer than the shares")  # fmt: skip
 
     def named_cells(self) -> list[str]:
         """The cell ids the session's arguments name as node ids of the matrix file (any spelling of its path);

@@ -53,6 +53,7 @@ from harness.report.broken import run_broke
 from harness.spec import Status
 
 SHOWN = 10  # cells named in the --fail-on line, at most
+NOTHING_SELECTED = "no cell matches the selection"
 ARGS_INPUT = "harness_args"  # xdist workerinput: the controller's arguments (the matrix file it added)
 
 
@@ -164,6 +165,8 @@ class MatrixSession:
         failed, file = report_dir(self.config).failed, options(self.config).results_file
         code = pytest.ExitCode.TESTS_FAILED if self.stopped else int(session.exitstatus)
         code, line = exit_status(code, self.results(), file, failed, self.interrupted, options(self.config).fail_on)
+        if line == NOTHING_SELECTED:
+            line = nothing_selected(self.config)
         if line:
             terminal = self.config.pluginmanager.get_plugin("terminalreporter")
             if getattr(getattr(terminal, "_tw", None), "width_of_current_line", 0):  # mid-way through the progress
@@ -211,7 +214,7 @@ def exit_status(
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
         return code, ""
     if results is None:
-        return EXIT_BAD_INPUT, "no cell matches the selection"
+        return EXIT_BAD_INPUT, NOTHING_SELECTED
     broke = run_broke(results)
     if broke:
         return EXIT_RUN_BROKE, f"{file}: the run broke: {broke}"
@@ -220,6 +223,14 @@ def exit_status(
     if any(is_suspect(cell) for cell in results.cells):
         return EXIT_SUSPECTS, ""
     return failed_on(results, fail_on)
+
+
+def nothing_selected(config: pytest.Config) -> str:
+    """The line of a run that selected no cell, naming the option that narrowed the selection to none."""
+    for flag, given in (("-k", config.option.keyword), ("-m", config.option.markexpr)):
+        if given:
+            return f"command line: {flag}: no cell of the selection matches {given!r}"
+    return f"{options(config).matrix_file}: cells: {NOTHING_SELECTED}"
 
 
 def failed_on(results: Results, statuses: tuple[Status, ...]) -> tuple[int, str]:

@@ -336,3 +336,48 @@ def test_a_second_run_into_a_locked_report_dir_is_refused(tmp_path, capsys):
         code = main(["run", "--matrix", str(matrix), "--report-dir", str(out)])
         one_line(capsys, code, f"{out}: --report-dir: ", "another run (pid 4242) writes there")
     assert not (out / "results.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "words"),
+    [
+        (["--shard", "2/3"], "command line: --shard: ", "share 2/3 holds no cell: the selection has 1 cell(s)"),
+        (["-k", "nosuch"], "command line: -k: ", "no cell of the selection matches 'nosuch'"),
+        (["-k", "eager"], "command line: -k: ", "no cell of the selection matches 'eager'"),
+    ],
+)
+def test_a_selection_of_no_cell_is_one_line_naming_the_option(extra, key, words, tmp_path, monkeypatch, capsys):
+    """A share of more shares than cells, or a -k that matches nothing, was ``error: no cell matches the
+    selection``, naming neither (the share's once its session had started, its report folder made)."""
+    from harness.plugin.processes import CellProcesses
+    from tests.fakes import FakeCells
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells())  # a cell it ran would be a fake's
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    matrix.write_text(HEAD + TOLERANCES)
+    code = main(["run", "--matrix", str(matrix), "--report-dir", str(out), "-n0", "-p", "no:cacheprovider", *extra])
+    if extra[0] == "-k":  # pytest's own -k selects, once the session has started on the good input ("matrix: ...")
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2 and err[-1] == f"error: {key}{words}", err
+        assert err[0].startswith("matrix: ") and len(err) == 2, err
+    else:
+        one_line(capsys, code, key, words)
+        assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "words"),
+    [
+        (None, "(file): ", "no such file"),
+        (HEAD.replace("timeout = 60", "timeuot = 60") + TOLERANCES, "paths.cpu_fallback.timeuot: ", "unknown key"),
+    ],
+)
+def test_gate_refuses_a_matrix_file_it_is_given_that_does_not_load(text, key, words, tmp_path, capsys):
+    """``gate --matrix`` names the matrix its re-runs read: a missing or mistyped one passed the gate (exit 0)
+    whenever no cell needed a re-run, and was found only on the day one did."""
+    good, matrix = results_file(tmp_path), tmp_path / "m.toml"
+    if text is not None:
+        matrix.write_text(text)
+    gate = ["gate", "--baseline", str(good), "--current", str(good), "--out", str(tmp_path / "out" / "g.md")]
+    one_line(capsys, main([*gate, "--matrix", str(matrix)]), f"{matrix}: {key}", words)
+    assert not (tmp_path / "out").exists()
