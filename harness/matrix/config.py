@@ -5,7 +5,12 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import re
+import signal
+import sys
+import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cached_property
@@ -42,6 +47,8 @@ TOP_KEYS = {"cases", "paths", "tolerances"}
 STYLE_KEYS = ("decorators", "wrappers", "control")  # the two axes the styles cross, and the control
 OPTIONAL_TOP_KEYS = {"environment", "run", "goals", "goal_sets", "styles", *STYLE_KEYS}
 DEFAULT_RERUNS = 4
+IMPORT_SECONDS = 600.0  # the most a case module's import may take in the run's own process (a hang: exit 2)
+IMPORT_NOTICE_SECONDS = 30.0  # an import still running after this says so on stderr, naming the module
 MAX_TIMEOUT = 1e6  # seconds a cell may take at most (11.6 days): the waits on a cell overflow far past it
 PATH_KEYS = {"device", "timeout"}
 OPTIONAL_PATH_KEYS = {"examples"}
@@ -244,7 +251,7 @@ def _load_cases(
     for index, (entry, module) in enumerate(entries):
         where = f"{key}[{index}]"
         try:
-            with exits_raise():  # a module calling os._exit: a case that does not load, not a run ended with 0
+            with exits_raise(), import_limit(module):  # a module calling os._exit: a case that does not load
                 cases = load_cases(module)
         except ModuleNotFoundError as error:
             if not _names_the_module(error, module):  # the module exists and imports one that does not
@@ -254,6 +261,9 @@ def _load_cases(
             close = get_close_matches(entry, sorted(case_ids()), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problem = f"unknown case {entry!r}{hint} (neither a case id nor a module): {error}"
+            raise InputError(file, where, problem) from None
+        except ImportTimeUp:
+            problem = f"case {entry!r} does not load: its import did not end in {IMPORT_SECONDS:g} s"
             raise InputError(file, where, problem) from None
         except (SystemExit, CaseExited) as error:  # a module that exits: one line, exit 2, never a run of nothing
             raise InputError(file, where, f"case {entry!r} does not load: {exit_words(error)} at import") from None
@@ -266,6 +276,38 @@ def _load_cases(
             _check_case(file, where, case, module, tolerances, found)
             found[case.id] = (module, dtype_name(case.dtype))
     return found
+
+
+class ImportTimeUp(BaseException):
+    """A case module's import still running at ``IMPORT_SECONDS``."""
+
+
+@contextmanager
+def import_limit(module: str) -> Iterator[None]:
+    """While ``module`` imports in the main thread (where SIGALRM is delivered): a notice on stderr after
+    ``IMPORT_NOTICE_SECONDS`` (a large library takes a while), and ``ImportTimeUp`` at ``IMPORT_SECONDS``: a module
+    whose import never ends is a case that does not load, not a run that hangs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noticed = IMPORT_NOTICE_SECONDS >= IMPORT_SECONDS
+
+    def time_up(signum: int, frame: Any) -> None:
+        nonlocal noticed
+        if noticed:
+            raise ImportTimeUp(module)
+        noticed = True
+        print(f"harness: importing case module {module!r}: still running after {IMPORT_NOTICE_SECONDS:g} s (it "
+              f"gives up at {IMPORT_SECONDS:g} s)", file=sys.stderr, flush=True)  # fmt: skip
+        signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS - IMPORT_NOTICE_SECONDS)
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS if noticed else IMPORT_NOTICE_SECONDS)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _field_hint(error: Exception) -> str:

@@ -2,6 +2,7 @@
 run in process through ``harness.__main__.main``; none starts a run."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,28 @@ def test_a_broken_case_module_is_one_line(name, tmp_path, monkeypatch, capsys):
     matrix.write_text(HEAD.replace('"sin"', f'"{package.name}.badcase"') + TOLERANCES)
     words = words.replace("{file}", str(package / "badcase.py"))
     one_line(capsys, main(["list", "--matrix", str(matrix)]), f"{matrix}: {key}: ", words)
+
+
+def test_a_case_module_whose_import_never_ends_is_one_line_after_a_notice(tmp_path, monkeypatch, capsys):
+    """A hang at import (a probe's: ``while True: sleep`` at the top of a module) made ``list`` and ``run`` wait
+    forever; a slow import says so, and one past the limit is a case that does not load."""
+    from harness.matrix import config
+
+    monkeypatch.setattr(config, "IMPORT_NOTICE_SECONDS", 0.2)
+    monkeypatch.setattr(config, "IMPORT_SECONDS", 0.6)
+    package = tmp_path / "issue_import_hangs"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "forever.py").write_text("import time\n\nwhile True:\n    time.sleep(0.05)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    matrix = tmp_path / "m.toml"
+    matrix.write_text(HEAD.replace('"sin"', f'"{package.name}.forever"') + TOLERANCES)
+    code = main(["list", "--matrix", str(matrix)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 2 and "Traceback" not in "".join(err), err
+    assert "importing case module 'issue_import_hangs.forever': still running after 0.2 s" in err[0]
+    assert f"{matrix}: cases[0]: case " in err[1] and "its import did not end in 0.6 s" in err[1]
+    assert "issue_import_hangs.forever" not in sys.modules
 
 
 @pytest.mark.parametrize(
