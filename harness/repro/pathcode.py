@@ -466,4 +466,4 @@ def _opcheck(case: Case, checks: Checks, path: str, op: str, trainable: bool) ->
             " if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs))"
         ]
     opcheck = f"torch.library.opcheck({op}, {checks.opcheck_args})  # the op against itself"
-    return Path([COPIED, CHECK], [*main, opcheck, *_expect(), *_infer("model", "output", calls=1)])
+    return Path([COPIED, CHECK], [*_expect(), *_infer("model", "output", calls=1), *main, opcheck])

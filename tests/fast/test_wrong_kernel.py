@@ -10,12 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from triton.runtime.autotuner import Autotuner
 
 from harness.__main__ import main
 from harness.plugin.summary import summary_lines
 from harness.records.record import Record
+from harness.repro.script import script_source
 from harness.spec import CellSpec, Outcome, PathSpec, Status
-from tests.conftest import REPO
+from tests.conftest import REPO, make_record, typed
 from tests.fast.test_cells import MATRIX, run
 from tests.fast.test_records_report import render, results, section
 
@@ -133,3 +135,59 @@ def test_opcheck_compares_the_op_with_its_reference(tmp_path: Path, monkeypatch:
     assert (outcome["status"], outcome["stage"]) == (Status.WRONG, "compare"), outcome
     right = dataclasses.replace(case_module(tmp_path, source, "opcheck_scale_ok").CASE, id="opcheck_ok")  # its op
     assert run(right, "custom_op", "opcheck", tmp_path, device="cpu")["status"] == Status.PASS
+
+
+UNRESET_ADD = """
+import torch
+import triton
+import triton.language as tl
+
+from harness.case import Case
+
+
+@triton.jit
+def atomic_add_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    tl.atomic_add(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
+
+
+def launch(kernel, x, **meta):
+    out = torch.zeros_like(x)
+    kernel[lambda m: (triton.cdiv(x.numel(), m["BLOCK_SIZE"]),)](x, out, x.numel(), **meta)
+    return out
+
+
+def make_inputs(size, device, seed):
+    return (torch.randn(size, generator=torch.Generator().manual_seed(seed)).to(device),)
+
+
+CASE = Case(
+    id="unreset_add",
+    kernel=atomic_add_kernel,
+    launch=launch,
+    reference=torch.clone,
+    make_inputs=make_inputs,
+    arg_names=("x",),
+    sizes=(300,),
+    meta={"BLOCK_SIZE": 128},
+    configs=[triton.Config({"BLOCK_SIZE": 128}), triton.Config({"BLOCK_SIZE": 256})],
+    key=["n_elements"],
+)
+"""
+
+
+def test_opcheck_compares_the_ops_first_call(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """An autotuned kernel adding into its output with no ``reset_to_zero`` is wrong on the call that benchmarks
+    its configs, a fresh process's first: opcheck's own calls had made it, so the compared call, after them, found
+    the config picked and passed. The path and its script compare the first call, before opcheck."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    monkeypatch.setattr(Autotuner, "do_bench", Autotuner.__dict__["do_bench"])  # the script replaces it
+    case = case_module(tmp_path, UNRESET_ADD, "unreset_add_case").CASE
+    outcome = run(case, "custom_op_autotune", "opcheck", tmp_path, device="cpu")
+    assert (outcome["status"], outcome["stage"]) == (Status.WRONG, "compare"), outcome
+    record = make_record("unreset_add", "custom_op_autotune", "opcheck", module="unreset_add_case", status="wrong")
+    env = {"device": "cpu", "torch": "t", "triton": "x", "triton_interpret": True}
+    source = script_source(typed(record), env, MATRIX.tolerances)
+    with pytest.raises(AssertionError, match="wrong numbers: output"):
+        exec(compile(source, "script", "exec"), {"__name__": "__main__"})

@@ -174,17 +174,20 @@ def vmap(cell: Cell) -> None:
 @path
 def opcheck(cell: Cell) -> None:
     """``torch.library.opcheck`` (schema, autograd registration, fake tensor, AOT dispatch: the check PyTorch's docs
-    tell op authors to run) on the op, with the inputs that take a gradient requiring one; then one call of the
+    tell op authors to run) on the op, with the inputs that take a gradient requiring one, after one call of the
     module compared with the reference (opcheck compares the op with itself, never with what it should compute: a
-    wrong kernel passes it). Library ops only: a launcher, the control or a shipped op that is no ``torch.library``
-    op is a skip."""
+    wrong kernel passes it); that call is the op's first, as a fresh process's is (after opcheck's calls an
+    autotuner has its config picked, and a kernel wrong whenever its configs are benchmarked passed). Library ops
+    only: a launcher, the control or a shipped op that is no ``torch.library`` op is a skip."""
     assert cell.wrapped is not None
     shipped = cell.style == AS_SHIPPED
     op, extra = (cell.case.shipped, cell.case.shipped_args) if shipped else (cell.wrapped.op, ())
     if not is_library_op(op):
         raise CellSkip(f"not a torch.library op ({cell.wrapped.wrapped_as or type(op).__name__}): opcheck checks ops")
+    model = cell.model()
+    cell.stage = "run"
+    _infer(cell, model, cell.inputs(), calls=1)
     inputs = cell.inputs(requires_grad=cell.wrapped.train_error is None)
     cell.stage = "run"
     with cell.timed("run_seconds"):
         torch.library.opcheck(op, (*inputs, *extra))
-    _infer(cell, cell.model(), cell.inputs(), calls=1)
