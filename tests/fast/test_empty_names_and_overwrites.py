@@ -7,6 +7,7 @@ import os
 import pytest
 
 from harness.__main__ import main
+from tests.conftest import REPO
 from tests.fast.test_bad_inputs import one_line, results_file
 
 
@@ -40,10 +41,11 @@ def test_an_empty_file_name_is_one_line_never_a_traceback_or_the_default(command
 def test_gate_out_naming_its_known_or_matrix_file_keeps_the_file(option, tmp_path, capsys):
     good, other = results_file(tmp_path), results_file(tmp_path, "other.json")
     mine = tmp_path / "mine.toml"
-    mine.write_text("# the user's own file\n")
+    own = "# the user's own file\n" + (REPO / "matrix.toml").read_text()  # a matrix that loads: gate reads it first
+    mine.write_text(own)
     args = ["gate", "--baseline", str(good), "--current", str(other), "--rerun", "0", option, str(mine)]
     one_line(capsys, main([*args, "--out", str(mine)]), f"{mine}: --out: ", f"is the {option} file")
-    assert mine.read_text() == "# the user's own file\n"
+    assert mine.read_text() == own
 
 
 def test_an_out_hard_linked_to_the_results_keeps_them(tmp_path, capsys):
