@@ -145,6 +145,14 @@ def test_a_case_modules_key_follows_the_users_modules_it_imports_and_the_librari
     assert reuse.module_digest("no_such_module_here") == ""
 
 
+def target_metadata(site: Path, name: str, version: str) -> None:
+    """The metadata ``pip install --target site`` writes beside package ``name`` (its files already there)."""
+    info = site / f"{name}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (info / "RECORD").write_text(f"{name}/__init__.py,,\n{name}-{version}.dist-info/METADATA,,\n")
+
+
 def test_a_library_installed_with_pip_target_is_a_library_not_the_users_code(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
@@ -157,10 +165,7 @@ def test_a_library_installed_with_pip_target_is_a_library_not_the_users_code(
     for folder, name in ((site, "targetlib"), (checkout, "mylib")):
         (folder / name).mkdir(parents=True)
         (folder / name / "__init__.py").write_text("import no_such_dependency_here.models\n")
-    info = site / "targetlib-2.5.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: targetlib\nVersion: 2.5\n")
-    (info / "RECORD").write_text("targetlib/__init__.py,,\ntargetlib-2.5.dist-info/METADATA,,\n")
+    target_metadata(site, "targetlib", "2.5")
     (tmp_path / "target_cases.py").write_text("import targetlib\nimport mylib\n")
     for folder in (tmp_path, site, checkout):
         monkeypatch.syspath_prepend(str(folder))
@@ -179,10 +184,7 @@ def test_the_installed_distributions_are_scanned_once_for_every_case_module(
     site = tmp_path / "target"
     (site / "onelib").mkdir(parents=True)
     (site / "onelib" / "__init__.py").write_text("X = 1\n")
-    info = site / "onelib-1.5.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: onelib\nVersion: 1.5\n")
-    (info / "RECORD").write_text("onelib/__init__.py,,\nonelib-1.5.dist-info/METADATA,,\n")
+    target_metadata(site, "onelib", "1.5")
     for name in ("one_a", "one_b", "one_c"):
         (tmp_path / f"{name}.py").write_text("import onelib\n")
     for folder in (tmp_path, site):
