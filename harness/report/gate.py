@@ -160,6 +160,15 @@ def check_comparable(baseline: Results, current: Results, baseline_file: str, cu
         raise InputError(current_file, "cells", "no cell ran (empty or all skip): nothing to gate")
     if not any(cell.status != Status.SKIP for cell in baseline.cells):
         raise InputError(baseline_file, "cells", "no cell ran (empty or all skip): nothing to gate against")
+    shares = [run.environment.get("shard") for run in (baseline, current)]
+    if shares[0] and shares[0] != shares[1]:  # the other shares' cells would be new cells, which never fail
+        raise InputError(
+            baseline_file,
+            "environment.shard",
+            f"{shares[0]}: the baseline is one share of a run, the current run "
+            + (f"share {shares[1]}" if shares[1] else "is whole")
+            + ": merge the baseline's shares (python -m harness merge) or gate a share against the same share",
+        )
     cases_before = {cell.case for cell in baseline.cells}
     cases_now = {cell.case for cell in current.cells}
     if not cases_before & cases_now:

@@ -410,3 +410,22 @@ def test_wrong_numbers_on_one_attempt_are_wrong_whatever_another_attempt_says():
     now = {**FLAKY_WRONG_FIELDS, "outcomes": ["wrong", "blind"]}
     assert gate.classify(was, now) == "wrong"
     assert gate.classify(was, {"status": "blind", "error_type": "SubsystemMismatch"}) == "regression"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "refused"),
+    [("1/2", None, True), ("1/2", "2/2", True), ("1/2", "1/2", False), (None, None, False)],
+)
+def test_a_baseline_of_one_share_gates_only_the_same_share(tmp_path: Path, before, after, refused: bool):
+    """A probe's: one share's results as the baseline of a whole run passed, the other shares' cells listed as new
+    cells (which never fail), their regressions with them."""
+    pairs = (("eager", "pass"), ("compile", "error"))
+    cells = [make_record("sin", "raw_jit", path, status=status) for path, status in pairs]
+    old = results_file(tmp_path / "old.json", cells[:1], **({"shard": before} if before else {}))
+    new = results_file(tmp_path / "new.json", cells, **({"shard": after} if after else {}))
+    done = run_gate("--baseline", str(old), "--current", str(new), "--rerun", "0")
+    if refused:
+        assert done.returncode == 2 and f"{old}: environment.shard: {before}: the baseline is one share" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    else:
+        assert done.returncode == 0, done.stderr
