@@ -40,6 +40,8 @@ MIN_COMPILE_THREADS = 2  # the fewest with which Inductor compiles in its pool o
 processes_key = pytest.StashKey["CellProcesses"]()
 early_key = pytest.StashKey["EarlyZygote"]()
 environment_key = pytest.StashKey[dict[str, str]]()  # the controller's: its cell processes' environment
+# variables read by Intel's OpenMP runtime as it loads, which torch, triton and the zygote's preloads do not load
+UNREAD_BY_PRELOADS = ("KMP_",)
 given_key = pytest.StashKey[dict[str, str]]()  # the controller's environment before it imported the case modules
 
 
@@ -312,13 +314,18 @@ class EarlyZygote:
         self.kept_log: Path | None = None
 
     def misfit(self, environment: dict[str, str]) -> str | None:
-        """Why a zygote started now with ``environment`` would differ from this one (None: it would not)."""
+        """Why a zygote started now with ``environment`` would differ from this one (None: it would not). Intel
+        OpenMP's variables (``UNREAD_BY_PRELOADS``) are left out: nothing the zygote imports reads them, and a
+        cell process sets them as the user's process does, when it imports the case (Liger's modules import
+        transformers, which imports scikit-learn, which sets two: a second zygote started for them, its probes
+        about 8 s before the first cells on one H200)."""
         from harness.execution import zygote
 
         if self.sys_path != zygote.starter_path():
             return "sys.path changed"
         now = {**os.environ, **environment}
-        changed = sorted(name for name in {*now, *self.environment} if now.get(name) != self.environment.get(name))
+        names = {name for name in {*now, *self.environment} if not name.startswith(UNREAD_BY_PRELOADS)}
+        changed = sorted(name for name in names if now.get(name) != self.environment.get(name))
         return f"environment changed: {', '.join(changed)}" if changed else None
 
     def adopt(self, log_file: Path) -> tuple[subprocess.Popen[str], str]:

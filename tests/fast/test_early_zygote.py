@@ -90,6 +90,19 @@ def test_no_zygote_starts_early_for_a_run_that_starts_no_cell_process(spawned, t
     assert spawned == [] and processes.early_key not in config.stash
 
 
+def test_an_early_zygote_still_fits_once_scikit_learn_set_its_openmp_variables(spawned, tmp_path, monkeypatch):
+    """Liger's modules import transformers, which imports scikit-learn, which sets KMP_DUPLICATE_LIB_OK and
+    KMP_INIT_AT_FORK: nothing the zygote imports reads them, and a cell process sets them when it imports the case."""
+    config = early_config(tmp_path, "")
+    processes.start_early(config)
+    early, environment = config.stash[processes.early_key], spawned[0]
+    monkeypatch.setenv("KMP_DUPLICATE_LIB_OK", "True")
+    monkeypatch.setenv("KMP_INIT_AT_FORK", "FALSE")
+    assert early.misfit(environment) is None
+    monkeypatch.setenv("TORCHINDUCTOR_SET_BY_A_CASE", "1")  # Inductor's config, which the preloads read
+    assert early.misfit(environment) == "environment changed: TORCHINDUCTOR_SET_BY_A_CASE"
+
+
 @pytest.mark.parametrize("change", ["environment", "sys.path"])
 def test_an_early_zygote_no_longer_fits_once_a_case_module_changed_it(spawned, tmp_path, monkeypatch, change):
     config = early_config(tmp_path, "")
