@@ -116,7 +116,11 @@ def test_the_undamaged_file_is_read_by_every_reader(tmp_path, capsys):
     """The control: the same commands on the file without damage do not stop at reading it."""
     good = results(tmp_path, "good.json", "2/2")
     other = results(tmp_path, "other.json", "1/2")
-    for command in commands(other, good, tmp_path / "m.toml", tmp_path / "out")[:6]:
+    same = results(tmp_path, "same.json", "2/2")  # a share is gated against the same share
+    matrix, out = tmp_path / "m.toml", tmp_path / "out"
+    readers = commands(other, good, matrix, out)[:6]
+    readers[2:4] = commands(same, good, matrix, out)[2:4]
+    for command in readers:
         assert main(command) in (0, 1), capsys.readouterr().err
 
 
