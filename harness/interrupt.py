@@ -11,7 +11,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from harness.errors import EXIT_INTERRUPTED
@@ -99,3 +100,35 @@ def _forget_interrupts() -> None:
     dataclasses and namedtuple make their methods so), caught since or not, and ``python -m`` then ends by SIGINT
     instead of with its exit status. Running a string clears that memory."""
     exec("")
+
+
+class TimeUp(BaseException):
+    """``time_limit``'s seconds are up (a BaseException: a user's own ``except Exception`` does not swallow it);
+    its argument is the limit."""
+
+
+@contextmanager
+def time_limit(seconds: float, notice_after: float, notice: Callable[[], str]) -> Iterator[None]:
+    """In the main thread (where SIGALRM is delivered; elsewhere no limit): ``notice()``'s line on stderr after
+    ``notice_after`` seconds (none where the limit comes first), then ``TimeUp`` at ``seconds``: a user's code that
+    hangs (a case module's import, its check) is one line, not a run that waits forever."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noticed = notice_after >= seconds
+
+    def time_up(signum: int, frame: Any) -> None:
+        nonlocal noticed
+        if noticed:
+            raise TimeUp(seconds)
+        noticed = True
+        print(notice(), file=sys.stderr, flush=True)
+        signal.setitimer(signal.ITIMER_REAL, seconds - notice_after)
+
+    previous = signal.signal(signal.SIGALRM, time_up)
+    signal.setitimer(signal.ITIMER_REAL, seconds if noticed else notice_after)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

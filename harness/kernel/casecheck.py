@@ -6,15 +6,13 @@ naming the field, never charted as a style's failure. Cheap: the case's first si
 from __future__ import annotations
 
 import inspect
-import signal
-import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from harness.case import OPTIONAL_TENSOR, Case, CaseExited, Inputs, as_tuple, copy_inputs, exit_words
+from harness.interrupt import TimeUp, time_limit
 from harness.kernel.gradients import case_value
 from harness.spec import Tolerance
 
@@ -35,42 +33,23 @@ def check_case(case: Case, tolerance: Tolerance, seconds: float | None = None) -
     backward, which is compared with autograd of the reference in float64), or on the field still running
     after ``seconds`` (a hang; the limit holds in the main thread, where SIGALRM is delivered)."""
     seconds = CHECK_SECONDS if seconds is None else seconds
-    if threading.current_thread() is not threading.main_thread():
-        _exits_named(case, tolerance)
-        return
-    noticed = NOTICE_SECONDS >= seconds  # else a first alarm at NOTICE_SECONDS says the check waits, and on what
     _running[0] = CHECKING
 
-    def time_up(signum: int, frame: Any) -> None:
-        nonlocal noticed
-        if noticed:
-            raise _TimeUp(seconds)
-        noticed = True
-        print(
+    def notice() -> str:  # what the check waits on
+        return (
             f"harness: checking case {case.id!r}: waiting on {_running[0]} for {NOTICE_SECONDS:g} s "
-            f"(the check gives up at {seconds:g} s)",
-            file=sys.stderr,
-            flush=True,
+            f"(the check gives up at {seconds:g} s)"
         )
-        signal.setitimer(signal.ITIMER_REAL, seconds - NOTICE_SECONDS)
 
-    previous = signal.signal(signal.SIGALRM, time_up)
-    signal.setitimer(signal.ITIMER_REAL, seconds if noticed else NOTICE_SECONDS)
     try:
-        _exits_named(case, tolerance)
-    except _TimeUp:
+        with time_limit(seconds, NOTICE_SECONDS, notice):
+            _exits_named(case, tolerance)
+    except TimeUp:
         raise CaseProblem("(check)", f"still running after {seconds:g} s") from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 CHECKING = "the check itself"
 _running = [CHECKING]  # what of the case the check is calling now (its field), for the notice of a slow check
-
-
-class _TimeUp(BaseException):
-    """The check's time is up (a BaseException: a case's own ``except Exception`` does not swallow it)."""
 
 
 def _exits_named(case: Case, tolerance: Tolerance) -> None:
@@ -168,7 +147,7 @@ def _call(field: str, fn: Callable[..., Any], *args: Any) -> Any:
     _running[0] = field
     try:
         return fn(*args)
-    except _TimeUp as up:
+    except TimeUp as up:
         raise CaseProblem(
             field, f"still running after {up.args[0]:g} s (the load check's limit): does it hang?"
         ) from None

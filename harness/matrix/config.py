@@ -5,12 +5,8 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import re
-import signal
-import sys
-import threading
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from functools import cached_property
@@ -22,6 +18,7 @@ import torch
 from harness.case import Case, CaseExited, exit_words, exits_raise, load_cases
 from harness.cell.paths import PATHS
 from harness.errors import InputError, unknown_id
+from harness.interrupt import TimeUp, time_limit
 from harness.kernel.casecheck import CaseProblem, check_case
 from harness.kernel.compare import dtype_name
 from harness.kernel.decorators import DECORATORS
@@ -251,7 +248,8 @@ def _load_cases(
     for index, (entry, module) in enumerate(entries):
         where = f"{key}[{index}]"
         try:
-            with exits_raise(), import_limit(module):  # a module calling os._exit: a case that does not load
+            # a module calling os._exit, or whose import never ends: a case that does not load
+            with exits_raise(), time_limit(IMPORT_SECONDS, IMPORT_NOTICE_SECONDS, _import_notice(module)):
                 cases = load_cases(module)
         except ModuleNotFoundError as error:
             if not _names_the_module(error, module):  # the module exists and imports one that does not
@@ -262,7 +260,7 @@ def _load_cases(
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problem = f"unknown case {entry!r}{hint} (neither a case id nor a module): {error}"
             raise InputError(file, where, problem) from None
-        except ImportTimeUp:
+        except TimeUp:
             problem = f"case {entry!r} does not load: its import did not end in {IMPORT_SECONDS:g} s"
             raise InputError(file, where, problem) from None
         except (SystemExit, CaseExited) as error:  # a module that exits: one line, exit 2, never a run of nothing
@@ -278,36 +276,12 @@ def _load_cases(
     return found
 
 
-class ImportTimeUp(BaseException):
-    """A case module's import still running at ``IMPORT_SECONDS``."""
-
-
-@contextmanager
-def import_limit(module: str) -> Iterator[None]:
-    """While ``module`` imports in the main thread (where SIGALRM is delivered): a notice on stderr after
-    ``IMPORT_NOTICE_SECONDS`` (a large library takes a while), and ``ImportTimeUp`` at ``IMPORT_SECONDS``: a module
-    whose import never ends is a case that does not load, not a run that hangs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    noticed = IMPORT_NOTICE_SECONDS >= IMPORT_SECONDS
-
-    def time_up(signum: int, frame: Any) -> None:
-        nonlocal noticed
-        if noticed:
-            raise ImportTimeUp(module)
-        noticed = True
-        print(f"harness: importing case module {module!r}: still running after {IMPORT_NOTICE_SECONDS:g} s (it "
-              f"gives up at {IMPORT_SECONDS:g} s)", file=sys.stderr, flush=True)  # fmt: skip
-        signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS - IMPORT_NOTICE_SECONDS)
-
-    previous = signal.signal(signal.SIGALRM, time_up)
-    signal.setitimer(signal.ITIMER_REAL, IMPORT_SECONDS if noticed else IMPORT_NOTICE_SECONDS)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+def _import_notice(module: str) -> Callable[[], str]:
+    """The line a case module's import still running after ``IMPORT_NOTICE_SECONDS`` prints."""
+    return lambda: (
+        f"harness: importing case module {module!r}: still running after {IMPORT_NOTICE_SECONDS:g} s (it gives up "
+        f"at {IMPORT_SECONDS:g} s)"
+    )
 
 
 def _field_hint(error: Exception) -> str:
