@@ -1,8 +1,8 @@
-"""sin-raw_jit-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""add-raw_jit-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If
 you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix
 this, …
-The same failure in 8 more cell(s) of this style and path: add-raw_jit-aoti_nonstrict, silu-raw_jit-aoti_nonstrict, softmax-raw_jit-aoti_nonstrict, matmul-raw_jit-aoti_nonstrict, add_inplace-raw_jit-aoti_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, layernorm-raw_jit-aoti_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: sin-raw_jit-aoti_nonstrict, silu-raw_jit-aoti_nonstrict, softmax-raw_jit-aoti_nonstrict, matmul-raw_jit-aoti_nonstrict, add_inplace-raw_jit-aoti_nonstrict, rmsnorm-raw_jit-aoti_nonstrict, layernorm-raw_jit-aoti_nonstrict, sin_triton_backward-raw_jit-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -11,7 +11,7 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
@@ -19,40 +19,42 @@ import triton.language as tl
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
 # ---- the style: raw_jit ----
-def sin(x):
-    return launch(sin_kernel, x, BLOCK_SIZE=256, EVEN=False)
+def add(x, y):
+    return launch(add_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return sin(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return torch.sin(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: aoti_nonstrict ----
@@ -94,4 +96,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin-raw_jit-aoti_nonstrict passes here")
+    print("no failure: add-raw_jit-aoti_nonstrict passes here")
