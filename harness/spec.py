@@ -287,6 +287,8 @@ TIMED_PATHS = frozenset(
 # re-traced or dynamic); fullgraph and cudagraphs would too, but each bandwidth-size compile and CUDA graph costs
 # the run (four cases x 14 styles x 7 paths took the timing phase of a full run past 150 s on an H100); the dynamic
 # export paths do within the case's size_bounds
+CUDAGRAPH_CALLS = 3  # the cudagraphs path's calls, each on fresh inputs
+VMAP_BATCH = 3  # the input sets the vmap path batches
 RESIZED_PATHS = frozenset({"eager", "compile", "dynamic", "train_eager", "train_compile"})
 BOUNDED_PATHS = frozenset({"export_dynamic_strict", "export_dynamic_nonstrict", "aoti_dynamic"})
 # of those, the paths whose cell keeps its artifact for the timing phase (aoti_standalone's process ends with it)

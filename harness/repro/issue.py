@@ -11,10 +11,10 @@ from typing import Any
 from harness.kernel.styles import CONTROL
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.records.reuse import installed_file, module_file
 from harness.report.casebugs import failing_kernels
 from harness.report.mismatch import WrongKernel, wrong_kernels
 from harness.repro.bundled import style_words
+from harness.sources import installed_file, module_file
 from harness.spec import Status
 
 MAX_LISTED = 12  # passing styles or paths a report names before it counts the rest

@@ -9,12 +9,12 @@ import torch
 
 from harness.case import Inputs, copy_inputs
 from harness.cell.paths.common import _compiled, _infer, path
+from harness.spec import CUDAGRAPH_CALLS
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
 
 GROUP = "compile"
-CUDAGRAPH_CALLS = 3
 
 
 def _first_call(cell: Cell, model: Callable[..., Any], inputs: Inputs) -> None:

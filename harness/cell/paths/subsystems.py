@@ -13,13 +13,13 @@ from harness.cell.paths.compilation import compile_, eager
 from harness.kernel.compare import Mismatch, nth
 from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, is_library_op
+from harness.spec import VMAP_BATCH
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
 
 
 GROUP = "subsystems"
-VMAP_BATCH = 3
 
 
 @path

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from harness.records.reuse import installed_file, module_file
+from harness.sources import installed_file, module_file
 
 # a field bound to a name of its own: callables keep the field's name, settings are constants
 INLINED = ("shipped_args",)  # a literal value of these is written where the script uses it, not bound

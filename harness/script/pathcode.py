@@ -10,10 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from harness.case import Case
-from harness.cell.paths.compilation import CUDAGRAPH_CALLS
-from harness.cell.paths.subsystems import VMAP_BATCH
 from harness.kernel.model import parameters
-from harness.repro.usercode import NotShort
+from harness.script.usercode import NotShort
+from harness.spec import CUDAGRAPH_CALLS, VMAP_BATCH
 
 COMPILED = ("compile", "fullgraph", "dynamic", "cudagraphs", "cpu_compile", "subclass_compile", "train_compile")
 
@@ -76,6 +75,7 @@ class Path:
     helpers: list[str] = field(default_factory=list)
     main: list[str] = field(default_factory=list)
     imports: set[str] = field(default_factory=set)
+    returns: str = ""  # what main returns: the artifact and the inputs it checked (a runner times them)
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def writes(*names: str) -> Callable[[PathWriter], PathWriter]:
 
 @writes("eager", "cpu_fallback")
 def _eager(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
-    return Path([COPIED, CHECK], [*_expect(), *_infer("model", "output")])
+    return Path([COPIED, CHECK], [*_expect(), *_infer("model", "output")], returns="model, inputs")
 
 
 @writes("compile", "cpu_compile")

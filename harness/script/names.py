@@ -10,7 +10,7 @@ import keyword
 import re
 import tokenize
 
-from harness.repro.usercode import defined
+from harness.script.usercode import defined
 
 OPENING, CLOSING = "([{", ")]}"
 
@@ -24,19 +24,22 @@ def defined_at_top(text: str) -> set[str]:
 def kept_apart(own: list[str], taken: set[str]) -> list[str]:
     """``own`` (the script's own parts, each complete statements) with every name they define at the top level that
     ``taken`` (the case's code) defines too renamed in all of them: ``check`` to ``check_``."""
+    renames = apart(own, taken)
+    return [renamed(part, renames) for part in own] if renames else own
+
+
+def apart(own: list[str], taken: set[str]) -> dict[str, str]:
+    """The new name of each name ``own``'s parts define at the top level that ``taken`` defines too."""
     mine = set().union(*(defined_at_top(part) for part in own))
-    clashing = sorted(mine & taken)
-    if not clashing:
-        return own
     used = mine | taken
     renames = {}
-    for name in clashing:
+    for name in sorted(mine & taken):
         new = f"{name}_"
         while new in used or keyword.iskeyword(new):
             new += "_"
         renames[name] = new
         used.add(new)
-    return [renamed(part, renames) for part in own]
+    return renames
 
 
 def renamed(text: str, renames: dict[str, str]) -> str:

@@ -13,7 +13,7 @@ import torch
 from harness.case import OPTIONAL_TENSOR, Case
 from harness.kernel.model import literal, model_source, parameters, reference_source
 from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES, is_library_op, library_op_name
-from harness.repro.usercode import NotShort
+from harness.script.usercode import NotShort
 
 NAMESPACE = "mylib"
 ZEROS = "grad = tuple(torch.zeros_like(o) if g is None else g for o, g in zip(outs, grads))"  # grads none got
