@@ -20,6 +20,7 @@ from harness.kernel.compare import assert_match
 from harness.kernel.launches import kernel_name
 from harness.kernel.model import build_model
 from harness.kernel.styles import AS_SHIPPED, Wrapped, library_op_name
+from harness.script.writer import Program
 from harness.spec import CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, Capture, Measurements, RunLocations, Tolerance
 
 
@@ -60,6 +61,8 @@ class Cell:
     # step (harness/cell/bandwidth.py)
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
+    program: Program | None = None  # the script's program the cell runs (harness/cell/scripted.py), if it runs one
+    autotuners: list[Any] = field(default_factory=list)  # that program's Triton autotuners
     clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
     since: float = field(default_factory=time.perf_counter)  # when the current stage began
 

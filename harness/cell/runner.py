@@ -23,6 +23,7 @@ from harness.cell.bandwidth import bandwidth_regime
 from harness.cell.context import Cell, CellCrash, CellSkip
 from harness.cell.paths import PATHS
 from harness.cell.program import judge, program_digest, run_program
+from harness.cell.scripted import cell_program, readable, run_script
 from harness.cell.timing import faulted_at_size, keep
 from harness.cell.verdict import MISMATCH, SUBSYSTEM_MISMATCH
 from harness.kernel.compare import Mismatch, dtype_name
@@ -107,7 +108,7 @@ def run_cell(
         outcome = faulted(fault, outcome, mismatch)
     for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
-    outcome = outcome or judged(cell, mismatch)
+    outcome = readable(outcome or judged(cell, mismatch), cell.program)
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
     if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
         outcome.timing = (
@@ -118,7 +119,7 @@ def run_cell(
                 cell.timed_call,
                 cell.bytes_moved,
                 bandwidth_regime(cell, spec.path.id),
-                AUTOTUNERS.get((case.id, spec.style), ()),
+                cell.autotuners or AUTOTUNERS.get((case.id, spec.style), ()),
             )
             if spec.timed
             else Timing.not_timed("the run was given --no-timing")
@@ -174,6 +175,11 @@ def run_path(cell: Cell, spec: CellSpec, cache: dict[tuple[str, str], Wrapped]) 
     fault = interpreter_fault(dtype_name(cell.case.dtype)) if triton_interpreted() and spec.style != CONTROL else None
     if fault:
         raise CellSkip(fault)
+    program = cell_program(cell, spec)
+    if program is not None:
+        cell.program = program
+        run_program(cell, lambda cell: run_script(cell, spec, program, run_examples))
+        return
     cell.measurements.program = digest(spec)
     cell.wrapped = build(cell.case, spec.style, cache)
     cell.measurements.wrapped_as = cell.wrapped.wrapped_as

@@ -92,13 +92,22 @@ def build_style(style: str, case: Case) -> Wrapped:
         return as_shipped(case)
     if decorator is None:
         return control(case)
+    applies(style, case)
+    kernel, meta = DECORATORS[decorator](case)
+    return WRAPPERS[wrapper](case, kernel, meta, op_name(case, style))
+
+
+def applies(style: str, case: Case) -> None:
+    """``NotApplicable`` where a decorator stack in a wrapper (``style``) cannot wrap the case's kernel: the case
+    gives none to re-wrap, or this torch lacks the wrapper's API."""
+    decorator, wrapper = KNOWN_STYLES[style]
+    if wrapper == AS_SHIPPED or decorator is None:
+        return
     if case.launch is None:
         raise NotApplicable(f"case {case.id} gives no kernel to re-wrap, only its op as shipped (style as_shipped)")
     missing = missing_api(wrapper)
     if missing:
         raise NotApplicable(missing)
-    kernel, meta = DECORATORS[decorator](case)
-    return WRAPPERS[wrapper](case, kernel, meta, op_name(case, style))
 
 
 def control(case: Case) -> Wrapped:

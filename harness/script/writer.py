@@ -40,10 +40,13 @@ class Program:
     autotunes: bool = False
     size: int = 0
     seed: int = 0
+    namespace: str = NAMESPACE  # where its op registers
 
     def digest(self) -> str:
-        """sha256 of the text, the line naming its size and seed left out (a cell runs it at several)."""
-        kept = [line for line in self.text.splitlines() if not line.startswith(CONSTANTS_LINE)]
+        """sha256 of the text as its script writes it (its op in ``NAMESPACE``), the line naming its size and seed
+        left out (a cell runs it at several)."""
+        text = _in_namespace(self.text, NAMESPACE, self.namespace)
+        kept = [line for line in text.splitlines() if not line.startswith(CONSTANTS_LINE)]
         return hashlib.sha256("\n".join(kept).encode()).hexdigest()
 
 
@@ -115,15 +118,15 @@ def write_program(
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
-    return Program(text, hooks, autotunes, size, seed)
+    return Program(text, hooks, autotunes, size, seed, namespace)
 
 
-def _in_namespace(text: str, namespace: str) -> str:
-    """``text`` with the style's op registered in ``namespace`` instead of ``NAMESPACE``."""
-    if namespace == NAMESPACE:
+def _in_namespace(text: str, namespace: str, was: str = NAMESPACE) -> str:
+    """``text`` with the style's op registered in ``namespace`` instead of ``was``."""
+    if namespace == was:
         return text
     for written in ('"{}::', "torch.ops.{}.", "'{}.'"):  # its registration, its calls, a graph's name for it
-        text = text.replace(written.format(NAMESPACE), written.format(namespace))
+        text = text.replace(written.format(was), written.format(namespace))
     return text
 
 

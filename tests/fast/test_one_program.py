@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import inspect
 import itertools
+import os
 import sys
 from pathlib import Path
 from types import CodeType
@@ -17,6 +19,7 @@ import pytest
 
 from harness.bundle import Bundle, BundleError, bundle
 from harness.case import load_case
+from harness.cell import scripted
 from harness.cell.paths import PATHS
 from harness.cell.program import case_imports, program
 from harness.cell.runner import run_cell
@@ -24,6 +27,7 @@ from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 from harness.matrix.config import load_matrix
 from harness.records.record import Record
 from harness.repro.script import script_source
+from harness.script.writer import RUN_BY_SCRIPT, Program
 from harness.spec import CellSpec
 from tests.conftest import REPO, cell_spec
 
@@ -35,12 +39,32 @@ MATRIX = load_matrix(REPO / "matrix.toml")
 # bandwidth-size regime), the error's own words the record keeps, and what the runner asks or sets (Triton's
 # autotuning store, the interpreter's rewritten kernels) before it runs the program
 OUTSIDE_MODULES = ("harness.cell.runner", "harness.bundle", "harness.cell.bandwidth", "harness.cell.autotuners")
+# a cell of a path its script runs (harness/cell/scripted.py) runs none of the harness's styles, model or paths: only
+# the runner that loads the script's program and observes it (the comparison, the case's own code marked, the
+# launches counted, the verdict), and the writer that wrote it
+OBSERVERS = (
+    "harness.cell.scripted", "harness.cell.context", "harness.cell.program", "harness.cell.verdict",
+    "harness.kernel.compare", "harness.kernel.casecheck", "harness.kernel.launches", "harness.cell.timing",
+    "harness.script", "harness.sources", "harness.case", "harness.spec", "harness.kernel.interpreter",
+    "harness.kernel.compat",
+)
+BUILDERS = ("harness.kernel.styles", "harness.kernel.wrappers", "harness.kernel.decorators", "harness.kernel.model",
+            "harness.kernel.gradients", "harness.cell.paths")  # fmt: skip
+WRITERS = {f"harness.kernel.model.{name}" for name in ("model_source", "reference_source", "literal", "parameters",
+                                                       "identifier")}  # text the writer and the builder share
 OUTSIDE = {
     "harness.cell.program.program",
     "harness.cell.program.program_digest",
     "harness.cell.program.case_imports",
     "harness.cell.program.style_roots",
     "harness.kernel.styles.build_style",
+    "harness.kernel.styles.applies",
+    "harness.kernel.styles.as_shipped",  # the record's words for how the op is shipped
+    "harness.kernel.styles.is_library_op",
+    "harness.kernel.styles.wrapped_as",
+    "harness.kernel.styles.library_op_name",
+    "harness.cell.scripted.cell_program",
+    "harness.cell.scripted.readable",
     "harness.kernel.styles.op_name",
     "harness.kernel.styles.missing_api",
     "harness.kernel.compat.store_autotuning",
@@ -95,6 +119,12 @@ def lacking(ran: set[str], code: Bundle) -> list[str]:
 
 def executed(spec: CellSpec, tmp_path: Path) -> tuple[set[str], Record]:
     """The harness definitions the cell ran, and its record."""
+    ran, _, record = traced(spec, tmp_path)
+    return ran, record
+
+
+def traced(spec: CellSpec, tmp_path: Path) -> tuple[set[str], set[str], Record]:
+    """The harness definitions the cell ran, the functions it ran of a program it loaded, and its record."""
     codes: set[CodeType] = set()
 
     def profile(frame, event, arg):
@@ -108,21 +138,73 @@ def executed(spec: CellSpec, tmp_path: Path) -> tuple[set[str], Record]:
     finally:
         sys.setprofile(None)
     names = {name for name in map(top_level, codes) if name}
-    return names, Record.of(spec, outcome)
+    loaded = {code.co_name for code in codes if Path(code.co_filename).name.startswith("cell_program_")}
+    return names, loaded, Record.of(spec, outcome)
 
 
 @pytest.mark.parametrize(("style", "path"), COVER, ids=[f"{style}-{path}" for style, path in COVER])
 def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, tmp_path: Path):
     spec = cell_spec("add", style, path)
     ran, record = executed(spec, tmp_path)
+    env = {"device": "cpu", "torch": "t", "triton": "x"}
+    script = script_source(record, env, MATRIX.tolerances)  # the short script: the case's own code, no harness
+    assert "def make_inputs(" in script and "import harness" not in script and "from harness" not in script
+    if path in RUN_BY_SCRIPT:
+        assert_runs_its_script(ran, record, script)
+        return
     code = program(style, path, case_imports(spec.module))
     missing = lacking(ran, code)
     assert not missing, f"{record.id} ({record.status}) ran harness code its script lacks: {missing}"
     assert record.measurements.program == code.digest()
-    env = {"device": "cpu", "torch": "t", "triton": "x"}
-    script = script_source(record, env, MATRIX.tolerances)  # the short script: the case's own code, no harness
-    assert "def make_inputs(" in script and "import harness" not in script and "from harness" not in script
     assert not any(item.source in script for item in code.items if item.module.startswith("harness.")), record.id
+
+
+@pytest.mark.parametrize("style", KNOWN_STYLES)
+@pytest.mark.parametrize("path", sorted(RUN_BY_SCRIPT))
+def test_a_cell_of_a_path_its_script_runs_runs_that_script(style, path, tmp_path: Path, monkeypatch, interpreted):
+    """It runs the script's program: none of the harness's style, model or path code, the case's own functions from
+    the program's file, the verdict, stage, error and calls the harness's own path gives that cell."""
+    module, case = ("examples.shipped", "mul_add_module") if style == AS_SHIPPED else ("cases.add", "add")
+    interpreted(module)
+    spec = cell_spec(case, style, path, module=module)
+    ran, loaded, record = traced(spec, tmp_path)
+    script = script_source(record, {"device": "cpu", "torch": "t", "triton": "x"}, MATRIX.tolerances)
+    assert_runs_its_script(ran, record, script)
+    own = {"main", "forward"} | (set() if style in (AS_SHIPPED, "control") else {"add_kernel"})
+    if record.status != "pass":  # wrap_triton refuses a heuristics-over-autotune kernel: no launch runs
+        own -= {"add_kernel"}
+    assert own <= loaded, (record.id, sorted(loaded))  # the case's launch and kernel too, from the program's file
+    monkeypatch.setattr(scripted, "RUN_BY_SCRIPT", frozenset())  # the same cell through harness/cell/paths/
+    harness_run = Record.of(spec, run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, "cpu"))
+    assert (record.status, record.stage, record.error) == (harness_run.status, harness_run.stage, harness_run.error)
+    assert record.measurements.calls == harness_run.measurements.calls
+
+
+@pytest.fixture
+def interpreted():
+    """Triton's CPU interpreter for the test, its kernels and a case module's (``interpreted(module)``) defined under
+    it, so that both ways of running a cell run them; the module as it was again after."""
+    reloaded = []
+
+    def under_interpreter(module: str) -> None:
+        os.environ["TRITON_INTERPRET"] = "1"
+        importlib.reload(importlib.import_module(module))
+        reloaded.append(module)
+
+    yield under_interpreter
+    os.environ.pop("TRITON_INTERPRET", None)
+    for module in reloaded:
+        importlib.reload(importlib.import_module(module))
+
+
+def assert_runs_its_script(ran: set[str], record: Record, script: str) -> None:
+    """The cell ran the program its script holds, and of the harness only what loads and observes it."""
+    builders = sorted(name for name in ran if name.startswith(BUILDERS) and name not in OUTSIDE | WRITERS)
+    assert not builders, f"{record.id} ({record.status}) ran the harness's own style, model or path: {builders}"
+    others = sorted(name for name in ran if not name.startswith((*OBSERVERS, *OUTSIDE_MODULES, *BUILDERS)))
+    assert not (set(others) - OUTSIDE), f"{record.id} ran harness code outside its observation: {others}"
+    body = script[script.index("\n\n\n") + 3 : script.index('if __name__ == "__main__":')].strip()  # the program
+    assert record.measurements.program == Program(body + "\n").digest(), record.id
 
 
 @pytest.mark.parametrize(("case", "path"), SHIPPED, ids=[f"{case}-{path}" for case, path in SHIPPED])

@@ -1,0 +1,161 @@
+"""A cell that runs its repro script's program (the paths of ``RUN_BY_SCRIPT``): the text harness/script/writer.py
+writes, loaded from a file as a module (its stage ``build``) and its ``main`` called on each example (``run``),
+with what the cell observes attached from outside: the script's ``check`` bound to the cell's comparison (its
+tolerance, its words for a mismatch), its input maker and reference marked as the case's own code (a failure
+there is a ``CaseBug``), its autotuners given the run's benchmark, the kernels it launches counted
+(``run_program``), and the model and inputs its ``main`` returns kept for the timing phase."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import re
+import sys
+from collections.abc import Callable
+from types import ModuleType
+from typing import Any
+
+from harness.case import Case, load_case
+from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
+from harness.cell.context import Cell
+from harness.kernel.casecheck import check_inputs
+from harness.kernel.interpreter import triton_interpreted
+from harness.kernel.styles import AS_SHIPPED, applies, as_shipped
+from harness.script.stylecode import NAMESPACE
+from harness.script.writer import RUN_BY_SCRIPT, Program, write_program
+from harness.spec import CellSpec, Outcome
+
+__all__ = ["RUN_BY_SCRIPT", "cell_program", "readable", "run_script"]
+
+LOADED = itertools.count(1)  # the programs this process has loaded, each a module of its own
+REGISTERED: set[str] = set()  # the torch.library namespaces this process's programs registered ops in
+
+
+def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
+    """The program the cell runs, written for its case, style, path, device and tolerance (its op in a namespace
+    of its own in this process), or None where the path is not run by its script or the case has no short script
+    (the cell then runs harness/cell/paths/). ``NotApplicable`` where the style cannot wrap the case."""
+    if spec.path.id not in RUN_BY_SCRIPT or not _declared(cell.case, spec.module):
+        return None
+    applies(spec.style, cell.case)
+    if spec.style == AS_SHIPPED:
+        cell.measurements.wrapped_as = as_shipped(cell.case).wrapped_as
+    on_cpu_kernel = cell.device == "cpu" and not triton_interpreted()
+    try:
+        return write_program(
+            spec.module, cell.case, spec.style, spec.path.id, cell.device, cell.tolerance, None, on_cpu_kernel,
+            namespace(spec.id),
+        )  # fmt: skip
+    except Exception:  # NotShort, or a case module the writer cannot cut down
+        return None
+
+
+def _declared(case: Case, module: str) -> bool:
+    """Whether ``case`` is the case its module declares (a script writes the module's; a case changed in memory,
+    as the harness's own tests make, has none)."""
+    try:
+        return load_case(module, case.id) == case
+    except Exception:
+        return False
+
+
+def namespace(cell_id: str) -> str:
+    """A torch.library namespace for a cell's op, named for the cell and new in this process (a second
+    registration of one name would replace the first, under an earlier cell's kept artifact)."""
+    name = base = f"{NAMESPACE}_{hashlib.sha256(cell_id.encode()).hexdigest()[:8]}"
+    for again in itertools.count(1):
+        if name not in REGISTERED:
+            break
+        name = f"{base}_{again}"
+    REGISTERED.add(name)
+    return name
+
+
+def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Callable[..., None]) -> None:
+    """Load the program (stage ``build``), attach the cell's observation, and run its ``main`` on the cell's
+    examples (stage ``run``; ``run_examples`` draws them)."""
+    cell.measurements.program = program.digest()
+    module = _load(program, cell)
+    names = program.names
+    main = module.__dict__[names["main"]]
+    module.__dict__[names["check"]] = _observed_check(cell)
+    module.__dict__[names["make_inputs"]] = _case_inputs(cell, module.__dict__[names["make_inputs"]])
+    reference = module.__dict__.get(names["reference"])
+    if isinstance(reference, type):
+        module.__dict__[names["reference"]] = _case_reference(cell, reference)
+    cell.autotuners = reachable_autotuners(main)
+    benchmark_with(cell.autotuners, run_benchmark())
+
+    def run(cell: Cell) -> None:
+        module.SIZE, module.SEED = cell.at(None, None)
+        cell.stage = "run"
+        with cell.timed("run_seconds"):
+            returned = main()
+        if returned is not None:
+            cell.keep_call(*returned)
+
+    run_examples(cell, run, spec.path.examples)
+
+
+def readable(outcome: Outcome, program: Program | None) -> Outcome:
+    """The outcome with the op's namespace in this process written as the script writes it (``mylib``)."""
+    if program is None:
+        return outcome
+    found = re.search(rf"\b{NAMESPACE}_[0-9a-f]{{8}}(_\d+)?\b", program.text)
+    if found is None:
+        return outcome
+    for field in ("error", "traceback", "reason"):
+        text = getattr(outcome, field, None)
+        if text:
+            setattr(outcome, field, text.replace(found.group(0), NAMESPACE))
+    return outcome
+
+
+def _load(program: Program, cell: Cell) -> ModuleType:
+    """The program as a module of its own, from a file (Triton reads a kernel's source from it)."""
+    name = f"cell_program_{next(LOADED)}"
+    cell.workdir.mkdir(parents=True, exist_ok=True)
+    file = cell.workdir / f"{name}.py"
+    file.write_text(program.text)
+    found = importlib.util.spec_from_file_location(name, file)
+    assert found is not None and found.loader is not None
+    module = importlib.util.module_from_spec(found)
+    sys.modules[name] = module  # what the program defines (a dataclass, an autograd.Function) finds its module
+    cell.stage = "build"
+    found.loader.exec_module(module)
+    return module
+
+
+def _observed_check(cell: Cell) -> Callable[[str, Any, Any], None]:
+    def check(what: str, out: Any, expected: Any) -> None:
+        """The script's check, as the cell compares: within its tolerance, a ``Mismatch`` naming what differs."""
+        cell.synchronize()
+        cell.compare(what, out, expected)
+        cell.measurements.calls = (cell.measurements.calls or 0) + 1
+        cell.stage = "run"
+
+    return check
+
+
+def _case_inputs(cell: Cell, make: Callable[..., Any]) -> Callable[..., Any]:
+    def make_inputs(size: int, device: str, seed: int) -> Any:
+        """The case's input maker, its failure the case's own (``CaseBug``), what it gives checked."""
+        with cell.own("make_inputs", size, seed):
+            inputs = make(size, device, seed)
+            check_inputs(cell.case, inputs)
+        return inputs
+
+    return make_inputs
+
+
+def _case_reference(cell: Cell, reference: type) -> type:
+    class Reference(reference):  # type: ignore[misc, valid-type]
+        """The case's reference, its failure the case's own (``CaseBug``)."""
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            with cell.own("reference"):
+                return super().__call__(*args, **kwargs)
+
+    Reference.__name__, Reference.__qualname__ = reference.__name__, reference.__qualname__
+    return Reference
