@@ -146,9 +146,9 @@ def _tests_env(session: nox.Session) -> dict[str, str]:
 @nox.session
 def selftest(session: nox.Session) -> None:
     """The generative self-test at size: HARNESS_DRAWN_EXAMPLES lists of 8 drawn cases (default 25: 200 cases,
-    16,000 cells under the interpreter), new draws each time (HARNESS_DRAWN_RANDOM=1), a failure shrunk to a
-    minimal case list (HARNESS_DRAWN_SHRINK=1). CI's `tests` session draws one list of 4
-    (tests/slow/test_drawn_cases.py)."""
+    16,000 cells under the interpreter, and the 2 shapes found once beside each list on the eager paths: 3,600),
+    new draws each time (HARNESS_DRAWN_RANDOM=1), a failure shrunk to a minimal case list (HARNESS_DRAWN_SHRINK=1).
+    CI's `tests` session draws one list of 4 (tests/slow/test_drawn_cases.py)."""
     _install(session, *CPU_TORCH, "-e", ".[test]")
     env = {"HARNESS_DRAWN_EXAMPLES": os.environ.get("HARNESS_DRAWN_EXAMPLES", "25"), "HARNESS_DRAWN_RANDOM": "1",
            "HARNESS_DRAWN_SHRINK": "1", "HARNESS_DRAWN_CASES": os.environ.get("HARNESS_DRAWN_CASES", "8")}

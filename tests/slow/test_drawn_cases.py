@@ -6,14 +6,15 @@ the Case API's axes, the harness runs them under Triton's interpreter on the pat
 - a case correct by construction is never ``wrong``;
 - a planted bug (a mask off by one, a wrong scale in the backward) is ``wrong`` in every style that runs it.
 
-``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 4 cases each run, 320 cells, beside the 2 kept examples) sets how
-many lists of cases are drawn, ``HARNESS_DRAWN_CASES`` (default 4) how many cases a list holds, and the planted bugs
-run on half as many; ``HARNESS_DRAWN_RANDOM=1`` draws new ones and ``HARNESS_DRAWN_SHRINK=1`` shrinks a
-failure to a minimal list, each step a whole harness run (``nox -s selftest`` sets all of them: 25 lists of 8). The
-fast tier checks 300 more drawn shapes at load (tests/fast/test_drawn_shapes.py).
+``HARNESS_DRAWN_EXAMPLES`` (default 1: the same 4 cases each run, 320 cells, and the 2 kept examples beside them in
+the eager paths' run of each list) sets how many lists of cases are drawn, ``HARNESS_DRAWN_CASES`` (default 4) how
+many cases a list holds, and the planted bugs run on half as many; ``HARNESS_DRAWN_RANDOM=1`` draws new ones and
+``HARNESS_DRAWN_SHRINK=1`` shrinks a failure to a minimal list, each step a whole harness run (``nox -s selftest``
+sets all of them: 25 lists of 8). The fast tier checks 300 more drawn shapes at load (tests/fast/test_drawn_shapes.py).
 """
 
 import contextlib
+import dataclasses
 import os
 import subprocess
 import sys
@@ -120,16 +121,20 @@ def same_verdict(record: Record, returncode: int | None, output: str) -> bool:
     return (said or f"{record.error_type}:") in output
 
 
-def test_the_cases_found_once_give_the_verdicts_their_scripts_give(tmp_path_factory):
-    """What they broke (a case the harness rejected as broken; a module's parameter handed to the reference in the
-    wrong place) shows on every path: the eager paths' run holds them (the drawn list runs train_compile)."""
-    check_drawn(FOUND, PATHS["other-paths"], tmp_path_factory.mktemp("found"))
+# the shapes a drawn run found once (tests/drawn.py), named apart from the drawn list they run beside
+KEPT = [dataclasses.replace(shape, id=f"found{index}") for index, shape in enumerate(FOUND)]
 
 
 @pytest.mark.parametrize("paths", PATHS.values(), ids=PATHS.keys())
 @given(cases=case_lists(CASES_PER_EXAMPLE))
 @DRAWN
 def test_drawn_cases_give_the_verdicts_their_scripts_give(paths: dict[str, int], cases: list[Shape], tmp_path_factory):
+    """The eager paths' run holds the shapes found once (KEPT) beside the drawn list: what they broke (a case the
+    harness rejected as broken; a module's parameter handed to the reference in the wrong place) shows on every
+    path, and one run of the harness takes them all (a run of their own cost CI 127 s, most of it the run's own
+    start and end; the drawn list runs train_compile too)."""
+    if paths is PATHS["other-paths"]:
+        cases = [*cases, *KEPT]
     check_drawn(cases, paths, tmp_path_factory.mktemp("drawn"))
 
 
