@@ -26,7 +26,7 @@ from harness.script.usercode import user_code
 from harness.spec import Tolerance
 
 # the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
-RUN_BY_SCRIPT = frozenset({"eager"})
+RUN_BY_SCRIPT = frozenset({"eager", "cpu_fallback"})
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
 
 
