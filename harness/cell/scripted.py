@@ -43,12 +43,20 @@ def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
         cell.measurements.wrapped_as = as_shipped(cell.case).wrapped_as
     on_cpu_kernel = cell.device == "cpu" and not triton_interpreted()
     try:
-        return write_program(
+        program = write_program(
             spec.module, cell.case, spec.style, spec.path.id, cell.device, cell.tolerance, None, on_cpu_kernel,
             namespace(spec.id),
         )  # fmt: skip
     except Exception:  # NotShort, or a case module the writer cannot cut down
         return None
+    return None if defines_library(program.case_code) else program
+
+
+def defines_library(code: str) -> bool:
+    """Whether the case's own code defines a torch.library namespace or schema itself (``Library(...)``,
+    ``torch.library.define``): run again in the same process, as a second cell's program would, that is an error a
+    user's process never meets (``custom_op`` and ``triton_op`` replace an op of the same name)."""
+    return any(call in code for call in ("Library(", ".define(", "TORCH_LIBRARY"))
 
 
 def _declared(case: Case, module: str) -> bool:

@@ -41,6 +41,7 @@ class Program:
     size: int = 0
     seed: int = 0
     namespace: str = NAMESPACE  # where its op registers
+    case_code: str = ""  # the case's own code it holds
 
     def digest(self) -> str:
         """sha256 of the text as its script writes it (its op in ``NAMESPACE``), the line naming its size and seed
@@ -118,7 +119,7 @@ def write_program(
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
-    return Program(text, hooks, autotunes, size, seed, namespace)
+    return Program(text, hooks, autotunes, size, seed, namespace, code.text)
 
 
 def _in_namespace(text: str, namespace: str, was: str = NAMESPACE) -> str:

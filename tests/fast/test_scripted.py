@@ -1,0 +1,34 @@
+"""A cell of a path its script runs (harness/cell/scripted.py) where running the program again in the cell's
+process would fail where a user's process does not: the harness's own path runs it instead. (What such a cell runs
+when it does run its program: tests/fast/test_one_program.py.)"""
+
+from pathlib import Path
+
+import pytest
+
+from harness.case import load_case
+from harness.cell import scripted
+from harness.cell.runner import run_cell
+from harness.cell.scripted import defines_library
+from tests.conftest import cell_spec
+
+
+@pytest.mark.parametrize("path", ["eager", "cpu_fallback", "eager"])
+def test_a_case_defining_its_own_library_namespace_passes_on_every_call_of_the_process(path: str, tmp_path: Path):
+    spec = cell_spec("own_library", "as_shipped", path, module="tests.fixtures.own_library")
+    outcome = run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, "cpu")
+    assert outcome.status == "pass", outcome.error
+
+
+def test_the_program_would_define_the_namespace_again(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """The reason for the fallback: the case's module already defined it, so its program's second definition fails."""
+    monkeypatch.setattr(scripted, "defines_library", lambda code: False)
+    spec = cell_spec("own_library", "as_shipped", "eager", module="tests.fixtures.own_library")
+    outcome = run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, "cpu")
+    assert outcome.status == "error" and "Only a single TORCH_LIBRARY" in outcome.error
+
+
+def test_what_defines_a_namespace():
+    assert defines_library('LIB = torch.library.Library("ns", "DEF")')
+    assert defines_library('torch.library.define("ns::f", "(Tensor x) -> Tensor")')
+    assert not defines_library('@torch.library.custom_op("ns::f", mutates_args=())\ndef f(x: torch.Tensor): ...')
