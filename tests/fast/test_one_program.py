@@ -27,7 +27,7 @@ from harness.kernel.styles import AS_SHIPPED, KNOWN_STYLES
 from harness.matrix.config import load_matrix
 from harness.records.record import Record
 from harness.repro.script import script_source
-from harness.script.writer import RUN_BY_SCRIPT, Program
+from harness.script.writer import RUN_BY_SCRIPT, write_program
 from harness.spec import CellSpec
 from tests.conftest import REPO, cell_spec
 
@@ -150,7 +150,8 @@ def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, 
     script = script_source(record, env, MATRIX.tolerances)  # the short script: the case's own code, no harness
     assert "def make_inputs(" in script and "import harness" not in script and "from harness" not in script
     if path in RUN_BY_SCRIPT:
-        assert_runs_its_script(ran, record, script)
+        on_cpu = {**env, "paths": {path: {"device": "cpu"}}}  # the device the cell ran on (a CUDA path on CPU)
+        assert_runs_its_script(ran, record, script_source(record, on_cpu, MATRIX.tolerances))
         return
     code = program(style, path, case_imports(spec.module))
     missing = lacking(ran, code)
@@ -168,8 +169,9 @@ def test_a_cell_of_a_path_its_script_runs_runs_that_script(style, path, tmp_path
     interpreted(module)
     spec = cell_spec(case, style, path, module=module)
     ran, loaded, record = traced(spec, tmp_path)
-    script = script_source(record, {"device": "cpu", "torch": "t", "triton": "x"}, MATRIX.tolerances)
-    assert_runs_its_script(ran, record, script)
+    env = {"device": "cpu", "torch": "t", "triton": "x", "triton_interpret": True, "paths": {path: {"device": "cpu"}}}
+    script = script_source(record, env, MATRIX.tolerances)
+    assert_runs_its_script(ran, record, script, interpreted=True)
     own = {"main", "forward"} | (set() if style in (AS_SHIPPED, "control") else {"add_kernel"})
     if record.status != "pass":  # wrap_triton refuses a heuristics-over-autotune kernel: no launch runs
         own -= {"add_kernel"}
@@ -197,14 +199,20 @@ def interpreted():
         importlib.reload(importlib.import_module(module))
 
 
-def assert_runs_its_script(ran: set[str], record: Record, script: str) -> None:
+def assert_runs_its_script(ran: set[str], record: Record, script: str, interpreted: bool = False) -> None:
     """The cell ran the program its script holds, and of the harness only what loads and observes it."""
     builders = sorted(name for name in ran if name.startswith(BUILDERS) and name not in OUTSIDE | WRITERS)
     assert not builders, f"{record.id} ({record.status}) ran the harness's own style, model or path: {builders}"
     others = sorted(name for name in ran if not name.startswith((*OBSERVERS, *OUTSIDE_MODULES, *BUILDERS)))
     assert not (set(others) - OUTSIDE), f"{record.id} ran harness code outside its observation: {others}"
-    body = script[script.index("\n\n\n") + 3 : script.index('if __name__ == "__main__":')].strip()  # the program
-    assert record.measurements.program == Program(body + "\n").digest(), record.id
+    case = load_case(str(record.module), record.case)
+    drawn = record.measurements.example
+    example = (drawn["size"], drawn["seed"]) if drawn else None
+    on_cpu_kernel = not interpreted  # the cell ran on CPU tensors: its op registers its CPU kernel
+    written = write_program(str(record.module), case, record.style, record.path, "cpu", MATRIX.tolerances["float32"],
+                            example, on_cpu_kernel)  # fmt: skip
+    assert written.text.strip() in script, record.id  # the script holds the program, as the cell was given it
+    assert record.measurements.program == written.digest(), record.id
 
 
 @pytest.mark.parametrize(("case", "path"), SHIPPED, ids=[f"{case}-{path}" for case, path in SHIPPED])
