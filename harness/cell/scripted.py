@@ -96,7 +96,9 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
     benchmark_with(cell.autotuners, run_benchmark())
 
     def run(cell: Cell) -> None:
-        module.SIZE, module.SEED = cell.at(None, None)
+        size, seed = cell.at(None, None)
+        setattr(module, names["size"], size)
+        setattr(module, names["seed"], seed)
         cell.stage = "run"
         with cell.timed("run_seconds"):
             returned = main()

@@ -6,6 +6,7 @@ of a path in ``RUN_BY_SCRIPT`` runs the same text (harness/cell/scripted.py)."""
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -28,6 +29,8 @@ from harness.spec import Tolerance
 # the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
 RUN_BY_SCRIPT = frozenset({"eager", "cpu_fallback"})
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
+# that line, its names renamed apart from the case's (``SIZE_``) where the case's code defines them too
+CONSTANTS = re.compile(r"DEVICE_*, SIZE_*, SEED_* = ")
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,7 @@ class Program:
         """sha256 of the text as its script writes it (its op in ``NAMESPACE``), the line naming its size and seed
         left out (a cell runs it at several)."""
         text = _in_namespace(self.text, NAMESPACE, self.namespace)
-        kept = [line for line in text.splitlines() if not line.startswith(CONSTANTS_LINE)]
+        kept = [line for line in text.splitlines() if not CONSTANTS.match(line)]
         return hashlib.sha256("\n".join(kept).encode()).hexdigest()
 
 
@@ -115,7 +118,8 @@ def write_program(
         *own,
     ]
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
-    hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0]}
+    hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
+             "seed": "SEED"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text

@@ -2,12 +2,15 @@
 process would fail where a user's process does not: the harness's own path runs it instead. (What such a cell runs
 when it does run its program: tests/fast/test_one_program.py.)"""
 
+import dataclasses
+import functools
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.case import load_case
-from harness.cell import scripted
+from harness.cell import context, scripted
 from harness.cell.runner import run_cell
 from harness.cell.scripted import defines_library
 from tests.conftest import cell_spec
@@ -32,3 +35,22 @@ def test_what_defines_a_namespace():
     assert defines_library('LIB = torch.library.Library("ns", "DEF")')
     assert defines_library('torch.library.define("ns::f", "(Tensor x) -> Tensor")')
     assert not defines_library('@torch.library.custom_op("ns::f", mutates_args=())\ndef f(x: torch.Tensor): ...')
+
+
+def test_a_program_whose_names_the_case_took_runs_at_every_drawn_size(monkeypatch: pytest.MonkeyPatch, tmp_path):
+    """The case defines ``SIZE``, ``check``, ``main``: the program's own are renamed, and the cell sets the renamed
+    size on each drawn example (the case's own ``SIZE`` untouched), as the harness's own path runs those sizes."""
+    monkeypatch.setenv("TRITON_INTERPRET", "1")  # the program's kernels, defined as it loads, run on the CPU
+    spec = cell_spec("name_clash", "custom_op_autotune", "eager", module="tests.fixtures.name_clash")
+    spec = dataclasses.replace(spec, path=dataclasses.replace(spec.path, examples=3))
+    seen: dict[bool, list[int]] = {True: [], False: []}
+    for scripts in (True, False):
+        record = functools.partial(lambda on, case, inputs: seen[on].append(inputs[0].numel()), scripts)
+        monkeypatch.setattr(scripted, "check_inputs", record)
+        monkeypatch.setattr(context, "check_inputs", record)
+        monkeypatch.setattr(scripted, "RUN_BY_SCRIPT", frozenset({"eager"} if scripts else ()))
+        outcome = run_cell(load_case(spec.module, spec.case), spec, tmp_path, {}, "cpu")
+        assert outcome.status == "pass", outcome.error
+    assert len(set(seen[True])) == 3 and seen[True] == seen[False], seen
+    program = max((m for n, m in sys.modules.items() if n.startswith("cell_program_")), key=lambda m: m.__name__)
+    assert getattr(program, "SIZE", 7) == 7 and program.SIZE_ == seen[True][-1]  # the case's own, where it kept it
