@@ -34,8 +34,9 @@ REGISTERED: set[str] = set()  # the torch.library namespaces this process's prog
 
 def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
     """The program the cell runs, written for its case, style, path, device and tolerance (its op in a namespace
-    of its own in this process), or None where the path is not run by its script or the case has no short script
-    (the cell then runs harness/cell/paths/). ``NotApplicable`` where the style cannot wrap the case."""
+    of its own in this process), or None where the path is not run by its script, or the case has no short script
+    or only the whole module's with a stand-in ``Case`` (the cell then runs harness/cell/paths/).
+    ``NotApplicable`` where the style cannot wrap the case."""
     if spec.path.id not in RUN_BY_SCRIPT or not _declared(cell.case, spec.module):
         return None
     applies(spec.style, cell.case)
@@ -49,7 +50,7 @@ def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
         )  # fmt: skip
     except Exception:  # NotShort, or a case module the writer cannot cut down
         return None
-    return None if defines_library(program.case_code) else program
+    return None if program.whole_module or defines_library(program.case_code) else program
 
 
 def defines_library(code: str) -> bool:

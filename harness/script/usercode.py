@@ -35,6 +35,7 @@ class UserCode:
     text: str
     names: dict[str, str] = field(default_factory=dict)
     defined: set[str] = field(default_factory=set)  # every name the code defines
+    whole: bool = False  # the whole module with a stand-in ``Case``: its own code cut down it is not
 
 
 def user_code(module_name: str, case: Any, fields: tuple[str, ...]) -> UserCode:
@@ -400,4 +401,4 @@ def _whole_module(module: ModuleType, source: str, tree: ast.Module, case: Any, 
     read = {node.attr for node in nodes if isinstance(node, ast.Attribute)}
     read |= {node.value for node in nodes if isinstance(node, ast.Constant) and isinstance(node.value, str)}
     text = "\n\n\n".join([stand_in(read), *stand_ins, body + "\n" + pick, "\n".join(bindings)])
-    return UserCode(text.strip("\n") + "\n", names, top | set(names.values()))
+    return UserCode(text.strip("\n") + "\n", names, top | set(names.values()), whole=True)

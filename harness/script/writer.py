@@ -45,6 +45,7 @@ class Program:
     seed: int = 0
     namespace: str = NAMESPACE  # where its op registers
     case_code: str = ""  # the case's own code it holds
+    whole_module: bool = False  # that code is its whole module with a stand-in ``Case`` (usercode.py)
 
     def digest(self) -> str:
         """sha256 of the text as its script writes it (its op in ``NAMESPACE``), the line naming its size and seed
@@ -123,7 +124,7 @@ def write_program(
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
-    return Program(text, hooks, autotunes, size, seed, namespace, code.text)
+    return Program(text, hooks, autotunes, size, seed, namespace, code.text, code.whole)
 
 
 def _in_namespace(text: str, namespace: str, was: str = NAMESPACE) -> str:
