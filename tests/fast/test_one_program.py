@@ -165,7 +165,7 @@ def test_the_cell_runs_only_the_program_its_script_holds(style: str, path: str, 
 def test_a_cell_of_a_path_its_script_runs_runs_that_script(style, path, tmp_path: Path, monkeypatch, interpreted):
     """It runs the script's program: none of the harness's style, model or path code, the case's own functions from
     the program's file, the verdict, stage, error and calls the harness's own path gives that cell."""
-    module, case = ("examples.shipped", "mul_add_module") if style == AS_SHIPPED else ("cases.add", "add")
+    module, case = ("tests.fixtures.shipped_module", "shipped_module") if style == AS_SHIPPED else ("cases.add", "add")
     interpreted(module)
     spec = cell_spec(case, style, path, module=module)
     ran, loaded, record = traced(spec, tmp_path)
