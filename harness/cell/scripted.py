@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import itertools
-import re
 import sys
 from collections.abc import Callable
 from types import ModuleType
@@ -111,15 +110,12 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
 
 def readable(outcome: Outcome, program: Program | None) -> Outcome:
     """The outcome with the op's namespace in this process written as the script writes it (``mylib``)."""
-    if program is None:
-        return outcome
-    found = re.search(rf"\b{NAMESPACE}_[0-9a-f]{{8}}(_\d+)?\b", program.text)
-    if found is None:
+    if program is None or program.namespace == NAMESPACE:
         return outcome
     for field in ("error", "traceback", "reason"):
         text = getattr(outcome, field, None)
         if text:
-            setattr(outcome, field, text.replace(found.group(0), NAMESPACE))
+            setattr(outcome, field, text.replace(program.namespace, NAMESPACE))
     return outcome
 
 

@@ -12,7 +12,9 @@ import pytest
 from harness.case import load_case
 from harness.cell import context, scripted
 from harness.cell.runner import run_cell
-from harness.cell.scripted import defines_library
+from harness.cell.scripted import defines_library, readable
+from harness.script.writer import Program
+from harness.spec import Outcome, Status
 from tests.conftest import cell_spec
 
 
@@ -55,3 +57,11 @@ def test_a_program_whose_names_the_case_took_runs_at_every_drawn_size(monkeypatc
     loaded = [m for n, m in sys.modules.items() if n.startswith("cell_program_")]
     program = max(loaded, key=lambda m: int(m.__name__.rpartition("_")[2]))  # the last loaded
     assert getattr(program, "SIZE", 7) == 7 and program.SIZE_ == seen[True][-1]  # the case's own, where it kept it
+
+
+def test_a_record_names_the_op_as_its_script_does():
+    program = Program("", namespace="mylib_0123abcd_1")
+    outcome = Outcome(status=Status.ERROR, error="no kernel for mylib_0123abcd_1::add",
+                      traceback="torch.ops.mylib_0123abcd_1.add")  # fmt: skip
+    said = readable(outcome, program)
+    assert (said.error, said.traceback) == ("no kernel for mylib::add", "torch.ops.mylib.add")
