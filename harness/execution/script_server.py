@@ -96,8 +96,7 @@ def prepare(request: dict[str, Any]) -> None:
 
 
 def run_script(script: str) -> NoReturn:
-    """In the child: the script run as ``python script`` runs it, in a session of its own; exits with its status."""
-    os.setsid()
+    """In the child, in a session of its own: the script run as ``python script`` runs it; exits with its status."""
     try:
         _run_as_main(script)
     except SystemExit as exit:
@@ -170,10 +169,17 @@ def supervise(conn: Connection) -> None:
     except Exception as error:
         conn.send(("failed", f"{type(error).__name__}: {error}"))
         return
+    session_made, session_said = os.pipe()
     pid = os.fork()
     if pid == 0:
         conn.close()
+        os.close(session_made)
+        os.setsid()
+        os.close(session_said)
         run_script(os.path.abspath(request["script"]))
+    os.close(session_said)
+    os.read(session_made, 1)  # the child's session exists (or it died): a kill of its group now reaches it
+    os.close(session_made)
     conn.send(("pid", pid))
     conn.send(("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])))
 

@@ -4,6 +4,7 @@ traceback; a script past its limit or stopped with the run is killed with what i
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -155,6 +156,30 @@ def test_a_forked_script_stopped_with_the_run_is_not_confirmed(tmp_path: Path):
     scripts.stop()
     thread.join(30)
     assert runs and runs[0].stopped and runs[0].last_line.startswith("not confirmed")
+
+
+def test_a_forked_script_leads_its_group_once_its_pid_is_known(both, tmp_path: Path):
+    """A stop right after the pid came back reaches the script: its group exists by then (killing a group the
+    child had not made yet reached nothing, and the script slept on)."""
+    forked = both[1]
+    script = tmp_path / "script.py"
+    script.write_text("print('ran')\n")
+    forked.run(script, 120.0)
+    server = forked.server
+    assert server is not None
+    leads = []
+    for attempt in range(20):
+        outputs = (tmp_path / f"out{attempt}", tmp_path / f"err{attempt}")
+        environment = forked.environment(str(tmp_path))
+        assert server.run(script, environment, outputs, 60.0, lambda pid: leads.append(_leads(pid))) == 0
+    assert leads == [True] * 20
+
+
+def _leads(pid: int) -> bool:
+    try:
+        return os.getpgid(pid) == pid
+    except ProcessLookupError:
+        return False
 
 
 def _state(pid: int) -> str:
