@@ -62,6 +62,7 @@ class Cell:
     timed_model: Callable[..., Any] | None = None
     timed_train: bool = False
     program: Program | None = None  # the script's program the cell runs (harness/cell/scripted.py), if it runs one
+    program_file: Path | None = None  # the file it was loaded from
     autotuners: list[Any] = field(default_factory=list)  # that program's Triton autotuners
     clock: dict[str, float] = field(default_factory=dict)  # seconds spent in each stage so far
     since: float = field(default_factory=time.perf_counter)  # when the current stage began
@@ -85,9 +86,11 @@ class Cell:
 
     @property
     def op_prefixes(self) -> tuple[str, ...]:
-        """How a graph names the style's op: a harness op, or the ``torch.library`` op the case ships."""
+        """How a graph names the style's op: a harness op (or the program's, in its namespace), or the
+        ``torch.library`` op the case ships."""
         shipped = library_op_name(self.case.shipped) if self.style == AS_SHIPPED else None
-        return ("harness.", *((shipped.replace("::", ".") + ".",) if shipped else ()))
+        own = f"{self.program.namespace}." if self.program is not None else "harness."
+        return (own, *((shipped.replace("::", ".") + ".",) if shipped else ()))
 
     def saw(self, **facts: Any) -> None:
         """Add ``facts`` (``Capture`` fields) to what the path saw."""

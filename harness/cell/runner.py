@@ -108,8 +108,9 @@ def run_cell(
         outcome = faulted(fault, outcome, mismatch)
     for name, value in memory(device, held).items():
         setattr(cell.measurements, name, value)
-    outcome = readable(outcome or judged(cell, mismatch), cell.program)
+    outcome = outcome or judged(cell, mismatch)
     outcome.capture, outcome.measurements = cell.capture, cell.measurements
+    outcome = readable(outcome, cell)
     if outcome.status == Status.PASS and spec.path.id in TIMED_PATHS and spec.attempt == 1:
         outcome.timing = (
             keep(

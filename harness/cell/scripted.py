@@ -3,10 +3,13 @@ writes, loaded from a file as a module (its stage ``build``) and its ``main`` ca
 with what the cell observes attached from outside: the script's ``check`` bound to the cell's comparison (its
 tolerance, its words for a mismatch), its input maker and reference marked as the case's own code (a failure
 there is a ``CaseBug``), its autotuners given the run's benchmark, the kernels it launches counted
-(``run_program``), and the model and inputs its ``main`` returns kept for the timing phase."""
+(``run_program``), and the artifact its ``main`` returns kept for the timing phase, with the first inputs it made.
+On a compile path the cell's backend stands in for the script's, and the cell's verdict for the script's graph
+check: which kernels ran outside the compiled graphs is read from the graphs the backend captured."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import itertools
@@ -21,6 +24,7 @@ from harness.cell.context import Cell
 from harness.kernel.casecheck import check_inputs
 from harness.kernel.interpreter import triton_interpreted
 from harness.kernel.styles import AS_SHIPPED, applies, as_shipped
+from harness.script.pathcode import COMPILED
 from harness.script.stylecode import NAMESPACE
 from harness.script.writer import RUN_BY_SCRIPT, Program, write_program
 from harness.spec import CellSpec, Outcome
@@ -82,48 +86,73 @@ def namespace(cell_id: str) -> str:
 
 def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Callable[..., None]) -> None:
     """Load the program (stage ``build``), attach the cell's observation, and run its ``main`` on the cell's
-    examples (stage ``run``; ``run_examples`` draws them)."""
+    examples (``run_examples`` draws them): stage ``run``, or on a compile path ``trace`` until the cell's backend,
+    bound in place of the script's, moves it on (the graphs the cell captures decide what ran outside them)."""
     cell.measurements.program = program.digest()
-    module = _load(program, cell)
-    names = program.names
+    module = _load(program, cell, spec.id)
+    names, made = program.names, []
     main = module.__dict__[names["main"]]
-    module.__dict__[names["check"]] = _observed_check(cell)
-    module.__dict__[names["make_inputs"]] = _case_inputs(cell, module.__dict__[names["make_inputs"]])
+    checked = _ObservedCheck(cell)
+    module.__dict__[names["check"]] = checked
+    module.__dict__[names["make_inputs"]] = _case_inputs(cell, module.__dict__[names["make_inputs"]], made)
     reference = module.__dict__.get(names["reference"])
     if isinstance(reference, type):
         module.__dict__[names["reference"]] = _case_reference(cell, reference)
+    compiled = spec.path.id in COMPILED
+    if names["inductor"] in module.__dict__:
+        module.__dict__[names["inductor"]] = cell.backend
+    if names["held"] in module.__dict__:
+        module.__dict__[names["held"]] = lambda graphs: True  # the cell's verdict reads what its backend captured
     cell.autotuners = reachable_autotuners(main)
     benchmark_with(cell.autotuners, run_benchmark())
+    if compiled:
+        cell.saw(compiled=True, trained=False)
 
     def run(cell: Cell) -> None:
         size, seed = cell.at(None, None)
         setattr(module, names["size"], size)
         setattr(module, names["seed"], seed)
-        cell.stage = "run"
-        with cell.timed("run_seconds"):
+        made.clear()
+        checked.graphs_at_first = None
+        cell.stage = "trace" if compiled else "run"
+        with cell.timed("compile_seconds" if compiled else "run_seconds"):
             returned = main()
         if returned is not None:
-            cell.keep_call(*returned)
+            cell.keep_call(returned, made[0])  # the first inputs its main made: those it checked it with first
+        if spec.path.id == "dynamic":
+            cell.saw(recompiles=cell.capture.graphs - (checked.graphs_at_first or 0))
 
     run_examples(cell, run, spec.path.examples)
 
 
-def readable(outcome: Outcome, program: Program | None) -> Outcome:
-    """The outcome with the op's namespace in this process written as the script writes it (``mylib``)."""
-    if program is None or program.namespace == NAMESPACE:
+def readable(outcome: Outcome, cell: Cell) -> Outcome:
+    """The outcome of a cell that ran a program, as its script writes it: the op in the script's namespace
+    (``mylib``) and the program's file by its name alone (the folder is the run's), in its error and in what the
+    compiled graphs held."""
+    program, file = cell.program, cell.program_file
+    if program is None or file is None:
         return outcome
+
+    def written(text: str) -> str:
+        return text.replace(program.namespace, NAMESPACE).replace(str(file), file.name)
+
     for field in ("error", "traceback", "reason"):
         text = getattr(outcome, field, None)
         if text:
-            setattr(outcome, field, text.replace(program.namespace, NAMESPACE))
+            setattr(outcome, field, written(text))
+    held = ("captured", "captured_backward", "graph_break_reasons")
+    outcome.capture = dataclasses.replace(
+        outcome.capture, **{field: tuple(map(written, getattr(outcome.capture, field))) for field in held}
+    )
     return outcome
 
 
-def _load(program: Program, cell: Cell) -> ModuleType:
-    """The program as a module of its own, from a file (Triton reads a kernel's source from it)."""
+def _load(program: Program, cell: Cell, cell_id: str) -> ModuleType:
+    """The program as a module of its own, from a file named for the cell (Triton reads a kernel's source from
+    it)."""
     name = f"cell_program_{next(LOADED)}"
     cell.workdir.mkdir(parents=True, exist_ok=True)
-    file = cell.workdir / f"{name}.py"
+    file = cell.program_file = cell.workdir / f"{cell_id}.py"
     file.write_text(program.text)
     found = importlib.util.spec_from_file_location(name, file)
     assert found is not None and found.loader is not None
@@ -134,23 +163,32 @@ def _load(program: Program, cell: Cell) -> ModuleType:
     return module
 
 
-def _observed_check(cell: Cell) -> Callable[[str, Any, Any], None]:
-    def check(what: str, out: Any, expected: Any) -> None:
-        """The script's check, as the cell compares: within its tolerance, a ``Mismatch`` naming what differs."""
+class _ObservedCheck:
+    """The script's check, as the cell compares: within its tolerance, a ``Mismatch`` naming what differs; the
+    graphs compiled by the first comparison kept (a later graph is a recompile)."""
+
+    def __init__(self, cell: Cell) -> None:
+        self.cell = cell
+        self.graphs_at_first: int | None = None
+
+    def __call__(self, what: str, out: Any, expected: Any) -> None:
+        cell = self.cell
+        if self.graphs_at_first is None:
+            self.graphs_at_first = cell.capture.graphs
         cell.synchronize()
         cell.compare(what, out, expected)
         cell.measurements.calls = (cell.measurements.calls or 0) + 1
         cell.stage = "run"
 
-    return check
 
-
-def _case_inputs(cell: Cell, make: Callable[..., Any]) -> Callable[..., Any]:
+def _case_inputs(cell: Cell, make: Callable[..., Any], made: list[Any]) -> Callable[..., Any]:
     def make_inputs(size: int, device: str, seed: int) -> Any:
-        """The case's input maker, its failure the case's own (``CaseBug``), what it gives checked."""
+        """The case's input maker, its failure the case's own (``CaseBug``), what it gives checked (and kept in
+        ``made``)."""
         with cell.own("make_inputs", size, seed):
             inputs = make(size, device, seed)
             check_inputs(cell.case, inputs)
+        made.append(inputs)
         return inputs
 
     return make_inputs

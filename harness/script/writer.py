@@ -27,7 +27,7 @@ from harness.script.usercode import user_code
 from harness.spec import Tolerance
 
 # the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
-RUN_BY_SCRIPT = frozenset({"eager", "cpu_fallback"})
+RUN_BY_SCRIPT = frozenset({"eager", "cpu_fallback", "compile", "fullgraph", "dynamic", "cpu_compile"})
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
 # that line, its names renamed apart from the case's (``SIZE_``) where the case's code defines them too
 CONSTANTS = re.compile(r"DEVICE_*, SIZE_*, SEED_* = ")
@@ -36,7 +36,8 @@ CONSTANTS = re.compile(r"DEVICE_*, SIZE_*, SEED_* = ")
 @dataclass(frozen=True)
 class Program:
     """The program's text, the names it gives what a runner looks at from outside (``main``, ``check``, the case's
-    input maker, the reference's class), whether an autotuner may run in it, and the size and seed it names."""
+    input maker, the reference's class, a compile path's backend and its graph check), whether an autotuner may run
+    in it, and the size and seed it names."""
 
     text: str
     names: dict[str, str] = field(default_factory=dict)
@@ -120,7 +121,7 @@ def write_program(
     ]
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
     hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
-             "seed": "SEED"}  # fmt: skip
+             "seed": "SEED", "inductor": "inductor", "held": "held"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text

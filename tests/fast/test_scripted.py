@@ -5,6 +5,7 @@ when it does run its program: tests/fast/test_one_program.py.)"""
 import dataclasses
 import functools
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from harness.cell import context, scripted
 from harness.cell.runner import run_cell
 from harness.cell.scripted import defines_library, readable
 from harness.script.writer import Program
-from harness.spec import Outcome, Status
+from harness.spec import Capture, Outcome, Status
 from tests.conftest import cell_spec
 
 
@@ -59,9 +60,14 @@ def test_a_program_whose_names_the_case_took_runs_at_every_drawn_size(monkeypatc
     assert getattr(program, "SIZE", 7) == 7 and program.SIZE_ == seen[True][-1]  # the case's own, where it kept it
 
 
-def test_a_record_names_the_op_as_its_script_does():
-    program = Program("", namespace="mylib_0123abcd_1")
-    outcome = Outcome(status=Status.ERROR, error="no kernel for mylib_0123abcd_1::add",
-                      traceback="torch.ops.mylib_0123abcd_1.add")  # fmt: skip
-    said = readable(outcome, program)
-    assert (said.error, said.traceback) == ("no kernel for mylib::add", "torch.ops.mylib.add")
+def test_a_record_names_the_op_and_the_program_as_its_script_does(tmp_path: Path):
+    file = tmp_path / "add-custom_op-compile.py"
+    cell = types.SimpleNamespace(program=Program("", namespace="mylib_0123abcd_1"), program_file=file)
+    outcome = Outcome(status=Status.ERROR, error=f'no kernel for mylib_0123abcd_1::add\n  File "{file}", line 4',
+                      traceback="torch.ops.mylib_0123abcd_1.add", capture=Capture(captured=("mylib_0123abcd_1.add",),
+                      graph_break_reasons=(f"{file}: skipped",)))  # fmt: skip
+    said = readable(outcome, cell)
+    assert said.error == 'no kernel for mylib::add\n  File "add-custom_op-compile.py", line 4'
+    assert said.traceback == "torch.ops.mylib.add"
+    assert said.capture.captured == ("mylib.add",)
+    assert said.capture.graph_break_reasons == ("add-custom_op-compile.py: skipped",)
