@@ -1,6 +1,7 @@
 """add-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: error at compile: RuntimeError: Failed to run autotuning code block: name 'Eq' is not defined
-The same failure in 1 more cell(s) of this style and path: sin-triton_op_autotune_heuristics-aoti_dynamic.
+The harness recorded: error at compile: RuntimeError: Failed to run autotuning code block: An exception occurred in
+a subprocess:
+The same failure in 3 more cell(s) of this style and path: sin-triton_op_autotune_heuristics-aoti_dynamic, silu-triton_op_autotune_heuristics-aoti_dynamic, sin_triton_backward-triton_op_autotune_heuristics-aoti_dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 

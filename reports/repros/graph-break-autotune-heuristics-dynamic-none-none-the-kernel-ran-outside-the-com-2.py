@@ -1,5 +1,5 @@
-"""silu-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (23 graph break(s): triton kernel
+"""softmax-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+The harness recorded: graph_break: the kernel ran outside the compiled graph (20 graph break(s): triton kernel
 unsupported feature Explanation: Encountered triton kernel unsupported feature: @triton.heuristics must return
 constant …
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
@@ -9,86 +9,69 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.silu) ----
+# ---- the case's own code (cases.softmax) ----
 
 import torch
 import triton
 import triton.language as tl
 
-IN_FEATURES, HIDDEN = 128, 64
-MAX_BLOCK = 1024
-
 
 @triton.jit
-def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
-    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
+def softmax_kernel(x_ptr, out_ptr, n_cols, stride, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        x = tl.load(x_ptr + offsets)
+        x = tl.load(x_ptr + row * stride + cols).to(tl.float32)
     else:
-        x = tl.load(x_ptr + offsets, mask=mask)
-    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
-    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
+        x = tl.load(x_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
+    x = x - tl.max(x, axis=0)
+    num = tl.exp(x)
+    out = num / tl.sum(num, axis=0)
     if EVEN:
-        tl.store(out_ptr + offsets, out)
+        tl.store(out_ptr + row * stride + cols, out)
     else:
-        tl.store(out_ptr + offsets, out, mask=mask)
+        tl.store(out_ptr + row * stride + cols, out, mask=cols < n_cols)
 
 
 def launch(kernel, x, **meta):
     out = torch.empty_like(x)
-    n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    n_rows, n_cols = x.shape
+    kernel[(n_rows,)](x, out, n_cols, x.stride(0), BLOCK_SIZE=triton.next_power_of_2(n_cols), **meta)
     return out
 
 
-class SiluMLP(torch.nn.Module):
-    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
-
-    def __init__(self, op):
-        super().__init__()
-        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
-        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
-        self.op = op
-
-    def forward(self, x):
-        return self.linear2(self.op(self.linear1(x).contiguous()))
-
-
-def make_inputs(batch, device, seed):
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
+    return (torch.randn(rows, 781, generator=gen).to(device),)
 
 
-def module(op):
-    return SiluMLP(op)
-
-
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)]
-KEY = ["n_elements"]
-HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
-CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
+reference = lambda x: torch.softmax(x, dim=-1)
+CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
+KEY = ["n_cols"]
+HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(silu_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(softmax_kernel))
 
 
-def silu(x):
+def softmax(x):
     return launch(kernel, x)
 
 
-def op(x):
-    return silu(x)
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return softmax(x)
 
 
-def reference_op(x):
-    return torch.nn.functional.silu(x)
+class Reference(torch.nn.Module):
+    def forward(self, x):
+        return reference(x)
 
 
 # ---- the path: dynamic ----
-DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
-ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
+DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 graphs, backward_graphs = [], []
@@ -125,12 +108,11 @@ def check(what, out, expected):  # every output against the reference's, on the 
 
 def main():
     torch.manual_seed(0)
-    model = module(op).to(DEVICE)
-    torch.manual_seed(0)  # the same parameters
-    reference_model = module(reference_op).to(DEVICE)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     compiled = torch.compile(model, backend=inductor(), dynamic=True)
-    for size in [37, 8, 61]:
+    for size in [67, 13, 129]:
         inputs = make_inputs(size, DEVICE, SEED)
         with torch.no_grad():
             expected = reference_model(*copied(inputs))
@@ -141,9 +123,10 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+    return compiled
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: silu-autotune_heuristics-dynamic passes here")
+    print("no failure: softmax-autotune_heuristics-dynamic passes here")

@@ -1,6 +1,7 @@
-"""matmul-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (38 graph break(s): Attempted to call
+"""rmsnorm-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+The harness recorded: graph_break: the kernel ran outside the compiled graph (27 graph break(s): Attempted to call
 function marked as skipped Explanation: Dynamo does not know how to trace the builtin …
+The same failure in 1 more cell(s) of this style and path: layernorm-autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,101 +9,83 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.matmul) ----
+# ---- the case's own code (cases.rmsnorm) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK_K = 64  # every BLOCK_K below divides it
+N_COLS = 1000
 
 
 @triton.jit
-def matmul_kernel(
-    a_ptr,
-    b_ptr,
-    c_ptr,
-    M,
-    N,
-    K,
-    stride_am,
-    stride_ak,
-    stride_bk,
-    stride_bn,
-    stride_cm,
-    stride_cn,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    EVEN_K: tl.constexpr,
+def rmsnorm_kernel(
+    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
 ):
-    pid_m = tl.program_id(axis=0)
-    pid_n = tl.program_id(axis=1)
-    rm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        ks = k * BLOCK_K + rk
-        a_ptrs = a_ptr + rm[:, None] * stride_am + ks[None, :] * stride_ak
-        b_ptrs = b_ptr + ks[:, None] * stride_bk + rn[None, :] * stride_bn
-        if EVEN_K:
-            a = tl.load(a_ptrs, mask=rm[:, None] < M, other=0.0)
-            b = tl.load(b_ptrs, mask=rn[None, :] < N, other=0.0)
-        else:
-            a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
-            b = tl.load(b_ptrs, mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
-        acc += tl.dot(a, b)
-    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
-    tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
+    row = tl.program_id(axis=0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
+        w = tl.load(w_ptr + cols).to(tl.float32)
+    else:
+        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
+    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    tl.store(rstd_ptr + row, rstd)
+    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
+    if EVEN:
+        tl.store(y_ptr + row * y_row_stride + cols, y)
+    else:
+        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
 
 
-def launch(kernel, a, b, **meta):
-    M, K = a.shape
-    N = b.shape[1]
-    c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = lambda m: (triton.cdiv(M, m["BLOCK_M"]), triton.cdiv(N, m["BLOCK_N"]))  # noqa: E731
-    kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0), c.stride(1), **meta)
-    return c
+def launch(kernel, x, weight, eps, **meta):
+    n_rows, n_cols = x.shape
+    y = torch.empty_like(x)
+    rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
+    block = triton.next_power_of_2(n_cols)
+    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
+    return y, rstd
 
 
-def make_inputs(m, device, seed):
+def reference(x, weight, eps):
+    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
+    return x * rstd[:, None] * weight, rstd
+
+
+def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, 203, generator=gen).to(device=device, dtype=torch.float16)
-    b = torch.randn(203, 131, generator=gen).to(device=device, dtype=torch.float16)
-    return a, b
+    x = torch.randn(rows, N_COLS, generator=gen)
+    weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
+    return x.to(device), weight.to(device), 1e-6
 
 
-CONFIGS = ([
-        triton.Config({"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32}, num_warps=4, num_stages=2),
-        triton.Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64}, num_warps=4, num_stages=3),
-    ])
-KEY = ["M", "N", "K"]
-HEURISTICS = {"EVEN_K": lambda args: args["K"] % MAX_BLOCK_K == 0}
-CONFIG_HEURISTICS = {"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0}
+CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
+KEY = ["n_cols"]
+HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(matmul_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(rmsnorm_kernel))
 
 
-def matmul(a, b):
-    return launch(kernel, a, b)
+def rmsnorm(x, weight, eps):
+    return launch(kernel, x, weight, eps)
 
 
 class Model(torch.nn.Module):
-    def forward(self, a, b):
-        return matmul(a, b)
+    def forward(self, x, weight, eps):
+        return rmsnorm(x, weight, eps)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, a, b):
-        return torch.mm(a, b)
+    def forward(self, x, weight, eps):
+        return reference(x, weight, eps)
 
 
 # ---- the path: dynamic ----
-DEVICE, SIZE, SEED = 'cuda', 157, 0  # the inputs the cell ran
-ATOL, RTOL = 0.001, 0.004  # the tolerance for float16
+DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 graphs, backward_graphs = [], []
@@ -143,7 +126,7 @@ def main():
     reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     compiled = torch.compile(model, backend=inductor(), dynamic=True)
-    for size in [157, 64, 300]:
+    for size in [67, 13, 129]:
         inputs = make_inputs(size, DEVICE, SEED)
         with torch.no_grad():
             expected = reference_model(*copied(inputs))
@@ -154,9 +137,10 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+    return compiled
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: matmul-autotune_heuristics-dynamic passes here")
+    print("no failure: rmsnorm-autotune_heuristics-dynamic passes here")

@@ -1,8 +1,8 @@
 """add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (22 graph break(s): triton kernel
+The harness recorded: graph_break: the kernel ran outside the compiled graph (25 graph break(s): triton kernel
 unsupported feature Explanation: Encountered triton kernel unsupported feature: @triton.heuristics must return
 constant …
-The same failure in 3 more cell(s) of this style and path: sin-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
+The same failure in 4 more cell(s) of this style and path: sin-autotune_heuristics-dynamic, silu-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -121,6 +121,7 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
+    return compiled
 
 
 if __name__ == "__main__":

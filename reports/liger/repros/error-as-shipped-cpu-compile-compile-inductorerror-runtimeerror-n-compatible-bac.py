@@ -1,7 +1,7 @@
-"""liger_swiglu-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only
 be one.
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-cpu_compile, liger_rms_norm_gemma-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_rope-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-cpu_compile, liger_swiglu-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_rope-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,13 +9,14 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.liger_swiglu) ----
+# ---- the case's own code (cases.liger_rms_norm) ----
 
 import torch
 
-from liger_kernel.ops import LigerSiLUMulFunction
+from liger_kernel.ops import LigerRMSNormFunction
 
 HIDDEN = 256  # the normalized and activated width
+EPS = 1e-6
 
 
 def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
@@ -23,26 +24,35 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def silu_mul(gate, up):
-    return torch.nn.functional.silu(gate) * up
+def llama_rms_norm(x, weight):
+    """transformers' LlamaRMSNorm.forward."""
+    dtype = x.dtype
+    hidden = x.to(torch.float32)
+    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return weight * hidden.to(dtype)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(randn(batch, 17, 4 * HIDDEN, generator=gen, device=device, dtype=torch.bfloat16) for _ in range(2))
+    x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
+    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    return x, weight
+
+
+SHIPPED_ARGS = (EPS, 0.0, "llama", True)
 
 
 # ---- the style: as_shipped ----
 
 
 class Model(torch.nn.Module):
-    def forward(self, gate, up):
-        return LigerSiLUMulFunction.apply(gate, up)
+    def forward(self, x, weight):
+        return LigerRMSNormFunction.apply(x, weight, *SHIPPED_ARGS)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, gate, up):
-        return silu_mul(gate, up)
+    def forward(self, x, weight):
+        return llama_rms_norm(x, weight)
 
 
 # ---- the path: cpu_compile ----
@@ -61,11 +71,11 @@ def inductor(**patches):  # torch.compile's Inductor, keeping the graphs it comp
     return backend
 
 
-def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
+def held(graphs):  # whether a compiled graph calls a Triton kernel, and no graph break left one outside
     nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
     words = ("triton_kernel_wrapper", "auto_functionalized")
-    return any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
-               or f"{n.target}.".startswith(())) for n in nodes)
+    return not sum(torch._dynamo.utils.counters["graph_break"].values()) and any(
+        n.op == "call_function" and any(w in getattr(n.target, "__name__", "") for w in words) for n in nodes)
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -97,11 +107,10 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
-    if breaks:
-        raise AssertionError(f"graph break: {breaks} graph break(s): a kernel ran outside the graph")
+    return compiled
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_swiglu-as_shipped-cpu_compile passes here")
+    print("no failure: liger_rms_norm-as_shipped-cpu_compile passes here")

@@ -71,11 +71,11 @@ def inductor(**patches):  # torch.compile's Inductor, keeping the graphs it comp
     return backend
 
 
-def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
+def held(graphs):  # whether a compiled graph calls a Triton kernel, and no graph break left one outside
     nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
     words = ("triton_kernel_wrapper", "auto_functionalized")
-    return any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
-               or f"{n.target}.".startswith(())) for n in nodes)
+    return not sum(torch._dynamo.utils.counters["graph_break"].values()) and any(
+        n.op == "call_function" and any(w in getattr(n.target, "__name__", "") for w in words) for n in nodes)
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -116,8 +116,6 @@ def main():
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
     if not held(graphs):
         raise AssertionError(f"graph break: the kernel ran outside the compiled graph ({breaks} graph break(s))")
-    if breaks:
-        raise AssertionError(f"graph break: {breaks} graph break(s): a kernel ran outside the graph")
 
 
 if __name__ == "__main__":
