@@ -241,7 +241,7 @@ class Measurements:
     flaky_example: bool = field(default=False, metadata=OMIT)
     as_close_as_reference: dict[str, str] | None = field(default=None, metadata=OMIT)  # gradient -> why it is
     package_built_by: str | None = field(default=None, metadata=OMIT)  # the cell whose AOTInductor package it ran
-    calls: int | None = field(default=None, metadata=OMIT)  # model calls compared
+    calls: int | None = field(default=None, metadata=OMIT)  # outputs compared (by a script: each check it made)
     export_seconds: float | None = field(default=None, metadata=OMIT)
     compile_seconds: float | None = field(default=None, metadata=OMIT)
     run_seconds: float | None = field(default=None, metadata=OMIT)

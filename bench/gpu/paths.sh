@@ -19,12 +19,17 @@ timeout 540 python3 -m harness run --matrix "$matrix" --paths "$paths" --report-
 echo "paths $paths: exit $? after $(( $(date +%s) - start )) s"
 tail -8 "$out/paths.log"
 python3 - "$baseline" /tmp/paths/results.json >"$out/paths-diff.txt" <<'PY'
-import json, sys
+import json, re, sys
 old, new = ({c["id"]: c for c in json.load(open(f))["cells"]} for f in sys.argv[1:])
 changed = [i for i in new if i in old and (old[i]["status"], old[i]["stage"]) != (new[i]["status"], new[i]["stage"])]
 print(f"{len(new)} cells, {len(changed)} changed status or stage against {sys.argv[1]}")
 for i in changed:
     print(f"{i}: {old[i]['status']}/{old[i]['stage']} -> {new[i]['status']}/{new[i]['stage']}: {(new[i]['error'] or '')[:300]!r}")
+said = lambda c: re.sub(r"\b(harness|mylib)(\.|::)\w+", "OP", (c["error"] or "").partition("from user code:")[0])[:200]
+worded = [i for i in new if i in old and i not in changed and said(old[i]) != said(new[i])]
+print(f"{len(worded)} more changed their error's words (the op's name aside)")
+for i in worded:
+    print(f"{i}: {said(old[i])!r} -> {said(new[i])!r}")
 PY
-head -40 "$out/paths-diff.txt"
+head -80 "$out/paths-diff.txt"
 tar czf "$out/paths-report.tgz" -C /tmp paths

@@ -14,14 +14,19 @@ import hashlib
 import importlib.util
 import itertools
 import sys
-from collections.abc import Callable
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
+
+import torch
 
 from harness.case import Case, load_case
 from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
 from harness.cell.context import Cell
 from harness.kernel.casecheck import check_inputs
+from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
 from harness.kernel.styles import AS_SHIPPED, applies, as_shipped
 from harness.script.pathcode import COMPILED
@@ -32,6 +37,7 @@ from harness.spec import CellSpec, Outcome
 __all__ = ["RUN_BY_SCRIPT", "cell_program", "readable", "run_script"]
 
 LOADED = itertools.count(1)  # the programs this process has loaded, each a module of its own
+WRONG = "wrong numbers: "  # how a program's own check of the output's form starts its words
 REGISTERED: set[str] = set()  # the torch.library namespaces this process's programs registered ops in
 
 
@@ -41,6 +47,8 @@ def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
     or only the whole module's with a stand-in ``Case`` (the cell then runs harness/cell/paths/).
     ``NotApplicable`` where the style cannot wrap the case."""
     if spec.path.id not in RUN_BY_SCRIPT or not _declared(cell.case, spec.module):
+        return None
+    if spec.path.id == "flop_counter" and cell.case.flops is None:  # no count to check: a skip
         return None
     applies(spec.style, cell.case)
     if spec.style == AS_SHIPPED:
@@ -103,6 +111,8 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
         module.__dict__[names["inductor"]] = cell.backend
     if names["held"] in module.__dict__:
         module.__dict__[names["held"]] = lambda graphs: True  # the cell's verdict reads what its backend captured
+    if names["flops"] in module.__dict__:  # the cell's verdict compares the two counts
+        module.__dict__[names["flops"]] = lambda counted, declared: cell.saw(flops=counted, declared_flops=declared)
     cell.autotuners = reachable_autotuners(main)
     benchmark_with(cell.autotuners, run_benchmark())
     if compiled:
@@ -115,12 +125,14 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
         made.clear()
         checked.graphs_at_first = None
         cell.stage = "trace" if compiled else "run"
-        with cell.timed("compile_seconds" if compiled else "run_seconds"):
+        with cell.timed("compile_seconds" if compiled else "run_seconds"), _mismatch_of(cell, main):
             returned = main()
         if returned is not None:
             cell.keep_call(returned, made[0])  # the first inputs its main made: those it checked it with first
         if spec.path.id == "dynamic":
             cell.saw(recompiles=cell.capture.graphs - (checked.graphs_at_first or 0))
+        if spec.path.id == "cudagraphs":
+            cell.saw(cudagraph_skips=torch._dynamo.utils.counters["inductor"].get("cudagraph_skips", 0))
 
     run_examples(cell, run, spec.path.examples)
 
@@ -161,6 +173,21 @@ def _load(program: Program, cell: Cell, cell_id: str) -> ModuleType:
     cell.stage = "build"
     found.loader.exec_module(module)
     return module
+
+
+@contextmanager
+def _mismatch_of(cell: Cell, main: Callable[[], Any]) -> Iterator[None]:
+    """A check the program's ``main`` makes itself (an output that is no ``TwoTensor``, a batch of the wrong size)
+    raises ``AssertionError("wrong numbers: ...")``: the cell's ``Mismatch``, at stage ``compare``."""
+    try:
+        yield
+    except AssertionError as error:
+        frames = traceback.extract_tb(error.__traceback__)
+        said = str(error)
+        if not (said.startswith(WRONG) and frames and frames[-1].name == main.__name__):
+            raise
+        cell.stage = "compare"
+        raise Mismatch(said.removeprefix(WRONG)) from None
 
 
 class _ObservedCheck:

@@ -48,6 +48,9 @@ UNBROKEN = """def held(graphs):  # whether a compiled graph calls a Triton kerne
     words = ("triton_kernel_wrapper", "auto_functionalized")
     return not sum(torch._dynamo.utils.counters["graph_break"].values()) and any(
         n.op == "call_function" and any(w in getattr(n.target, "__name__", "") for w in words) for n in nodes)"""
+FLOPS = """def counted_as_declared(counted, declared):  # FlopCounterMode's count against the case's formula
+    if counted != declared:
+        raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")"""
 PLAIN_INDUCTOR = """def inductor(**patches):  # torch.compile's default backend, Inductor (a mode's options as patches)
     return lambda gm, example_inputs: compile_fx(gm, example_inputs, config_patches=patches or None)"""
 INNER = """def inner(gm, example_inputs, *args, **kwargs):  # Inductor's compile of each graph, the backward's kept
@@ -222,7 +225,7 @@ def _cudagraphs(case: Case, checks: Checks, path: str, op: str, trainable: bool)
         "        expected = reference_model(*copied(inputs))",
         '    check(f"output of call {seed + 1}", out, expected)',
     ]
-    return Path([COPIED, CHECK], main)
+    return Path([COPIED, CHECK], main, returns="compiled")
 
 
 def _export_lines(case: Case, strict: bool, dynamic: bool, named: bool = True) -> list[str]:
@@ -388,7 +391,7 @@ def _flop_counter(case: Case, checks: Checks, path: str, op: str, trainable: boo
     imports = {"from torch.utils.flop_counter import FlopCounterMode"}
     if checks.flops is None:
         return Path([COPIED, CHECK], main, imports)
-    mine = "" if checks.every_op else f' if str(op).startswith("{checks.library}.")'
+    mine = "" if checks.every_op else f" if str(op).startswith('{checks.library}.')"
     shapes = "*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args)"
     main += [
         'counts = counter.get_flop_counts().get("Global", {})',
@@ -402,10 +405,9 @@ def _flop_counter(case: Case, checks: Checks, path: str, op: str, trainable: boo
         "",
         "with torch.no_grad():",
         f"    {checks.module}(spy).to(DEVICE)(*copied(inputs))" if checks.module else "    spy(*copied(inputs))",
-        "if counted != declared:",
-        '    raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")',
+        "counted_as_declared(counted, declared)",
     ]
-    return Path([COPIED, CHECK], main, imports)
+    return Path([COPIED, CHECK, FLOPS], main, imports)
 
 
 @writes("subclass_eager", "subclass_compile")
@@ -422,10 +424,11 @@ def _subclass(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
         f"    out = {runner}(*both)",
         'torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here',
         "outs = out if isinstance(out, tuple | list) else (out,)",
-        "for one in outs:",
-        "    if not isinstance(one, TwoTensor):",
-        '        raise AssertionError(f"wrong numbers: output: expected a TwoTensor, got {type(one).__name__}")',
         "several = isinstance(out, tuple | list)",
+        "for i, one in enumerate(outs):",
+        "    if not isinstance(one, TwoTensor):",
+        '        what = f"output {i}" if several else "output"',
+        '        raise AssertionError(f"wrong numbers: {what}: expected a TwoTensor, got {type(one).__name__}")',
         'check("output .a", tuple(o.a for o in outs) if several else out.a, expected)',
         'check("output .b", tuple(o.b for o in outs) if several else out.b, expected_b)',
     ]
@@ -449,8 +452,8 @@ def _vmap(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Pa
         'torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here',
         "for one in out if isinstance(out, tuple | list) else (out,):",
         f"    if not isinstance(one, torch.Tensor) or one.shape[:1] != ({VMAP_BATCH},):",
-        f'        raise AssertionError(f"wrong numbers: output: expected {VMAP_BATCH} items along dim 0, got '
-        "{getattr(one, 'shape', one)}\")",
+        '        got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__',
+        f'        raise AssertionError(f"wrong numbers: output: expected {VMAP_BATCH} items along dim 0, got {{got}}")',
         "for k, item in enumerate(items):",
         *(f"    {line}" for line in _expect("item")),
         '    check(f"output of item {k}", tuple(o[k] for o in out) if isinstance(out, tuple | list) else out[k],'

@@ -27,7 +27,10 @@ from harness.script.usercode import user_code
 from harness.spec import Tolerance
 
 # the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
-RUN_BY_SCRIPT = frozenset({"eager", "cpu_fallback", "compile", "fullgraph", "dynamic", "cpu_compile"})
+RUN_BY_SCRIPT = frozenset(
+    {"eager", "cpu_fallback", "compile", "fullgraph", "dynamic", "cpu_compile", "cudagraphs", "vmap", "subclass_eager",
+     "subclass_compile", "opcheck", "flop_counter"}
+)  # fmt: skip
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
 # that line, its names renamed apart from the case's (``SIZE_``) where the case's code defines them too
 CONSTANTS = re.compile(r"DEVICE_*, SIZE_*, SEED_* = ")
@@ -121,7 +124,7 @@ def write_program(
     ]
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
     hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
-             "seed": "SEED", "inductor": "inductor", "held": "held"}  # fmt: skip
+             "seed": "SEED", "inductor": "inductor", "held": "held", "flops": "counted_as_declared"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
