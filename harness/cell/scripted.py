@@ -16,7 +16,7 @@ import itertools
 import sys
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import ModuleType
 from typing import Any
 
@@ -25,6 +25,7 @@ import torch
 from harness.case import Case, load_case
 from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
 from harness.cell.context import Cell
+from harness.cell.paths.training import compare_gradient, training_step
 from harness.kernel.casecheck import check_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
@@ -37,6 +38,8 @@ from harness.spec import CellSpec, Outcome
 __all__ = ["RUN_BY_SCRIPT", "cell_program", "readable", "run_script"]
 
 LOADED = itertools.count(1)  # the programs this process has loaded, each a module of its own
+TRAINING = ("train_eager", "train_compile")
+GRADIENT = "gradient of "  # how a training program's check names a gradient
 WRONG = "wrong numbers: "  # how a program's own check of the output's form starts its words
 REGISTERED: set[str] = set()  # the torch.library namespaces this process's programs registered ops in
 
@@ -50,6 +53,8 @@ def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
         return None
     if spec.path.id == "flop_counter" and cell.case.flops is None:  # no count to check: a skip
         return None
+    if spec.path.id in TRAINING and not any(cell.case.takes_grad(i, v) for i, v in enumerate(cell.inputs())):
+        return None  # no argument takes a gradient: a skip, or a module's parameters alone train
     applies(spec.style, cell.case)
     if spec.style == AS_SHIPPED:
         cell.measurements.wrapped_as = as_shipped(cell.case).wrapped_as
@@ -113,10 +118,14 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
         module.__dict__[names["held"]] = lambda graphs: True  # the cell's verdict reads what its backend captured
     if names["flops"] in module.__dict__:  # the cell's verdict compares the two counts
         module.__dict__[names["flops"]] = lambda counted, declared: cell.saw(flops=counted, declared_flops=declared)
+    exported = names["export"] in module.__dict__  # its export (and save) timed instead of the whole main
+    for role, stage, seconds in (("export", "trace", "export_seconds"), ("save", "compile", "compile_seconds")):
+        if names[role] in module.__dict__:
+            module.__dict__[names[role]] = _staged(cell, module.__dict__[names[role]], stage, seconds)
     cell.autotuners = reachable_autotuners(main)
     benchmark_with(cell.autotuners, run_benchmark())
     if compiled:
-        cell.saw(compiled=True, trained=False)
+        cell.saw(compiled=True, trained=spec.path.id in TRAINING)
 
     def run(cell: Cell) -> None:
         size, seed = cell.at(None, None)
@@ -125,9 +134,13 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
         made.clear()
         checked.graphs_at_first = None
         cell.stage = "trace" if compiled else "run"
-        with cell.timed("compile_seconds" if compiled else "run_seconds"), _mismatch_of(cell, main):
+        timed = nullcontext() if exported else cell.timed("compile_seconds" if compiled else "run_seconds")
+        with timed, _mismatch_of(cell, main):
             returned = main()
-        if returned is not None:
+        if spec.path.id in TRAINING:  # a training step of the model it trained, timed (as the harness's path)
+            cell.timed_call = training_step(returned, cell.inputs(requires_grad=True))
+            cell.timed_model, cell.timed_train = returned, True
+        elif returned is not None:
             cell.keep_call(returned, made[0])  # the first inputs its main made: those it checked it with first
         if spec.path.id == "dynamic":
             cell.saw(recompiles=cell.capture.graphs - (checked.graphs_at_first or 0))
@@ -175,6 +188,22 @@ def _load(program: Program, cell: Cell, cell_id: str) -> ModuleType:
     return module
 
 
+def _staged(cell: Cell, call: Callable[..., Any], stage: str, seconds: str) -> Callable[..., Any]:
+    """The program's ``torch.export.export`` (or ``save``), called at its stage (``trace``, ``compile``) and timed,
+    the graph an export gives recorded; the stage is ``run`` after it."""
+
+    def staged(*args: Any, **kwargs: Any) -> Any:
+        cell.stage = stage
+        with cell.timed(seconds):
+            found = call(*args, **kwargs)
+        if isinstance(found, torch.export.ExportedProgram):
+            cell.record_graph(found.graph_module)
+        cell.stage = "run"
+        return found
+
+    return staged
+
+
 @contextmanager
 def _mismatch_of(cell: Cell, main: Callable[[], Any]) -> Iterator[None]:
     """A check the program's ``main`` makes itself (an output that is no ``TwoTensor``, a batch of the wrong size)
@@ -203,7 +232,10 @@ class _ObservedCheck:
         if self.graphs_at_first is None:
             self.graphs_at_first = cell.capture.graphs
         cell.synchronize()
-        cell.compare(what, out, expected)
+        if what.startswith(GRADIENT):
+            compare_gradient(cell, what.removeprefix(GRADIENT), out, expected)
+        else:
+            cell.compare(what, out, expected)
         cell.measurements.calls = (cell.measurements.calls or 0) + 1
         cell.stage = "run"
 

@@ -51,6 +51,8 @@ UNBROKEN = """def held(graphs):  # whether a compiled graph calls a Triton kerne
 FLOPS = """def counted_as_declared(counted, declared):  # FlopCounterMode's count against the case's formula
     if counted != declared:
         raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")"""
+EXPORT = "export = torch.export.export"
+SAVELOAD = "export, save, load = torch.export.export, torch.export.save, torch.export.load"
 PLAIN_INDUCTOR = """def inductor(**patches):  # torch.compile's default backend, Inductor (a mode's options as patches)
     return lambda gm, example_inputs: compile_fx(gm, example_inputs, config_patches=patches or None)"""
 INNER = """def inner(gm, example_inputs, *args, **kwargs):  # Inductor's compile of each graph, the backward's kept
@@ -155,6 +157,8 @@ def path_code(case: Case, path: str, checks: Checks, op: str, trainable: bool) -
     if build is None:
         raise NotShort(f"no short form of path {path}")
     found = build(case, checks, path, op, trainable)
+    if any(line.startswith("program = export(") for line in found.main) and SAVELOAD not in found.helpers:
+        found.helpers.insert(0, EXPORT)
     if path in COMPILED and checks.kernel:
         backward = path == "train_compile" and checks.backward_kernel
         helper = INDUCTOR.replace("OP_PREFIXES", repr(checks.op_prefixes))
@@ -246,7 +250,7 @@ def _export_lines(case: Case, strict: bool, dynamic: bool, named: bool = True) -
             lines.append(f"specs = ({each})  # one per input")
             lines.append("specs = inspect.signature(model.forward).bind(*specs).arguments  # by forward's own names")
             shapes = ", dynamic_shapes=specs"
-    return [*lines, f"program = torch.export.export(model, copied(inputs){shapes}, strict={strict})"]
+    return [*lines, f"program = export(model, copied(inputs){shapes}, strict={strict})"]
 
 
 def _binding(checks: Checks) -> set[str]:
@@ -281,6 +285,7 @@ def _export(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> 
     return Path(
         [COPIED, CHECK],
         [*_expect(), *_export_lines(case, "nonstrict" not in path, False), *_infer("program.module()", "output")],
+        returns="program.module()",
     )
 
 
@@ -294,6 +299,7 @@ def _export_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: b
             *_sizes(case, checks, "runner"),
         ],
         _binding(checks),
+        returns="runner",
     )
 
 
@@ -350,12 +356,12 @@ def _saveload(case: Case, checks: Checks, path: str, op: str, trainable: bool) -
         *_expect(),
         *_export_lines(case, True, False),
         'target = os.path.join(tempfile.mkdtemp(), "model.pt2")',
-        "torch.export.save(program, target)",
+        "save(program, target)",
         "del program",
-        "loaded = torch.export.load(target)",
+        "loaded = load(target)",
         *_infer("loaded.module()", "output"),
     ]
-    return Path([COPIED, CHECK], main, {"import os", "import tempfile"})
+    return Path([SAVELOAD, COPIED, CHECK], main, {"import os", "import tempfile"}, returns="loaded.module()")
 
 
 @writes("train_eager", "train_compile")
@@ -377,7 +383,7 @@ def _train(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> P
         ),
     ]
     helper = TRAIN.replace("NO_GRAD", repr(no_grad)).replace("make_inputs(", f"{checks.make_inputs}(")
-    return Path([CHECK, helper], [line for line in main if line])
+    return Path([CHECK, helper], [line for line in main if line], returns="model")
 
 
 @writes("flop_counter")

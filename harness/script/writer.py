@@ -29,7 +29,8 @@ from harness.spec import Tolerance
 # the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
 RUN_BY_SCRIPT = frozenset(
     {"eager", "cpu_fallback", "compile", "fullgraph", "dynamic", "cpu_compile", "cudagraphs", "vmap", "subclass_eager",
-     "subclass_compile", "opcheck", "flop_counter"}
+     "subclass_compile", "opcheck", "flop_counter", "train_eager", "train_compile",
+     "export_strict", "export_nonstrict", "export_dynamic_strict", "export_dynamic_nonstrict", "export_saveload"}
 )  # fmt: skip
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
 # that line, its names renamed apart from the case's (``SIZE_``) where the case's code defines them too
@@ -124,7 +125,8 @@ def write_program(
     ]
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
     hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
-             "seed": "SEED", "inductor": "inductor", "held": "held", "flops": "counted_as_declared"}  # fmt: skip
+             "seed": "SEED", "inductor": "inductor", "held": "held", "flops": "counted_as_declared",
+             "export": "export", "save": "save", "load": "load"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text

@@ -66,31 +66,36 @@ def training_step(model: Any, inputs: Inputs) -> Callable[[], object]:
 
 
 def _compare_gradients(cell: Cell, names: list[str], grads: list[Any], expected_grads: list[Any]) -> None:
-    """Each gradient against the reference's; a half-precision one off by no more than the reference's own error
-    (against float64) is noted, not wrong."""
-    exact_grads: list[Any] = []  # the float64 anchor, computed at the first mismatch of a half-precision case
-    for index, (name, grad, expected_grad) in enumerate(zip(names, grads, expected_grads, strict=True)):
-        if grad is None or expected_grad is None:
-            if grad is not expected_grad:
-                cell.stage = "compare"
-                raise Mismatch(f"gradient of {name}: {'missing' if grad is None else 'unexpected'}")
-            continue
-        try:
-            cell.compare(f"gradient of {name}", grad, expected_grad)
-        except Mismatch:
-            if cell.case.dtype not in LOW_PRECISION:
-                raise
-            exact_grads = exact_grads or _exact_gradients(cell, len(names))
-            exact = exact_grads[index]
-            note = exact is not None and within_reference_error(grad, expected_grad, exact, cell.tolerance.atol)
-            if not note:
-                raise
-            notes = cell.measurements.as_close_as_reference = cell.measurements.as_close_as_reference or {}
-            notes[f"gradient of {name}"] = note
+    """Each gradient against the reference's (``compare_gradient``)."""
+    for name, grad, expected_grad in zip(names, grads, expected_grads, strict=True):
+        compare_gradient(cell, name, grad, expected_grad)
 
 
-def _exact_gradients(cell: Cell, count: int) -> list[Any]:
-    """The reference's ``count`` gradients with its floating inputs in float64 (Nones where it cannot run so)."""
+def compare_gradient(cell: Cell, name: str, grad: Any, expected_grad: Any) -> None:
+    """The gradient of ``name`` (its layout's suffix included) against the reference's: a missing or unexpected one
+    is a mismatch; a half-precision one off by no more than the reference's own error (against float64) is noted,
+    not wrong."""
+    if grad is None or expected_grad is None:
+        if grad is not expected_grad:
+            cell.stage = "compare"
+            raise Mismatch(f"gradient of {name}: {'missing' if grad is None else 'unexpected'}")
+        return
+    try:
+        cell.compare(f"gradient of {name}", grad, expected_grad)
+    except Mismatch:
+        if cell.case.dtype not in LOW_PRECISION:
+            raise
+        unlaid = next((name.removesuffix(layout) for layout in LAYOUTS if layout and name.endswith(layout)), name)
+        exact = _exact_gradients(cell).get(unlaid)
+        note = exact is not None and within_reference_error(grad, expected_grad, exact, cell.tolerance.atol)
+        if not note:
+            raise
+        notes = cell.measurements.as_close_as_reference = cell.measurements.as_close_as_reference or {}
+        notes[f"gradient of {name}"] = note
+
+
+def _exact_gradients(cell: Cell) -> dict[str, Any]:
+    """The reference's gradients, by name, with its floating inputs in float64 ({} where it cannot run so)."""
     inputs = tuple(
         value.detach().double().requires_grad_(value.requires_grad)
         if isinstance(value, torch.Tensor) and value.is_floating_point()
@@ -98,10 +103,10 @@ def _exact_gradients(cell: Cell, count: int) -> list[Any]:
         for value in cell.inputs(requires_grad=True)
     )
     try:
-        grads = _forward_backward(cell.reference_model().double(), inputs)[1]
+        _, grads, names = _forward_backward(cell.reference_model().double(), inputs)
     except Exception:  # a reference that needs its own dtype: no float64 anchor, the plain tolerance decides
-        return [None] * count
-    return grads if len(grads) == count else [None] * count
+        return {}
+    return dict(zip(names, grads, strict=True))
 
 
 def noncontiguous(grad: torch.Tensor) -> torch.Tensor:
