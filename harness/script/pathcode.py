@@ -37,17 +37,25 @@ def inductor(**patches):  # torch.compile's Inductor, keeping the graphs it comp
     return backend
 
 
-def held(graphs):  # whether a compiled graph calls the op, or a Triton kernel
+"""
+HELD = """def held(graphs):  # WHETHER
     nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
     words = ("triton_kernel_wrapper", "auto_functionalized")
-    return any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
-               or f"{n.target}.".startswith(OP_PREFIXES)) for n in nodes)"""
+    return RETURN"""
+# the style's op, or a Triton kernel, in a compiled graph
+HELD_OP = HELD.replace("WHETHER", "whether a compiled graph calls the op, or a Triton kernel").replace(
+    "RETURN",
+    """any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)
+               or f"{n.target}.".startswith(OP_PREFIXES)) for n in nodes)""",
+)
 # the op as shipped, no library op: a graph break may leave any of its kernels outside the graphs
-UNBROKEN = """def held(graphs):  # whether a compiled graph calls a Triton kernel, and no graph break left one outside
-    nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
-    words = ("triton_kernel_wrapper", "auto_functionalized")
-    return not sum(torch._dynamo.utils.counters["graph_break"].values()) and any(
-        n.op == "call_function" and any(w in getattr(n.target, "__name__", "") for w in words) for n in nodes)"""
+UNBROKEN = HELD.replace(
+    "WHETHER", "whether a compiled graph calls a Triton kernel, and no graph break left one outside"
+).replace(
+    "RETURN",
+    """not sum(torch._dynamo.utils.counters["graph_break"].values()) and any(
+        n.op == "call_function" and any(w in getattr(n.target, "__name__", "") for w in words) for n in nodes)""",
+)
 FLOPS = """def counted_as_declared(counted, declared):  # FlopCounterMode's count against the case's formula
     if counted != declared:
         raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")"""
@@ -161,9 +169,8 @@ def path_code(case: Case, path: str, checks: Checks, op: str, trainable: bool) -
         found.helpers.insert(0, EXPORT)
     if path in COMPILED and checks.kernel:
         backward = path == "train_compile" and checks.backward_kernel
-        helper = INDUCTOR.replace("OP_PREFIXES", repr(checks.op_prefixes))
-        if checks.shipped_kernels:
-            helper = helper.split("def held(")[0] + UNBROKEN
+        held = UNBROKEN if checks.shipped_kernels else HELD_OP.replace("OP_PREFIXES", repr(checks.op_prefixes))
+        helper = INDUCTOR + held
         inner = "inner_compile=inner" if backward else ""
         found.helpers.insert(0, helper.replace("INNER", inner).replace("example_inputs, , ", "example_inputs, "))
         if backward:
