@@ -82,6 +82,11 @@ def check(what, out, expected):  # every output against the reference's, on the 
         raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
 
 
+def counted_as_declared(counted, declared):  # FlopCounterMode's count against the case's formula
+    if counted != declared:
+        raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")
+
+
 def main():
     torch.manual_seed(0)
     model = Model().to(DEVICE)
@@ -95,7 +100,7 @@ def main():
             out = model(*copied(inputs))
         check("output", out, expected)
     counts = counter.get_flop_counts().get("Global", {})
-    counted = sum(n for op, n in counts.items() if str(op).startswith("mylib."))
+    counted = sum(n for op, n in counts.items() if str(op).startswith('mylib.'))
     declared = 0
 
     def spy(*args):  # the case's formula over the shapes the op is called with
@@ -105,8 +110,7 @@ def main():
 
     with torch.no_grad():
         spy(*copied(inputs))
-    if counted != declared:
-        raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")
+    counted_as_declared(counted, declared)
 
 
 if __name__ == "__main__":

@@ -71,6 +71,9 @@ DEVICE, SIZE, SEED = 'cuda', 67, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export = torch.export.export
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -92,7 +95,7 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=258)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"x": {0: size}}, strict=False)
+    program = export(model, copied(inputs), dynamic_shapes={"x": {0: size}}, strict=False)
     runner = program.module()
     for size in [67, 13, 129]:
         at = inputs if size == SIZE else make_inputs(size, DEVICE, SEED)
@@ -102,6 +105,7 @@ def main():
             with torch.no_grad():
                 out = runner(*copied(at))
             check(f"output at size {size}" if call == 1 else f"output at size {size}, call {call}", out, expected)
+    return runner
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""sin-autotune-subclass_compile: a reproducer written by triton-torch-matrix.
+"""add-autotune-subclass_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: backend='inductor' raised:
-The same failure in 8 more cell(s) of this style and path: add-autotune-subclass_compile, silu-autotune-subclass_compile, softmax-autotune-subclass_compile, matmul-autotune-subclass_compile, add_inplace-autotune-subclass_compile, rmsnorm-autotune-subclass_compile, layernorm-autotune-subclass_compile, sin_triton_backward-autotune-subclass_compile.
+The same failure in 8 more cell(s) of this style and path: sin-autotune-subclass_compile, silu-autotune-subclass_compile, softmax-autotune-subclass_compile, matmul-autotune-subclass_compile, add_inplace-autotune-subclass_compile, rmsnorm-autotune-subclass_compile, layernorm-autotune-subclass_compile, sin_triton_backward-autotune-subclass_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,7 +9,7 @@ from torch._inductor.compile_fx import compile_fx
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
@@ -17,47 +17,49 @@ import triton.language as tl
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
 
 
 # ---- the style: autotune ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel)
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(add_kernel)
 
 
-def sin(x):
-    return launch(kernel, x, EVEN=False)
+def add(x, y):
+    return launch(kernel, x, y, EVEN=False)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return sin(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return torch.sin(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: subclass_compile ----
@@ -112,10 +114,11 @@ def main():
         out = torch.compile(model, backend=inductor())(*both)
     torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     outs = out if isinstance(out, tuple | list) else (out,)
-    for one in outs:
-        if not isinstance(one, TwoTensor):
-            raise AssertionError(f"wrong numbers: output: expected a TwoTensor, got {type(one).__name__}")
     several = isinstance(out, tuple | list)
+    for i, one in enumerate(outs):
+        if not isinstance(one, TwoTensor):
+            what = f"output {i}" if several else "output"
+            raise AssertionError(f"wrong numbers: {what}: expected a TwoTensor, got {type(one).__name__}")
     check("output .a", tuple(o.a for o in outs) if several else out.a, expected)
     check("output .b", tuple(o.b for o in outs) if several else out.b, expected_b)
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
@@ -126,4 +129,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin-autotune-subclass_compile passes here")
+    print("no failure: add-autotune-subclass_compile passes here")

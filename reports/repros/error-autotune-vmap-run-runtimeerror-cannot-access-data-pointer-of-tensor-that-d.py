@@ -94,7 +94,8 @@ def main():
     torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     for one in out if isinstance(out, tuple | list) else (out,):
         if not isinstance(one, torch.Tensor) or one.shape[:1] != (3,):
-            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {getattr(one, 'shape', one)}")
+            got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__
+            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {got}")
     for k, item in enumerate(items):
         with torch.no_grad():
             expected = reference_model(*copied(item))

@@ -1,7 +1,7 @@
-"""add-heuristics_autotune-aoti_dynamic: a reproducer written by triton-torch-matrix.
+"""sin-heuristics_autotune-aoti_dynamic: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Constraints violated (size)! For more information, run with
 TORCH_LOGS="+dynamic".
-The same failure in 4 more cell(s) of this style and path: sin-heuristics_autotune-aoti_dynamic, silu-heuristics_autotune-aoti_dynamic, add_inplace-heuristics_autotune-aoti_dynamic, sin_triton_backward-heuristics_autotune-aoti_dynamic.
+The same failure in 4 more cell(s) of this style and path: add-heuristics_autotune-aoti_dynamic, silu-heuristics_autotune-aoti_dynamic, add_inplace-heuristics_autotune-aoti_dynamic, sin_triton_backward-heuristics_autotune-aoti_dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -10,65 +10,66 @@ import os
 import tempfile
 
 
-# ---- the case's own code (cases.add) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-def add(x, y):
-    return launch(kernel, x, y)
+def sin(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return add(x, y)
+    def forward(self, x):
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.add(x, y)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: aoti_dynamic ----
 DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+
+
+export = torch.export.export
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -92,7 +93,7 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=10006)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"x": {0: size}, "y": {0: size}}, strict=True)
+    program = export(model, copied(inputs), dynamic_shapes={"x": {0: size}}, strict=True)
     package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
     runner = torch._inductor.aoti_load_package(package)
     for size in [3001, 1000, 5003]:
@@ -108,4 +109,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add-heuristics_autotune-aoti_dynamic passes here")
+    print("no failure: sin-heuristics_autotune-aoti_dynamic passes here")

@@ -72,6 +72,9 @@ DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export = torch.export.export
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -94,7 +97,7 @@ def main():
     with torch.no_grad():
         expected = reference_model(*copied(inputs))
     model.eval()
-    program = torch.export.export(model, copied(inputs), strict=False)
+    program = export(model, copied(inputs), strict=False)
     package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
     runner = torch._inductor.aoti_load_package(package)
     for call in range(1, 3):

@@ -1,89 +1,69 @@
-"""silu-heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
+"""add-heuristics_autotune-vmap: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: Cannot access data pointer of Tensor that doesn't have storage
-The same failure in 8 more cell(s) of this style and path: add-heuristics_autotune-vmap, sin-heuristics_autotune-vmap, softmax-heuristics_autotune-vmap, matmul-heuristics_autotune-vmap, add_inplace-heuristics_autotune-vmap, rmsnorm-heuristics_autotune-vmap, layernorm-heuristics_autotune-vmap, sin_triton_backward-heuristics_autotune-vmap.
+The same failure in 8 more cell(s) of this style and path: sin-heuristics_autotune-vmap, silu-heuristics_autotune-vmap, softmax-heuristics_autotune-vmap, matmul-heuristics_autotune-vmap, add_inplace-heuristics_autotune-vmap, rmsnorm-heuristics_autotune-vmap, layernorm-heuristics_autotune-vmap, sin_triton_backward-heuristics_autotune-vmap.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.silu) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-IN_FEATURES, HIDDEN = 128, 64
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def silu_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
-    mask = offsets < n_elements
     if EVEN:
-        x = tl.load(x_ptr + offsets)
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
+        mask = offsets < n_elements
         x = tl.load(x_ptr + offsets, mask=mask)
-    x_f32 = x.to(tl.float32)  # the math in float32, then back to the input's dtype, as in the blog
-    out = (x_f32 * (1.0 / (1.0 + tl.exp(-x_f32)))).to(x.dtype)
-    if EVEN:
-        tl.store(out_ptr + offsets, out)
-    else:
-        tl.store(out_ptr + offsets, out, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
-class SiluMLP(torch.nn.Module):
-    """Linear -> SiLU (the op under test) -> Linear, in bf16."""
-
-    def __init__(self, op):
-        super().__init__()
-        self.linear1 = torch.nn.Linear(IN_FEATURES, HIDDEN, dtype=torch.bfloat16)
-        self.linear2 = torch.nn.Linear(HIDDEN, IN_FEATURES, dtype=torch.bfloat16)
-        self.op = op
-
-    def forward(self, x):
-        return self.linear2(self.op(self.linear1(x).contiguous()))
-
-
-def make_inputs(batch, device, seed):
+def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch, IN_FEATURES, generator=gen).to(device=device, dtype=torch.bfloat16),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-def module(op):
-    return SiluMLP(op)
-
-
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=4)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(silu_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
 
 
-def silu(x):
-    return launch(kernel, x)
+def add(x, y):
+    return launch(kernel, x, y)
 
 
-def op(x):
-    return silu(x)
+class Model(torch.nn.Module):
+    def forward(self, x, y):
+        return add(x, y)
 
 
-def reference_op(x):
-    return torch.nn.functional.silu(x)
+class Reference(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: vmap ----
-DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
-ATOL, RTOL = 0.01, 0.016  # the tolerance for bfloat16
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
@@ -102,9 +82,8 @@ def check(what, out, expected):  # every output against the reference's, on the 
 
 def main():
     torch.manual_seed(0)
-    model = module(op).to(DEVICE)
-    torch.manual_seed(0)  # the same parameters
-    reference_model = module(reference_op).to(DEVICE)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
     inputs = make_inputs(SIZE, DEVICE, SEED)
     items = [inputs] + [tuple(b if isinstance(b, torch.Tensor) else a for a, b in zip(inputs, make_inputs(SIZE, DEVICE, SEED + k))) for k in range(1, 3)]
     def stacked(v):  # along a new dim 0, each item keeping its dim order in memory (a transposed one stays so)
@@ -118,7 +97,8 @@ def main():
     torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     for one in out if isinstance(out, tuple | list) else (out,):
         if not isinstance(one, torch.Tensor) or one.shape[:1] != (3,):
-            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {getattr(one, 'shape', one)}")
+            got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__
+            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {got}")
     for k, item in enumerate(items):
         with torch.no_grad():
             expected = reference_model(*copied(item))
@@ -128,4 +108,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: silu-heuristics_autotune-vmap passes here")
+    print("no failure: add-heuristics_autotune-vmap passes here")

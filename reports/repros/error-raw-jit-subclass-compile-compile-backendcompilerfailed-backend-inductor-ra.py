@@ -107,10 +107,11 @@ def main():
         out = torch.compile(model, backend=inductor())(*both)
     torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     outs = out if isinstance(out, tuple | list) else (out,)
-    for one in outs:
-        if not isinstance(one, TwoTensor):
-            raise AssertionError(f"wrong numbers: output: expected a TwoTensor, got {type(one).__name__}")
     several = isinstance(out, tuple | list)
+    for i, one in enumerate(outs):
+        if not isinstance(one, TwoTensor):
+            what = f"output {i}" if several else "output"
+            raise AssertionError(f"wrong numbers: {what}: expected a TwoTensor, got {type(one).__name__}")
     check("output .a", tuple(o.a for o in outs) if several else out.a, expected)
     check("output .b", tuple(o.b for o in outs) if several else out.b, expected_b)
     breaks = sum(torch._dynamo.utils.counters["graph_break"].values())

@@ -65,6 +65,9 @@ DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export = torch.export.export
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -86,7 +89,7 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=10006)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"x": {0: size}, "y": {0: size}}, strict=True)
+    program = export(model, copied(inputs), dynamic_shapes={"x": {0: size}, "y": {0: size}}, strict=True)
     package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
     runner = torch._inductor.aoti_load_package(package)
     for size in [3001, 1000, 5003]:

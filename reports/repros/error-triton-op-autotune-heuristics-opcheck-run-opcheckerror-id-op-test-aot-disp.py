@@ -1,80 +1,82 @@
-"""sin-triton_op_autotune_heuristics-opcheck: a reproducer written by triton-torch-matrix.
+"""add-triton_op_autotune_heuristics-opcheck: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: opcheck(op, ...): test_aot_dispatch_dynamic failed with BooleanAtom not allowed
 in this context. (scroll up for stack trace)
-The same failure in 7 more cell(s) of this style and path: add-triton_op_autotune_heuristics-opcheck, silu-triton_op_autotune_heuristics-opcheck, softmax-triton_op_autotune_heuristics-opcheck, matmul-triton_op_autotune_heuristics-opcheck, rmsnorm-triton_op_autotune_heuristics-opcheck, layernorm-triton_op_autotune_heuristics-opcheck, sin_triton_backward-triton_op_autotune_heuristics-opcheck.
+The same failure in 7 more cell(s) of this style and path: sin-triton_op_autotune_heuristics-opcheck, silu-triton_op_autotune_heuristics-opcheck, softmax-triton_op_autotune_heuristics-opcheck, matmul-triton_op_autotune_heuristics-opcheck, rmsnorm-triton_op_autotune_heuristics-opcheck, layernorm-triton_op_autotune_heuristics-opcheck, sin_triton_backward-triton_op_autotune_heuristics-opcheck.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
-backward = lambda inputs, out, grad: (grad * inputs[0].cos(),)
+backward = lambda inputs, out, grad: (grad, grad)
 
 
 # ---- the style: triton_op_autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_kernel))
 
 
-@torch.library.triton_op("mylib::sin", mutates_args=())
-def sin(x: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(kernel), x)
+@torch.library.triton_op("mylib::add", mutates_args=())
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x, y)
 
 
 def setup_context(ctx, inputs, output):
-    x, = inputs
-    ctx.save_for_backward(x, output)
+    x, y = inputs
+    ctx.save_for_backward(x, y, output)
 
 
-def sin_gradients(ctx, grad):
-    x, out = ctx.saved_tensors
-    inputs, output = (x,), out
+def add_gradients(ctx, grad):
+    x, y, out = ctx.saved_tensors
+    inputs, output = (x, y,), out
     return tuple(backward(inputs, output, grad))
 
 
-sin.register_autograd(sin_gradients, setup_context=setup_context)
+add.register_autograd(add_gradients, setup_context=setup_context)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.ops.mylib.sin(x)
+    def forward(self, x, y):
+        return torch.ops.mylib.add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return torch.sin(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: opcheck ----
@@ -107,10 +109,10 @@ def main():
         out = model(*copied(inputs))
     check("output", out, expected)
     inputs = tuple(v.detach().requires_grad_(v.is_floating_point()) if isinstance(v, torch.Tensor) else v for i, v in enumerate(inputs))
-    torch.library.opcheck(sin, inputs)  # the op against itself
+    torch.library.opcheck(add, inputs)  # the op against itself
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin-triton_op_autotune_heuristics-opcheck passes here")
+    print("no failure: add-triton_op_autotune_heuristics-opcheck passes here")

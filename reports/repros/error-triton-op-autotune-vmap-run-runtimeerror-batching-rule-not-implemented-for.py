@@ -1,6 +1,6 @@
 """add_inplace-triton_op_autotune-vmap: a reproducer written by triton-torch-matrix.
-The harness recorded: error at run: Batching rule not implemented for harness::add_inplace_triton_op_autotune; the
-fallback path doesn't work on out= or view ops.
+The harness recorded: error at run: Batching rule not implemented for mylib::add_inplace; the fallback path doesn't
+work on out= or view ops.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -101,7 +101,8 @@ def main():
     torch.cuda.synchronize() if DEVICE == "cuda" else None  # a fault of the kernel surfaces here
     for one in out if isinstance(out, tuple | list) else (out,):
         if not isinstance(one, torch.Tensor) or one.shape[:1] != (3,):
-            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {getattr(one, 'shape', one)}")
+            got = f"shape {tuple(one.shape)}" if isinstance(one, torch.Tensor) else type(one).__name__
+            raise AssertionError(f"wrong numbers: output: expected 3 items along dim 0, got {got}")
     for k, item in enumerate(items):
         with torch.no_grad():
             expected = reference_model(*copied(item))

@@ -71,6 +71,9 @@ DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export, save, load = torch.export.export, torch.export.save, torch.export.load
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -93,15 +96,16 @@ def main():
     with torch.no_grad():
         expected = reference_model(*copied(inputs))
     model.eval()
-    program = torch.export.export(model, copied(inputs), strict=True)
+    program = export(model, copied(inputs), strict=True)
     target = os.path.join(tempfile.mkdtemp(), "model.pt2")
-    torch.export.save(program, target)
+    save(program, target)
     del program
-    loaded = torch.export.load(target)
+    loaded = load(target)
     for call in range(1, 3):
         with torch.no_grad():
             out = loaded.module()(*copied(inputs))
         check("output" if call == 1 else f"output, call {call}", out, expected)
+    return loaded.module()
 
 
 if __name__ == "__main__":

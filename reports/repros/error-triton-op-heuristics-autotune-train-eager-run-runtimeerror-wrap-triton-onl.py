@@ -123,6 +123,7 @@ def main():
         check("output", out, expected)
         for (name, value), (_, reference_value) in zip(grads, expected_grads):  # a missing one: None mismatch
             check(f"gradient of {name}{layout}", value.grad, reference_value.grad)
+    return model
 
 
 if __name__ == "__main__":

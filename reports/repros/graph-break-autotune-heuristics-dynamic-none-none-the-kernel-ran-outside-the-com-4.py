@@ -1,5 +1,5 @@
 """rmsnorm-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (27 graph break(s): Attempted to call
+The harness recorded: graph_break: the kernel ran outside the compiled graph (24 graph break(s): Attempted to call
 function marked as skipped Explanation: Dynamo does not know how to trace the builtin …
 The same failure in 1 more cell(s) of this style and path: layernorm-autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.

@@ -1,5 +1,5 @@
 """add-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (25 graph break(s): triton kernel
+The harness recorded: graph_break: the kernel ran outside the compiled graph (22 graph break(s): triton kernel
 unsupported feature Explanation: Encountered triton kernel unsupported feature: @triton.heuristics must return
 constant …
 The same failure in 4 more cell(s) of this style and path: sin-autotune_heuristics-dynamic, silu-autotune_heuristics-dynamic, add_inplace-autotune_heuristics-dynamic, sin_triton_backward-autotune_heuristics-dynamic.

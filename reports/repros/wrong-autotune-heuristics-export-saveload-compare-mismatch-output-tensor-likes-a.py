@@ -1,6 +1,6 @@
 """add_inplace-autotune_heuristics-export_saveload: a reproducer written by triton-torch-matrix.
 The harness recorded: wrong at compare: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001
-(100.0%); Greatest absolute difference: 13310.84765625 at index (10,) (up to 1e-05 allowed); Greatest relative
+(100.0%); Greatest absolute difference: 14236.802734375 at index (10,) (up to 1e-05 allowed); Greatest relative
 difference: …
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
@@ -78,6 +78,9 @@ DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export, save, load = torch.export.export, torch.export.save, torch.export.load
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -100,15 +103,16 @@ def main():
     with torch.no_grad():
         expected = reference_model(*copied(inputs))
     model.eval()
-    program = torch.export.export(model, copied(inputs), strict=True)
+    program = export(model, copied(inputs), strict=True)
     target = os.path.join(tempfile.mkdtemp(), "model.pt2")
-    torch.export.save(program, target)
+    save(program, target)
     del program
-    loaded = torch.export.load(target)
+    loaded = load(target)
     for call in range(1, 3):
         with torch.no_grad():
             out = loaded.module()(*copied(inputs))
         check("output" if call == 1 else f"output, call {call}", out, expected)
+    return loaded.module()
 
 
 if __name__ == "__main__":

@@ -62,6 +62,9 @@ DEVICE, SIZE, SEED = 'cuda', 2, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export = torch.export.export
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -83,7 +86,7 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=10)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"q": {0: size}, "k": {0: size}, "cos": None, "sin": None}, strict=True)
+    program = export(model, copied(inputs), dynamic_shapes={"q": {0: size}, "k": {0: size}, "cos": None, "sin": None}, strict=True)
     package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
     runner = torch._inductor.aoti_load_package(package)
     for size in [2, 1, 5]:

@@ -1,7 +1,7 @@
-"""liger_rms_norm-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm_gemma-as_shipped-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only
 be one.
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-cpu_compile, liger_swiglu-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_rope-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-cpu_compile, liger_swiglu-as_shipped-cpu_compile, liger_geglu-as_shipped-cpu_compile, liger_layer_norm-as_shipped-cpu_compile, liger_rope-as_shipped-cpu_compile, liger_cross_entropy-as_shipped-cpu_compile, liger_kl_div-as_shipped-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,7 +9,7 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.liger_rms_norm) ----
+# ---- the case's own code (cases.liger_rms_norm_gemma) ----
 
 import torch
 
@@ -24,22 +24,21 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def llama_rms_norm(x, weight):
-    """transformers' LlamaRMSNorm.forward."""
-    dtype = x.dtype
-    hidden = x.to(torch.float32)
-    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
-    return weight * hidden.to(dtype)
+def gemma_rms_norm(x, weight):
+    """transformers' GemmaRMSNorm.forward."""
+    hidden = x.float()
+    output = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return (output * (1.0 + weight.float())).type_as(x)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
     x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
-    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    weight = randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
     return x, weight
 
 
-SHIPPED_ARGS = (EPS, 0.0, "llama", True)
+SHIPPED_ARGS = (EPS, 1.0, "gemma", False)
 
 
 # ---- the style: as_shipped ----
@@ -52,7 +51,7 @@ class Model(torch.nn.Module):
 
 class Reference(torch.nn.Module):
     def forward(self, x, weight):
-        return llama_rms_norm(x, weight)
+        return gemma_rms_norm(x, weight)
 
 
 # ---- the path: cpu_compile ----
@@ -113,4 +112,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_rms_norm-as_shipped-cpu_compile passes here")
+    print("no failure: liger_rms_norm_gemma-as_shipped-cpu_compile passes here")

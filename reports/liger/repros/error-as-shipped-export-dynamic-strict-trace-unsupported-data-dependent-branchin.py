@@ -62,6 +62,9 @@ DEVICE, SIZE, SEED = 'cuda', 37, 0  # the inputs the cell ran
 ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
 
 
+export = torch.export.export
+
+
 def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
     return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
         v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
@@ -83,7 +86,7 @@ def main():
     inputs = make_inputs(SIZE, DEVICE, SEED)
     model.eval()
     size = torch.export.Dim("size", min=1, max=128)
-    program = torch.export.export(model, copied(inputs), dynamic_shapes={"logits": {0: size}, "target": {0: size}}, strict=True)
+    program = export(model, copied(inputs), dynamic_shapes={"logits": {0: size}, "target": {0: size}}, strict=True)
     runner = program.module()
     for size in [37, 5, 64]:
         at = inputs if size == SIZE else make_inputs(size, DEVICE, SEED)
@@ -93,6 +96,7 @@ def main():
             with torch.no_grad():
                 out = runner(*copied(at))
             check(f"output at size {size}" if call == 1 else f"output at size {size}, call {call}", out, expected)
+    return runner
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""add_inplace-custom_op_autotune_heuristics-train_eager: a reproducer written by triton-torch-matrix.
-The harness recorded: error at build: harness::add_inplace_custom_op_autotune_heuristics writes into x: custom_op
-cannot train it, a limit of torch.library, not of the case (no autograd for an op that writes into its inputs; the …
+"""add_inplace-custom_op-train_eager: a reproducer written by triton-torch-matrix.
+The harness recorded: error at build: Cannot register autograd formula for non-functional operator
+<CustomOpDef(mylib::add_inplace)> with schema mylib::add_inplace(Tensor(a0!) x, Tensor y) -> (). Please create a
+functional operator and …
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -10,8 +11,6 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 import torch
 import triton
 import triton.language as tl
-
-MAX_BLOCK = 1024
 
 
 @triton.jit
@@ -39,21 +38,13 @@ def make_inputs(size, device, seed):
     return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
-KEY = ["n_elements"]
-AUTOTUNE_OPTIONS = {"restore_value": ["x_ptr"]}
-HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
-CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 backward = lambda inputs, out, grad: (grad, grad)
 
 
-# ---- the style: custom_op_autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY, **AUTOTUNE_OPTIONS)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_inplace_kernel))
-
-
+# ---- the style: custom_op ----
 @torch.library.custom_op("mylib::add_inplace", mutates_args=('x',))
 def add_inplace(x: torch.Tensor, y: torch.Tensor) -> None:
-    launch(kernel, x, y)
+    launch(add_inplace_kernel, x, y, BLOCK_SIZE=256, EVEN=False)
 
 
 @add_inplace.register_fake
@@ -135,9 +126,10 @@ def main():
         check("output", out, expected)
         for (name, value), (_, reference_value) in zip(grads, expected_grads):  # a missing one: None mismatch
             check(f"gradient of {name}{layout}", value.grad, reference_value.grad)
+    return model
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add_inplace-custom_op_autotune_heuristics-train_eager passes here")
+    print("no failure: add_inplace-custom_op-train_eager passes here")

@@ -1,0 +1,112 @@
+"""sin-triton_op_autotune_heuristics-aoti_dynamic: a reproducer written by triton-torch-matrix.
+The harness recorded: error at compile: RuntimeError: Failed to run autotuning code block: name 'Eq' is not defined
+Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
+Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
+
+
+import os
+import tempfile
+
+
+# ---- the case's own code (cases.sin) ----
+
+import torch
+import triton
+import triton.language as tl
+
+MAX_BLOCK = 1024
+
+
+@triton.jit
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+    else:
+        mask = offsets < n_elements
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+
+
+def launch(kernel, x, **meta):
+    out = torch.empty_like(x)
+    n_elements = out.numel()
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    return out
+
+
+def make_inputs(size, device, seed):
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(size, generator=gen).to(device),)
+
+
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+KEY = ["n_elements"]
+HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
+CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
+
+
+# ---- the style: triton_op_autotune_heuristics ----
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
+
+
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x)
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.mylib.sin(x)
+
+
+class Reference(torch.nn.Module):
+    def forward(self, x):
+        return torch.sin(x)
+
+
+# ---- the path: aoti_dynamic ----
+DEVICE, SIZE, SEED = 'cuda', 3001, 0  # the inputs the cell ran
+ATOL, RTOL = 1e-05, 1e-05  # the tolerance for float32
+
+
+export = torch.export.export
+
+
+def copied(inputs):  # fresh copies of the tensors for every call, their strides kept
+    return tuple((v.detach().clone() if v.is_contiguous() or 0 in v.stride() else torch.empty_strided(
+        v.shape, v.stride(), dtype=v.dtype, device=v.device).copy_(v)) if isinstance(v, torch.Tensor) else v
+        for v in inputs)
+
+
+def check(what, out, expected):  # every output against the reference's, on the CPU
+    cpu = lambda v: tuple(map(cpu, v)) if isinstance(v, tuple | list) else v.detach().cpu() if torch.is_tensor(v) else v
+    try:
+        torch.testing.assert_close(cpu(out), cpu(expected), atol=ATOL, rtol=RTOL)
+    except AssertionError as error:
+        raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
+
+
+def main():
+    torch.manual_seed(0)
+    model = Model().to(DEVICE)
+    reference_model = Reference().to(DEVICE)
+    inputs = make_inputs(SIZE, DEVICE, SEED)
+    model.eval()
+    size = torch.export.Dim("size", min=1, max=10006)
+    program = export(model, copied(inputs), dynamic_shapes={"x": {0: size}}, strict=True)
+    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    runner = torch._inductor.aoti_load_package(package)
+    for size in [3001, 1000, 5003]:
+        at = inputs if size == SIZE else make_inputs(size, DEVICE, SEED)
+        with torch.no_grad():
+            expected = reference_model(*copied(at))
+        for call in range(1, 3):
+            with torch.no_grad():
+                out = runner(*copied(at))
+            check(f"output at size {size}" if call == 1 else f"output at size {size}, call {call}", out, expected)
+
+
+if __name__ == "__main__":
+    main()
+    torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
+    print("no failure: sin-triton_op_autotune_heuristics-aoti_dynamic passes here")
