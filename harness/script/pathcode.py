@@ -42,7 +42,6 @@ HELD = """def held(graphs):  # WHETHER
     nodes = [n for gm in graphs for m in gm.modules() if isinstance(m, torch.fx.GraphModule) for n in m.graph.nodes]
     words = ("triton_kernel_wrapper", "auto_functionalized")
     return RETURN"""
-# the style's op, or a Triton kernel, in a compiled graph
 HELD_OP = HELD.replace("WHETHER", "whether a compiled graph calls the op, or a Triton kernel").replace(
     "RETURN",
     """any(n.op == "call_function" and (any(w in getattr(n.target, "__name__", "") for w in words)

@@ -126,7 +126,7 @@ def write_program(
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
     hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
              "seed": "SEED", "inductor": "inductor", "held": "held", "flops": "counted_as_declared",
-             "export": "export", "save": "save", "load": "load"}  # fmt: skip
+             "export": "export", "save": "save"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
