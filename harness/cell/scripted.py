@@ -14,10 +14,11 @@ import hashlib
 import importlib.util
 import itertools
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import torch
@@ -25,6 +26,7 @@ import torch
 from harness.case import Case, load_case
 from harness.cell.autotuners import benchmark_with, reachable_autotuners, run_benchmark
 from harness.cell.context import Cell
+from harness.cell.paths.export import shared_package, standalone_outputs
 from harness.cell.paths.training import compare_gradient, training_step
 from harness.kernel.casecheck import check_inputs
 from harness.kernel.compare import Mismatch
@@ -122,6 +124,12 @@ def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Calla
     for role, stage, seconds in (("export", "trace", "export_seconds"), ("save", "compile", "compile_seconds")):
         if names[role] in module.__dict__:
             module.__dict__[names[role]] = _staged(cell, module.__dict__[names[role]], stage, seconds)
+    if names["package"] in module.__dict__:  # AOTInductor's compile, shared where the very same program was built
+        module.__dict__[names["package"]] = _packaged(cell, spec.path.id, module.__dict__[names["package"]], made)
+    if names["standalone"] in module.__dict__:  # the run's torch-only server forks the fresh process
+        module.__dict__[names["standalone"]] = lambda package, inputs: standalone_outputs(cell, package, inputs)
+    if names["tempfile"] in module.__dict__:  # its files in the cell's work folder, which the run removes
+        module.__dict__[names["tempfile"]] = SimpleNamespace(mkdtemp=lambda: tempfile.mkdtemp(dir=cell.workdir))
     cell.autotuners = reachable_autotuners(main)
     benchmark_with(cell.autotuners, run_benchmark())
     if compiled:
@@ -202,6 +210,25 @@ def _staged(cell: Cell, call: Callable[..., Any], stage: str, seconds: str) -> C
         return found
 
     return staged
+
+
+def _packaged(cell: Cell, path_id: str, compile_package: Callable[..., str], made: list[Any]) -> Callable[..., str]:
+    """The program's ``aoti_compile_and_package``, called at stage ``compile`` and timed; the package shared with
+    the cells of the case and style that compile the very same program (``shared_package``), a dynamic one aside."""
+
+    def packaged(program: torch.export.ExportedProgram, *args: Any, **kwargs: Any) -> str:
+        def build() -> str:
+            cell.stage = "compile"
+            with cell.timed("compile_seconds"):
+                package = compile_package(program, *args, **kwargs)
+            cell.stage = "run"
+            return package
+
+        if path_id == "aoti_dynamic":
+            return build()
+        return shared_package(cell, program, made[0] if made else (), path_id, build)
+
+    return packaged
 
 
 @contextmanager

@@ -59,6 +59,20 @@ FLOPS = """def counted_as_declared(counted, declared):  # FlopCounterMode's coun
     if counted != declared:
         raise AssertionError(f"FlopCounterMode counted {counted} for the op, the case declares {declared}")"""
 EXPORT = "export = torch.export.export"
+AOTI = "from torch._inductor import aoti_compile_and_package, aoti_load_package"
+FRESH_PROCESS = """def in_fresh_process(package, inputs):  # a process that imports torch only loads and runs it
+    folder = tempfile.mkdtemp()
+    torch.save(list(inputs), f"{folder}/in.pt")
+    loader = ("import sys, torch, torch._inductor.package; runner = torch._inductor.aoti_load_package(sys.argv[1]); "
+              "torch.save(runner(*torch.load(sys.argv[2])), sys.argv[3])")
+    done = subprocess.run([sys.executable, "-c", loader, package, f"{folder}/in.pt", f"{folder}/out.pt"],
+                          capture_output=True, text=True)
+    if done.returncode < 0:
+        os.kill(os.getpid(), -done.returncode)  # it died of a signal: so do we
+    if done.returncode:
+        said = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise RuntimeError(f"standalone process exited {done.returncode}: {said}")
+    return torch.load(f"{folder}/out.pt")"""
 SAVELOAD = "export, save, load = torch.export.export, torch.export.save, torch.export.load"
 PLAIN_INDUCTOR = """def inductor(**patches):  # torch.compile's default backend, Inductor (a mode's options as patches)
     return lambda gm, example_inputs: compile_fx(gm, example_inputs, config_patches=patches or None)"""
@@ -280,10 +294,8 @@ def _sizes(case: Case, checks: Checks, runner: str) -> list[str]:
 
 
 def _package(target: str) -> list[str]:
-    return [
-        f"package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join("
-        f'tempfile.mkdtemp(), "{target}.pt2"))'
-    ]
+    where = f'os.path.join(tempfile.mkdtemp(), "{target}.pt2")'
+    return [f"package = aoti_compile_and_package(program, package_path={where})"]
 
 
 @writes("export_strict", "export_nonstrict")
@@ -315,10 +327,10 @@ def _aoti(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Pa
         *_expect(),
         *_export_lines(case, "nonstrict" not in path, False),
         *_package("model"),
-        "runner = torch._inductor.aoti_load_package(package)",
+        "runner = aoti_load_package(package)",
         *_infer("runner", "output"),
     ]
-    return Path([COPIED, CHECK], main, {"import os", "import tempfile"})
+    return Path([COPIED, CHECK], main, {"import os", "import tempfile", AOTI}, returns="runner")
 
 
 @writes("aoti_dynamic")
@@ -326,34 +338,23 @@ def _aoti_dynamic(case: Case, checks: Checks, path: str, op: str, trainable: boo
     main = [
         *_export_lines(case, True, True, not checks.parameters),
         *_package("model"),
-        "runner = torch._inductor.aoti_load_package(package)",
+        "runner = aoti_load_package(package)",
         *_sizes(case, checks, "runner"),
     ]
-    return Path([COPIED, CHECK], main, {"import os", "import tempfile", *_binding(checks)})
+    return Path([COPIED, CHECK], main, {"import os", "import tempfile", AOTI, *_binding(checks)}, returns="runner")
 
 
 @writes("aoti_standalone")
 def _aoti_standalone(case: Case, checks: Checks, path: str, op: str, trainable: bool) -> Path:
-    loader = (
-        '"import sys, torch, torch._inductor.package; runner = torch._inductor.aoti_load_package(sys.argv[1]); '
-        'torch.save(runner(*torch.load(sys.argv[2])), sys.argv[3])"'
-    )
     main = [
         *_expect(),
         *_export_lines(case, True, False),
         *_package("model"),
-        "folder = tempfile.mkdtemp()  # a fresh process that imports torch only loads and runs the package",
-        'torch.save(list(inputs), f"{folder}/in.pt")',
-        f'done = subprocess.run([sys.executable, "-c", {loader}, package, f"{{folder}}/in.pt",',
-        '                       f"{folder}/out.pt"], capture_output=True, text=True)',
-        "if done.returncode < 0:",
-        "    os.kill(os.getpid(), -done.returncode)  # it died of a signal: so do we",
-        "if done.returncode:",
-        "    said = (done.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]",
-        '    raise RuntimeError(f"standalone process exited {done.returncode}: {said}")',
-        'check("output", torch.load(f"{folder}/out.pt"), expected)',
+        'check("output", in_fresh_process(package, inputs), expected)',
     ]
-    return Path([COPIED, CHECK], main, {"import os", "import subprocess", "import sys", "import tempfile"})
+    compiles = AOTI.replace(", aoti_load_package", "")
+    imports = {"import os", "import subprocess", "import sys", "import tempfile", compiles}
+    return Path([COPIED, CHECK, FRESH_PROCESS], main, imports)
 
 
 @writes("export_saveload")

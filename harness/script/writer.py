@@ -26,11 +26,12 @@ from harness.script.stylecode import (
 from harness.script.usercode import user_code
 from harness.spec import Tolerance
 
-# the paths whose cells run their script's program (the rest run harness/cell/paths/, which their script re-writes)
+# the paths whose cells run their script's program
 RUN_BY_SCRIPT = frozenset(
     {"eager", "cpu_fallback", "compile", "fullgraph", "dynamic", "cpu_compile", "cudagraphs", "vmap", "subclass_eager",
      "subclass_compile", "opcheck", "flop_counter", "train_eager", "train_compile",
-     "export_strict", "export_nonstrict", "export_dynamic_strict", "export_dynamic_nonstrict", "export_saveload"}
+     "export_strict", "export_nonstrict", "export_dynamic_strict", "export_dynamic_nonstrict", "export_saveload",
+     "aoti_strict", "aoti_nonstrict", "aoti_standalone", "aoti_dynamic"}
 )  # fmt: skip
 CONSTANTS_LINE = "DEVICE, SIZE, SEED = "  # the line that names the inputs the program runs on
 # that line, its names renamed apart from the case's (``SIZE_``) where the case's code defines them too
@@ -126,7 +127,8 @@ def write_program(
     text = "\n\n\n".join(part.strip("\n") for part in parts if part.strip()) + "\n"
     hooks = {"main": "main", "check": "check", "reference": reference_build.partition("(")[0], "size": "SIZE",
              "seed": "SEED", "inductor": "inductor", "held": "held", "flops": "counted_as_declared",
-             "export": "export", "save": "save"}  # fmt: skip
+             "export": "export", "save": "save", "package": "aoti_compile_and_package",
+             "standalone": "in_fresh_process", "tempfile": "tempfile"}  # fmt: skip
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text

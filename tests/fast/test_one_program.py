@@ -76,6 +76,15 @@ OUTSIDE = {
     "harness.cell.timing.keep",
     "harness.cell.paths.training.compare_gradient",  # a gradient's comparison, as the cell's path compares it
     "harness.cell.paths.training.training_step",  # the training step the timing phase times
+    # an AOTInductor package shared by the cells that compile the very same program, and the fresh torch-only process
+    # that loads one as a deployment does
+    "harness.cell.paths.export.shared_package",
+    "harness.cell.paths.export._shared_stem",
+    "harness.cell.paths.export._names",
+    "harness.cell.paths.export.program_digest",
+    "harness.cell.paths.export.standalone_outputs",
+    "harness.cell.standalone.run_standalone",
+    "harness.cell.standalone.standalone_address",
     "harness.cell.timing.timer_for",
     "harness.cell.timing.untimed",
     "harness.cell.timing.faulted_at_size",
@@ -95,14 +104,23 @@ WRITING = ("harness.script.", "harness.cell.scripted.", "harness.sources.", "har
            "harness.kernel.compare.dtype_name")  # fmt: skip
 SHIPPED = [("mul_add_function", "train_compile"), ("mul_add_library_op", "compile"), ("mul_add_module", "train_eager"),
            ("mul_add_library_op", "opcheck"), ("mul_add_function", "vmap")]
-# every style on the eager paths; each other path its script runs with the styles taken in turn (each style on two)
+# every style on the eager paths; each other path its script runs with two styles, the styles taken in turn
 EAGER = ("eager", "cpu_fallback")
 LIBRARY = ("triton_op", "custom_op", AS_SHIPPED)
 OTHERS = sorted(RUN_BY_SCRIPT - set(EAGER))
+
+
+def scripted_on(style: str, path: str) -> bool:
+    """Whether the cell of ``style`` on ``path`` runs its script: opcheck checks torch.library ops (a launcher's or
+    the control's cell is a skip), and the shipped fixture declares no flop formula (its flop_counter cell too)."""
+    if path == "opcheck":
+        return KNOWN_STYLES[style][1] in LIBRARY
+    return (style, path) != (AS_SHIPPED, "flop_counter")
+
+
+TURNS = itertools.cycle(KNOWN_STYLES)
 SCRIPTED = [(style, path) for path in EAGER for style in KNOWN_STYLES]
-SCRIPTED += [(style, OTHERS[i % len(OTHERS)]) for i, style in enumerate([*KNOWN_STYLES] * 2)]
-# opcheck checks torch.library ops: a launcher's or the control's cell is a skip, run by harness/cell/paths/
-SCRIPTED = [(style, path) for style, path in SCRIPTED if path != "opcheck" or KNOWN_STYLES[style][1] in LIBRARY]
+SCRIPTED += [(next(s for s in TURNS if scripted_on(s, path)), path) for path in OTHERS for _ in range(2)]
 
 
 def top_level(code: CodeType) -> str | None:

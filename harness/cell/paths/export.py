@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import signal
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from harness.cell.context import CellCrash
 from harness.cell.paths.common import _infer, path
 from harness.cell.standalone import run_standalone
 from harness.kernel.launches import kernel_name
+from harness.script.stylecode import NAMESPACE
 
 if TYPE_CHECKING:
     from harness.cell.context import Cell
@@ -61,27 +63,28 @@ def export_nonstrict(cell: Cell) -> None:
     _run_export(cell, strict=False)
 
 
-def _package(cell: Cell, strict: bool, inputs: Inputs) -> str:
-    return _compile(cell, _export(cell, strict, inputs), strict)
-
-
-def _compile(cell: Cell, program: torch.export.ExportedProgram, strict: bool) -> str:
+def _compile(cell: Cell, program: torch.export.ExportedProgram, kind: str) -> str:
     cell.stage = "compile"
-    target = cell.workdir / f"{cell.case_style}-{'strict' if strict else 'nonstrict'}.pt2"
+    target = cell.workdir / f"{cell.case_style}-{kind}.pt2"
     with cell.timed("compile_seconds"):
-        return torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+        package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
+    cell.stage = "run"
+    return package
 
 
-def program_digest(program: torch.export.ExportedProgram, inputs: Inputs) -> str:
+def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namespace: str | None = None) -> str:
     """What AOTInductor compiles, as a digest: the program as printed (graph, shapes, signature, ranges; not the
-    comments naming the source line each node came from), its weights and constants byte for byte, the Triton
-    kernels and constant arguments its graph names by index (in the side table, emptied at each cell's start), and
-    the inputs' shapes, strides and dtypes."""
+    comments naming the source line each node came from; ``namespace``, a cell program's own op namespace, written
+    as its script writes it), its weights and constants byte for byte, the Triton kernels and constant arguments its
+    graph names by index (in the side table, emptied at each cell's start), and the inputs' shapes, strides and
+    dtypes."""
     from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
     printed = "\n".join(
         line for line in str(program).splitlines() if line.strip() and not line.lstrip().startswith("#")
     )
+    if namespace:
+        printed = printed.replace(namespace, NAMESPACE)
     found = hashlib.sha256(printed.encode())  # without the source comments and the blank lines between sources
     tensors = {**program.state_dict, **getattr(program, "constants", {})}
     for name, value in sorted(tensors.items()):
@@ -107,74 +110,72 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs) -> str
     return found.hexdigest()
 
 
-def _digest(program: torch.export.ExportedProgram, inputs: Inputs) -> str | None:
-    """``program_digest``, or None where it cannot be taken (a constant it cannot read): then nothing is shared."""
-    try:
-        return program_digest(program, inputs)
-    except Exception:
-        return None
-
-
-def _strict_package(cell: Cell, inputs: Inputs, path_id: str) -> str:
-    """The strict export's package of the case and style at the case's first inputs: aoti_strict and
-    aoti_standalone build the very same one (same model, same inputs, same export and compile calls, same
-    process state: a fresh fork of the run's zygote), so within a run the first of the two builds it, holding a
-    lock, into the run's package folder and the other loads that file, as a deployment loads what a build
-    produced. A failed build leaves no file: the other cell builds (and fails) on its own. Only first
-    attempts share: a cell run again (``attempt`` > 1) exports and compiles anew, so a flaky build is
-    sampled again."""
-    stem = _shared_stem(cell)
+def shared_package(
+    cell: Cell, program: torch.export.ExportedProgram, inputs: Inputs, path_id: str, build: Callable[[], str]
+) -> str:
+    """The AOTInductor package of ``program``: ``build()``'s, or the one a cell of the same case and style built
+    earlier in the run from a program with the same digest (``program_digest``: the very input AOTInductor
+    compiles, in a fresh fork of the run's zygote), as a deployment loads what a build produced. The first such
+    cell builds it holding a lock, the others wait and load its file. A package that names the building cell's own
+    op namespace (a call that only its process resolves) is shared with nobody; a failed build leaves nothing
+    shared, so the next cell builds (and fails) on its own."""
+    stem = _shared_stem(cell, program, inputs)
     if stem is None:
-        return _package(cell, True, inputs)
+        return build()
     with open(f"{stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
-        builder = _builder(stem)
-        if builder:  # what the builder's export saw, and which cell built the package
-            cell.saw(captured=tuple(builder["captured"]))
+        built = Path(f"{stem}.json")
+        builder = json.loads(built.read_text()) if built.exists() else None
+        if builder is None:
+            package = build()
+            shared = cell.program is None or not _names(package, cell.program.namespace)
+            if shared:
+                shutil.copyfile(package, f"{stem}.pt2")
+            built.write_text(json.dumps({"shared": shared, "package_built_by": f"{cell.case_style}-{path_id}"}))
+            return package
+        if builder["shared"]:
             cell.measurements.package_built_by = builder["package_built_by"]
             return f"{stem}.pt2"
-        program = _export(cell, True, inputs)
-        package = _compile(cell, program, True)
-        shutil.copyfile(package, f"{stem}.pt2")
-        builder = {
-            "captured": cell.capture.captured,
-            "package_built_by": f"{cell.case_style}-{path_id}",
-            "program": _digest(program, inputs),
-        }
-        Path(f"{stem}.json").write_text(json.dumps(builder))
-        return package
+    return build()
 
 
-def _shared_stem(cell: Cell) -> Path | None:
-    """Where the case and style's shared strict package lies in the run's package folder; None where this cell
-    shares none (no folder: a repro's run; a re-run, so a flaky build is sampled again; a drawn example)."""
+def _shared_stem(cell: Cell, program: torch.export.ExportedProgram, inputs: Inputs) -> Path | None:
+    """Where the package of the case and style built from ``program`` lies in the run's package folder; None where
+    this cell shares none (no folder: a repro's run; a re-run, so a flaky build is sampled again; a drawn example;
+    a program whose digest cannot be taken)."""
     folder = cell.locations.packages
     if not folder or not cell.share or cell.example is not None:
         return None
-    return Path(folder) / f"{cell.case_style}-shared-strict"
+    try:
+        digest = program_digest(program, inputs, cell.program.namespace if cell.program else None)
+    except Exception:  # a constant it cannot read
+        return None
+    return Path(folder) / f"{cell.case_style}-{digest[:24]}"
 
 
-def _builder(stem: Path) -> dict[str, Any]:
-    """What the cell that built the strict package at ``stem`` wrote beside it ({} before it is built); read with
-    ``stem``'s lock held."""
-    built = Path(f"{stem}.json")
-    return json.loads(built.read_text()) if built.exists() else {}
+def _names(package: str, namespace: str) -> bool:
+    """Whether any file of the package names ``namespace``."""
+    with zipfile.ZipFile(package) as archive:
+        return any(namespace.encode() in archive.read(name) for name in archive.namelist())
 
 
-def _nonstrict_package(cell: Cell, inputs: Inputs) -> str:
-    """The non-strict export compiled to a package; where its program is the strict one's byte for byte
-    (``program_digest``) and the case and style's strict package is built already, that package: AOTInductor
-    would compile the same input to the same code (about 5 s of CPU a cell, in 72 of the matrix's 117 cells)."""
-    program = _export(cell, False, inputs)
-    stem = _shared_stem(cell)
-    if stem is not None:
-        with open(f"{stem}.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            builder = _builder(stem)
-        if builder.get("program") is not None and builder["program"] == _digest(program, inputs):
-            cell.measurements.package_built_by = builder["package_built_by"]
-            return f"{stem}.pt2"
-    return _compile(cell, program, False)
+def standalone_outputs(cell: Cell, package: str, inputs: Inputs) -> Any:
+    """What the package returns on ``inputs``, loaded and run by a fresh child of the run's torch-only server
+    (harness/cell/standalone.py), which imports no case and no op of this process: what deployment users get."""
+    files = {name: str(cell.workdir / f"{cell.case_style}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
+    # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
+    # package, compiled for the view's strides, would read the wrong elements)
+    torch.save(list(inputs), files["in.pt"])
+    request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
+    request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
+    with cell.timed("run_seconds"):
+        code = run_standalone(request, cell.locations.standalone)
+    said = (Path(files["log.txt"]).read_text(errors="replace").strip().splitlines() or ["(nothing on stderr)"])[-1]
+    if code < 0:
+        raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {said}")
+    if code != 0:
+        raise RuntimeError(f"standalone process exited {code}: {said}")
+    return torch.load(files["out.pt"])
 
 
 def _load_and_run(cell: Cell, package: str, inputs: Inputs, run: Callable[..., None] = _infer) -> None:
@@ -185,48 +186,32 @@ def _load_and_run(cell: Cell, package: str, inputs: Inputs, run: Callable[..., N
         run(cell, runner, inputs)
 
 
+def _aoti(cell: Cell, strict: bool, path_id: str) -> tuple[str, Inputs]:
+    inputs = cell.inputs()
+    program = _export(cell, strict, inputs)
+    kind = "strict" if strict else "nonstrict"
+    return shared_package(cell, program, inputs, path_id, lambda: _compile(cell, program, kind)), inputs
+
+
 @path
 def aoti_strict(cell: Cell) -> None:
     """Strict export, AOTInductor package, loaded and run in this process."""
-    inputs = cell.inputs()
-    _load_and_run(cell, _strict_package(cell, inputs, "aoti_strict"), inputs)
+    _load_and_run(cell, *_aoti(cell, True, "aoti_strict"))
 
 
 @path
 def aoti_nonstrict(cell: Cell) -> None:
-    """Non-strict export, AOTInductor package (the strict export's, where the two programs are the same),
-    loaded and run in this process."""
-    inputs = cell.inputs()
-    _load_and_run(cell, _nonstrict_package(cell, inputs), inputs)
+    """Non-strict export, AOTInductor package, loaded and run in this process."""
+    _load_and_run(cell, *_aoti(cell, False, "aoti_nonstrict"))
 
 
 @path
 def aoti_standalone(cell: Cell) -> None:
     """Strict export to an AOTInductor package (the export every style can pass, raw kernels included),
-    loaded and run by a fresh process that imports torch only, never the case: what deployment users get.
-    The fresh process is a fork of a torch-only server (harness/cell/standalone.py)."""
-    inputs = cell.inputs()
-    package = _strict_package(cell, inputs, "aoti_standalone")
+    loaded and run by a fresh process that imports torch only, never the case (``standalone_outputs``)."""
+    package, inputs = _aoti(cell, True, "aoti_standalone")
     cell.stage = "run"
-    files = {name: str(cell.workdir / f"{cell.case_style}-{name}") for name in ("in.pt", "out.pt", "log.txt")}
-    # as they are: a strided view keeps its strides (.cpu() would make a non-dense view contiguous, and the
-    # package, compiled for the view's strides, would read the wrong elements)
-    torch.save(list(inputs), files["in.pt"])
-    request = {"package": package, "inputs_file": files["in.pt"], "output_file": files["out.pt"]}
-    request.update(device=cell.device, log=files["log.txt"], cwd=str(cell.workdir))
-    with cell.timed("run_seconds"):
-        code = run_standalone(request, cell.locations.standalone)
-    stderr = Path(files["log.txt"]).read_text(errors="replace")
-    if code < 0:
-        raise CellCrash(f"standalone process died of {signal.Signals(-code).name}: {_tail(stderr)}")
-    if code != 0:
-        raise RuntimeError(f"standalone process exited {code}: {_tail(stderr)}")
-    cell.compare("output", torch.load(files["out.pt"]), cell.expected(inputs))
-
-
-def _tail(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no stderr)"
+    cell.compare("output", standalone_outputs(cell, package, inputs), cell.expected(inputs))
 
 
 def _dynamic_shapes(cell: Cell, inputs: Inputs) -> tuple[dict[int, Any] | None, ...]:
@@ -283,11 +268,7 @@ def aoti_dynamic(cell: Cell) -> None:
     two or more others, each compared."""
     inputs = cell.inputs()
     program = _export(cell, True, inputs, _dynamic_shapes(cell, inputs))
-    cell.stage = "compile"
-    target = cell.workdir / f"{cell.case_style}-dynamic.pt2"
-    with cell.timed("compile_seconds"):
-        package = torch._inductor.aoti_compile_and_package(program, package_path=str(target))
-    _load_and_run(cell, package, inputs, _run_sizes)
+    _load_and_run(cell, _compile(cell, program, "dynamic"), inputs, _run_sizes)
 
 
 @path
