@@ -34,6 +34,10 @@ TORCH_TRITON = {
     "2.13.0": "3.7.1",
     "2.15.0": "3.9.0",
 }
+# the tests' torch: the CPU build CI's machines hold on disk (pip takes that file; no download, and each of the
+# hundreds of processes the tests start imports it faster than a CUDA build); the newest torch's CPU paths are
+# measured by `matrix_cpu` (reports/cpu/), the oldest by the `oldest` smoke run
+TESTS_TORCH = ["torch==2.13.0", "triton==3.7.1"]
 OLDEST = "2.6.0"  # pyproject.toml's torch>=2.6 (with triton>=3.2): CI's smoke run of the matrix runs on it
 CPU_PATHS = "cpu_fallback,cpu_compile"
 # the smoke run's cells: one case, the styles that part on these paths across releases (10 cells, about a minute)
@@ -120,7 +124,7 @@ def tests(session: nox.Session) -> None:
     """The harness's own tests on CPU, a CPU run of the matrix included."""
     # liger, fla: those suites list and their references load on CPU (the FlagGems suite needs no flag_gems on CPU:
     # its cases import it at their ops' first call)
-    _install(session, *CPU_TORCH, "-e", ".[test,liger,fla]")
+    _install(session, *TESTS_TORCH, "-e", ".[test,liger,fla]")
     env = _tests_env(session)
     # the cache filled before the tests start (about 36 s on 2 cores), so that no test's process compiles what it
     # imports first (a test timing its own stages would count that); a file that does not compile is left out
