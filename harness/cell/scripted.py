@@ -10,9 +10,9 @@ check: which kernels ran outside the compiled graphs is read from the graphs the
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import importlib.util
 import itertools
+import re
 import sys
 import tempfile
 import traceback
@@ -43,7 +43,9 @@ LOADED = itertools.count(1)  # the programs this process has loaded, each a modu
 TRAINING = ("train_eager", "train_compile")
 GRADIENT = "gradient of "  # how a training program's check names a gradient
 WRONG = "wrong numbers: "  # how a program's own check of the output's form starts its words
-REGISTERED: set[str] = set()  # the torch.library namespaces this process's programs registered ops in
+REGISTERED: dict[str, str] = {}  # the torch.library namespaces this process's programs took -> their op's key
+# how a program's namespace reads (``namespace``): a record writes it as the script does
+OWN_NAMESPACE = re.compile(rf"\b{NAMESPACE}_[0-9a-f]{{8}}(?:_\d+)?\b")
 
 
 def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
@@ -63,12 +65,13 @@ def cell_program(cell: Cell, spec: CellSpec) -> Program | None:
     on_cpu_kernel = cell.device == "cpu" and not triton_interpreted()
     try:
         program = write_program(
-            spec.module, cell.case, spec.style, spec.path.id, cell.device, cell.tolerance, None, on_cpu_kernel,
-            namespace(spec.id),
-        )  # fmt: skip
+            spec.module, cell.case, spec.style, spec.path.id, cell.device, cell.tolerance, None, on_cpu_kernel
+        )
     except Exception:  # NotShort, or a case module the writer cannot cut down
         return None
-    return None if program.whole_module or defines_library(program.case_code) else program
+    if program.whole_module or defines_library(program.case_code):
+        return None
+    return program.in_namespace(namespace(program.op_key))
 
 
 def defines_library(code: str) -> bool:
@@ -87,16 +90,25 @@ def _declared(case: Case, module: str) -> bool:
         return False
 
 
-def namespace(cell_id: str) -> str:
-    """A torch.library namespace for a cell's op, named for the cell and new in this process (a second
-    registration of one name would replace the first, under an earlier cell's kept artifact)."""
-    name = base = f"{NAMESPACE}_{hashlib.sha256(cell_id.encode()).hexdigest()[:8]}"
+def namespace(op_key: str) -> str:
+    """A torch.library namespace for a program's op, named for the text that defines it (``Program.op_key``), so
+    that cells of one case and style in other processes name it alike (an AOTInductor package calls it by that
+    name); new in this process (a second registration of one name would replace the first, under an earlier cell's
+    kept artifact): a later program of the same text here takes ``NAME_1``."""
+    name = base = f"{NAMESPACE}_{op_key}"
     for again in itertools.count(1):
         if name not in REGISTERED:
             break
         name = f"{base}_{again}"
-    REGISTERED.add(name)
+    REGISTERED[name] = op_key
     return name
+
+
+def registered(namespace: str, op_key: str) -> bool:
+    """Whether a program of this process registered its op in ``namespace`` from the text ``op_key`` names."""
+    if REGISTERED.get(namespace) != op_key:
+        return False
+    return any(name.startswith(f"{namespace}::") for name in torch._C._dispatch_get_all_op_names())
 
 
 def run_script(cell: Cell, spec: CellSpec, program: Program, run_examples: Callable[..., None]) -> None:
@@ -167,7 +179,7 @@ def readable(outcome: Outcome, cell: Cell) -> Outcome:
         return outcome
 
     def written(text: str) -> str:
-        return text.replace(program.namespace, NAMESPACE).replace(str(file), file.name)
+        return OWN_NAMESPACE.sub(NAMESPACE, text).replace(str(file), file.name)
 
     for field in ("error", "traceback", "reason"):
         text = getattr(outcome, field, None)
@@ -226,7 +238,7 @@ def _packaged(cell: Cell, path_id: str, compile_package: Callable[..., str], mad
 
         if path_id == "aoti_dynamic":
             return build()
-        return shared_package(cell, program, made[0] if made else (), path_id, build)
+        return shared_package(cell, program, made[0] if made else (), path_id, build, registered)
 
     return packaged
 

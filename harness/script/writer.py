@@ -52,6 +52,13 @@ class Program:
     namespace: str = NAMESPACE  # where its op registers
     case_code: str = ""  # the case's own code it holds
     whole_module: bool = False  # that code is its whole module with a stand-in ``Case`` (usercode.py)
+    op_key: str = ""  # a digest of the text that defines its op: the case's code and the style's
+
+    def in_namespace(self, namespace: str) -> Program:
+        """The same program, its op registered in ``namespace`` (the case's own code as it is)."""
+        before, case, after = self.text.partition(self.case_code)
+        text = before + case + _in_namespace(after, namespace, self.namespace)
+        return replace(self, text=text, namespace=namespace)
 
     def digest(self) -> str:
         """sha256 of the text as its script writes it (its op in ``NAMESPACE``), the line naming its size and seed
@@ -118,7 +125,9 @@ def write_program(
         "def main():\n" + "\n".join(f"    {line}" if line else "" for line in main),
     ]
     renames = apart(own, code.defined)  # the style's and path's names apart from the case's
-    own = [_in_namespace(renamed(part, renames) if renames else part, namespace) for part in own]
+    own = [renamed(part, renames) if renames else part for part in own]
+    op_key = hashlib.sha256(f"{code.text}\n{own[0]}".encode()).hexdigest()[:8]  # the op as it registers in NAMESPACE
+    own = [_in_namespace(part, namespace) for part in own]
     parts = [
         "\n".join(sorted(line for line in imports if line not in own_lines)) + "\n",
         f"# ---- the case's own code ({module}) ----\n\n{code.text}",
@@ -132,7 +141,7 @@ def write_program(
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
-    return Program(text, hooks, autotunes, size, seed, namespace, code.text, code.whole)
+    return Program(text, hooks, autotunes, size, seed, namespace, code.text, code.whole, op_key)
 
 
 def _in_namespace(text: str, namespace: str, was: str = NAMESPACE) -> str:

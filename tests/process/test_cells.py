@@ -1,5 +1,7 @@
 """Cells run in this process on CPU: real outcomes of real cases, and every status a cell can get."""
 
+import json
+import re
 from pathlib import Path
 
 from harness.case import load_cases
@@ -45,8 +47,7 @@ def test_only_first_attempts_share_the_strict_package(tmp_path: Path):
 
 def test_aoti_nonstrict_loads_the_strict_package_only_where_its_program_is_the_same(tmp_path: Path):
     """A non-strict export printed, weighed and laid out as the strict one is compiled by nobody twice: the cell
-    loads the case and style's strict package; a program that differs (another digest) compiles its own, and so
-    does one whose package calls the op its cell's process registered (custom_op), which no other process has."""
+    loads the case and style's strict package; a program that differs (another digest) compiles its own."""
     strict, nonstrict = specs("layernorm", "control", "aoti_strict", "aoti_nonstrict")
     case, shared_folder = load_cases(MATRIX.modules["layernorm"])[0], packages(tmp_path)
     assert vars(run_cell(case, strict, tmp_path, BUILT, "cpu", shared_folder))["status"] == "pass"
@@ -59,11 +60,28 @@ def test_aoti_nonstrict_loads_the_strict_package_only_where_its_program_is_the_s
     own = vars(run_cell(case, nonstrict, tmp_path, BUILT, "cpu", shared_folder))
     assert own["status"] == "pass" and own["measurements"].package_built_by is None
     assert own["measurements"].compile_seconds > 0
-    sin = load_cases(MATRIX.modules["sin"])[0]
-    for spec in specs("sin", "custom_op", "aoti_strict", "aoti_nonstrict"):
-        record = vars(run_cell(sin, spec, tmp_path, BUILT, "cpu", shared_folder))
-        assert record["status"] == "pass" and record["measurements"].package_built_by is None, spec.path.id
-        assert record["measurements"].compile_seconds > 0
+
+
+def test_a_package_that_calls_its_builders_op_is_loaded_only_where_that_op_is_registered_alike(tmp_path: Path):
+    """custom_op's package calls the op by the namespace its program registered (named for the op's text): a
+    cell of this process, which registered that namespace from the same text, loads it; where this process
+    registered it from another text (or never did) the cell compiles its own."""
+    from harness.cell import scripted
+
+    strict, nonstrict, standalone = specs("sin", "custom_op", "aoti_strict", "aoti_nonstrict", "aoti_standalone")
+    case, shared_folder = load_cases(MATRIX.modules["sin"])[0], packages(tmp_path)
+    built = vars(run_cell(case, strict, tmp_path, BUILT, "cpu", shared_folder))
+    assert built["status"] == "pass" and built["measurements"].package_built_by is None, built["error"]
+    shared = vars(run_cell(case, nonstrict, tmp_path, BUILT, "cpu", shared_folder))
+    assert shared["status"] == "pass", shared["error"]
+    assert shared["measurements"].package_built_by == "sin-custom_op-aoti_strict"
+    builder = json.loads(next((tmp_path / "packages").glob("sin-custom_op-*.json")).read_text())
+    assert re.fullmatch(r"mylib_[0-9a-f]{8}(_\d+)?", builder["namespace"]), builder  # the package calls the op by it
+    scripted.REGISTERED[builder["namespace"]] = "0" * 8  # as if registered here from another text
+    own = vars(run_cell(case, standalone, tmp_path, BUILT, "cpu", shared_folder))
+    assert own["measurements"].package_built_by is None and own["measurements"].compile_seconds > 0
+    assert (own["status"], own["stage"]) == ("error", "run")  # the torch-only process has no such op
+    assert "Could not find schema for mylib::sin" in own["error"]  # as the script names it
 
 
 def specs(case: str, style: str, *paths: str) -> list[CellSpec]:

@@ -111,52 +111,62 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namesp
 
 
 def shared_package(
-    cell: Cell, program: torch.export.ExportedProgram, inputs: Inputs, path_id: str, build: Callable[[], str]
+    cell: Cell,
+    program: torch.export.ExportedProgram,
+    inputs: Inputs,
+    path_id: str,
+    build: Callable[[], str],
+    registered: Callable[[str, str], bool] | None = None,
 ) -> str:
     """The AOTInductor package of ``program``: ``build()``'s, or the one a cell of the same case and style built
     earlier in the run from a program with the same digest (``program_digest``: the very input AOTInductor
     compiles, in a fresh fork of the run's zygote), as a deployment loads what a build produced. The first such
-    cell builds it holding a lock, the others wait and load its file. A package that names the building cell's own
-    op namespace (a call that only its process resolves) is shared with nobody; a failed build leaves nothing
-    shared, so the next cell builds (and fails) on its own."""
+    cell builds it holding a lock, the others wait and load its file. A package that calls the op of its builder's
+    program by its namespace is loaded only where this process ``registered`` that namespace from the same text
+    (else the cell builds its own); a failed build leaves nothing shared, so the next cell builds (and fails) on
+    its own."""
     stem = _shared_stem(cell, program, inputs)
     if stem is None:
         return build()
     with open(f"{stem}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or when the process dies
         built = Path(f"{stem}.json")
-        builder = json.loads(built.read_text()) if built.exists() else None
-        if builder is None:
+        if not built.exists():
             package = build()
-            shared = cell.program is None or not _names(package, cell.program.namespace)
-            if shared:
-                shutil.copyfile(package, f"{stem}.pt2")
-            built.write_text(json.dumps({"shared": shared, "package_built_by": f"{cell.case_style}-{path_id}"}))
+            shutil.copyfile(package, f"{stem}.pt2")
+            own = cell.program.namespace if cell.program and _names(package, cell.program.namespace) else None
+            builder = {"package_built_by": f"{cell.case_style}-{path_id}", "namespace": own}
+            built.write_text(json.dumps(builder))
             return package
-        if builder["shared"]:
-            cell.measurements.package_built_by = builder["package_built_by"]
-            return f"{stem}.pt2"
+        builder = json.loads(built.read_text())
+    calls = builder["namespace"]
+    if calls is None or (cell.program is not None and registered and registered(calls, cell.program.op_key)):
+        cell.measurements.package_built_by = builder["package_built_by"]
+        return f"{stem}.pt2"
     return build()
 
 
 def _shared_stem(cell: Cell, program: torch.export.ExportedProgram, inputs: Inputs) -> Path | None:
-    """Where the package of the case and style built from ``program`` lies in the run's package folder; None where
-    this cell shares none (no folder: a repro's run; a re-run, so a flaky build is sampled again; a drawn example;
-    a program whose digest cannot be taken)."""
+    """Where the package of the case and style built from ``program`` lies in the run's package folder (named for
+    its op's text too, where the cell runs a script's program); None where this cell shares none (no folder: a
+    repro's run; a re-run, so a flaky build is sampled again; a drawn example; a program whose digest cannot be
+    taken)."""
     folder = cell.locations.packages
     if not folder or not cell.share or cell.example is not None:
         return None
+    own = cell.program.namespace if cell.program else None
     try:
-        digest = program_digest(program, inputs, cell.program.namespace if cell.program else None)
+        digest = program_digest(program, inputs, own)
     except Exception:  # a constant it cannot read
         return None
-    return Path(folder) / f"{cell.case_style}-{digest[:24]}"
+    return Path(folder) / f"{cell.case_style}-{cell.program.op_key if cell.program else 'harness'}-{digest[:24]}"
 
 
 def _names(package: str, namespace: str) -> bool:
-    """Whether any file of the package names ``namespace``."""
+    """Whether any file of the package names ``namespace`` (not merely a longer one that begins with it)."""
+    named = re.compile(rf"{re.escape(namespace)}(?![0-9A-Za-z_])".encode())
     with zipfile.ZipFile(package) as archive:
-        return any(namespace.encode() in archive.read(name) for name in archive.namelist())
+        return any(named.search(archive.read(name)) for name in archive.namelist())
 
 
 def standalone_outputs(cell: Cell, package: str, inputs: Inputs) -> Any:
