@@ -1,6 +1,6 @@
-"""add-autotune_heuristics-flop_counter: a reproducer written by triton-torch-matrix.
+"""sin-autotune_heuristics-flop_counter: a reproducer written by triton-torch-matrix.
 The harness recorded: blind at compare: flops: FlopCounterMode counted 0 for the op, the case declares 1
-The same failure in 8 more cell(s) of this style and path: sin-autotune_heuristics-flop_counter, silu-autotune_heuristics-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
+The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-flop_counter, silu-autotune_heuristics-flop_counter, softmax-autotune_heuristics-flop_counter, matmul-autotune_heuristics-flop_counter, add_inplace-autotune_heuristics-flop_counter, rmsnorm-autotune_heuristics-flop_counter, layernorm-autotune_heuristics-flop_counter, sin_triton_backward-autotune_heuristics-flop_counter.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,63 +8,61 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch.utils.flop_counter import FlopCounterMode
 
 
-# ---- the case's own code (cases.add) ----
+# ---- the case's own code (cases.sin) ----
 
 import math
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-flops = lambda x, y: math.prod(x)
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+flops = lambda x: math.prod(x)
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
 
 
-def add(x, y):
-    return launch(kernel, x, y)
+def sin(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return add(x, y)
+    def forward(self, x):
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.add(x, y)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: flop_counter ----
@@ -110,7 +108,7 @@ def main():
     def spy(*args):  # the case's formula over the shapes the op is called with
         nonlocal declared
         declared += flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
-        return torch.add(*args)
+        return torch.sin(*args)
 
     with torch.no_grad():
         spy(*copied(inputs))
@@ -120,4 +118,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add-autotune_heuristics-flop_counter passes here")
+    print("no failure: sin-autotune_heuristics-flop_counter passes here")

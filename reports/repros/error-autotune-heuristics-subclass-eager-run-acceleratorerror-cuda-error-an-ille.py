@@ -1,6 +1,6 @@
-"""sin-autotune_heuristics-subclass_eager: a reproducer written by triton-torch-matrix.
+"""add-autotune_heuristics-subclass_eager: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: CUDA error: an illegal memory access was encountered
-The same failure in 8 more cell(s) of this style and path: add-autotune_heuristics-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-autotune_heuristics-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-autotune_heuristics-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
+The same failure in 8 more cell(s) of this style and path: sin-autotune_heuristics-subclass_eager, silu-autotune_heuristics-subclass_eager, softmax-autotune_heuristics-subclass_eager, matmul-autotune_heuristics-subclass_eager, add_inplace-autotune_heuristics-subclass_eager, rmsnorm-autotune_heuristics-subclass_eager, layernorm-autotune_heuristics-subclass_eager, sin_triton_backward-autotune_heuristics-subclass_eager.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,59 +8,61 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.add) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 CONFIG_HEURISTICS = {"EVEN": lambda args: args["n_elements"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(sin_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(add_kernel))
 
 
-def sin(x):
-    return launch(kernel, x)
+def add(x, y):
+    return launch(kernel, x, y)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return sin(x)
+    def forward(self, x, y):
+        return add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return torch.sin(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: subclass_eager ----
@@ -109,4 +111,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin-autotune_heuristics-subclass_eager passes here")
+    print("no failure: add-autotune_heuristics-subclass_eager passes here")

@@ -1,70 +1,69 @@
-"""add-heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
+"""sin-heuristics_autotune-aoti_nonstrict: a reproducer written by triton-torch-matrix.
 The harness recorded: error at trace: Cannot access data pointer of Tensor (e.g. FakeTensor, FunctionalTensor). If
 you're using torch.compile/export/fx, it is likely that we are erroneously tracing into a custom kernel. To fix
 this, …
-The same failure in 8 more cell(s) of this style and path: sin-heuristics_autotune-aoti_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
+The same failure in 8 more cell(s) of this style and path: add-heuristics_autotune-aoti_nonstrict, silu-heuristics_autotune-aoti_nonstrict, softmax-heuristics_autotune-aoti_nonstrict, matmul-heuristics_autotune-aoti_nonstrict, add_inplace-heuristics_autotune-aoti_nonstrict, rmsnorm-heuristics_autotune-aoti_nonstrict, layernorm-heuristics_autotune-aoti_nonstrict, sin_triton_backward-heuristics_autotune-aoti_nonstrict.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
+from torch._inductor import aoti_compile_and_package, aoti_load_package
 import os
 import tempfile
 
 
-# ---- the case's own code (cases.add) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
+MAX_BLOCK = 1024
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
 
 
-def add(x, y):
-    return launch(kernel, x, y)
+def sin(x):
+    return launch(kernel, x)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return add(x, y)
+    def forward(self, x):
+        return sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.add(x, y)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: aoti_nonstrict ----
@@ -98,15 +97,16 @@ def main():
         expected = reference_model(*copied(inputs))
     model.eval()
     program = export(model, copied(inputs), strict=False)
-    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
-    runner = torch._inductor.aoti_load_package(package)
+    package = aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    runner = aoti_load_package(package)
     for call in range(1, 3):
         with torch.no_grad():
             out = runner(*copied(inputs))
         check("output" if call == 1 else f"output, call {call}", out, expected)
+    return runner
 
 
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add-heuristics_autotune-aoti_nonstrict passes here")
+    print("no failure: sin-heuristics_autotune-aoti_nonstrict passes here")

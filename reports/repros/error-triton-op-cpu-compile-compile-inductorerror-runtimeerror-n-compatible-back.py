@@ -1,7 +1,7 @@
-"""add-triton_op-cpu_compile: a reproducer written by triton-torch-matrix.
+"""sin-triton_op-cpu_compile: a reproducer written by triton-torch-matrix.
 The harness recorded: error at compile: RuntimeError: 0 compatible backends for target (cpu) ([]). There should only
 be one.
-The same failure in 8 more cell(s) of this style and path: sin-triton_op-cpu_compile, silu-triton_op-cpu_compile, softmax-triton_op-cpu_compile, matmul-triton_op-cpu_compile, add_inplace-triton_op-cpu_compile, rmsnorm-triton_op-cpu_compile, layernorm-triton_op-cpu_compile, sin_triton_backward-triton_op-cpu_compile.
+The same failure in 8 more cell(s) of this style and path: add-triton_op-cpu_compile, silu-triton_op-cpu_compile, softmax-triton_op-cpu_compile, matmul-triton_op-cpu_compile, add_inplace-triton_op-cpu_compile, rmsnorm-triton_op-cpu_compile, layernorm-triton_op-cpu_compile, sin_triton_backward-triton_op-cpu_compile.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,7 +9,7 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.add) ----
+# ---- the case's own code (cases.sin) ----
 
 import torch
 import triton
@@ -17,46 +17,44 @@ import triton.language as tl
 
 
 @triton.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
     else:
         mask = offsets < n_elements
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(out_ptr + offsets, x + y, mask=mask)
+        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
 
 
-def launch(kernel, x, y, **meta):
+def launch(kernel, x, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
+    return (torch.randn(size, generator=gen).to(device),)
 
 
 # ---- the style: triton_op ----
-@torch.library.triton_op("mylib::add", mutates_args=())
-def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(add_kernel), x, y, BLOCK_SIZE=256, EVEN=False)
+@torch.library.triton_op("mylib::sin", mutates_args=())
+def sin(x: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(sin_kernel), x, BLOCK_SIZE=256, EVEN=False)
 
 
-add.register_kernel("cpu")(torch.add)
+sin.register_kernel("cpu")(torch.sin)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.ops.mylib.add(x, y)
+    def forward(self, x):
+        return torch.ops.mylib.sin(x)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, y):
-        return torch.add(x, y)
+    def forward(self, x):
+        return torch.sin(x)
 
 
 # ---- the path: cpu_compile ----
@@ -117,4 +115,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: add-triton_op-cpu_compile passes here")
+    print("no failure: sin-triton_op-cpu_compile passes here")

@@ -5,6 +5,7 @@ Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
+from torch._inductor import aoti_compile_and_package
 import os
 import subprocess
 import sys
@@ -90,6 +91,21 @@ def check(what, out, expected):  # every output against the reference's, on the 
         raise AssertionError(f"wrong numbers: {what}: {' '.join(str(error).split())}") from None
 
 
+def in_fresh_process(package, inputs):  # a process that imports torch only loads and runs it
+    folder = tempfile.mkdtemp()
+    torch.save(list(inputs), f"{folder}/in.pt")
+    loader = ("import sys, torch, torch._inductor.package; runner = torch._inductor.aoti_load_package(sys.argv[1]); "
+              "torch.save(runner(*torch.load(sys.argv[2])), sys.argv[3])")
+    done = subprocess.run([sys.executable, "-c", loader, package, f"{folder}/in.pt", f"{folder}/out.pt"],
+                          capture_output=True, text=True)
+    if done.returncode < 0:
+        os.kill(os.getpid(), -done.returncode)  # it died of a signal: so do we
+    if done.returncode:
+        said = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise RuntimeError(f"standalone process exited {done.returncode}: {said}")
+    return torch.load(f"{folder}/out.pt")
+
+
 def main():
     torch.manual_seed(0)
     model = Model().to(DEVICE)
@@ -99,17 +115,8 @@ def main():
         expected = reference_model(*copied(inputs))
     model.eval()
     program = export(model, copied(inputs), strict=True)
-    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
-    folder = tempfile.mkdtemp()  # a fresh process that imports torch only loads and runs the package
-    torch.save(list(inputs), f"{folder}/in.pt")
-    done = subprocess.run([sys.executable, "-c", "import sys, torch, torch._inductor.package; runner = torch._inductor.aoti_load_package(sys.argv[1]); torch.save(runner(*torch.load(sys.argv[2])), sys.argv[3])", package, f"{folder}/in.pt",
-                           f"{folder}/out.pt"], capture_output=True, text=True)
-    if done.returncode < 0:
-        os.kill(os.getpid(), -done.returncode)  # it died of a signal: so do we
-    if done.returncode:
-        said = (done.stderr.strip().splitlines() or ['(nothing on stderr)'])[-1]
-        raise RuntimeError(f"standalone process exited {done.returncode}: {said}")
-    check("output", torch.load(f"{folder}/out.pt"), expected)
+    package = aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    check("output", in_fresh_process(package, inputs), expected)
 
 
 if __name__ == "__main__":

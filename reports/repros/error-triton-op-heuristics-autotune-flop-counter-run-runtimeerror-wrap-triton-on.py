@@ -1,6 +1,6 @@
-"""sin-triton_op_heuristics_autotune-flop_counter: a reproducer written by triton-torch-matrix.
+"""add-triton_op_heuristics_autotune-flop_counter: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: wrap_triton only works on functions annotated with triton.jit or triton.autotune
-The same failure in 8 more cell(s) of this style and path: add-triton_op_heuristics_autotune-flop_counter, silu-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-flop_counter, matmul-triton_op_heuristics_autotune-flop_counter, add_inplace-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-flop_counter, layernorm-triton_op_heuristics_autotune-flop_counter, sin_triton_backward-triton_op_heuristics_autotune-flop_counter.
+The same failure in 8 more cell(s) of this style and path: sin-triton_op_heuristics_autotune-flop_counter, silu-triton_op_heuristics_autotune-flop_counter, softmax-triton_op_heuristics_autotune-flop_counter, matmul-triton_op_heuristics_autotune-flop_counter, add_inplace-triton_op_heuristics_autotune-flop_counter, rmsnorm-triton_op_heuristics_autotune-flop_counter, layernorm-triton_op_heuristics_autotune-flop_counter, sin_triton_backward-triton_op_heuristics_autotune-flop_counter.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,65 +9,67 @@ from torch.utils.flop_counter import FlopCounterMode
 from torch.utils.flop_counter import register_flop_formula
 
 
-# ---- the case's own code (cases.sin) ----
+# ---- the case's own code (cases.add) ----
 
 import math
 import torch
 import triton
 import triton.language as tl
 
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024  # every block size below divides it, so n % MAX_BLOCK == 0 means no tail
 
 
 @triton.jit
-def sin_kernel(x_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
     offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     if EVEN:
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets)))
+        tl.store(out_ptr + offsets, tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
     else:
         mask = offsets < n_elements
-        tl.store(out_ptr + offsets, tl.sin(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
 
 
-def launch(kernel, x, **meta):
+def launch(kernel, x, y, **meta):
     out = torch.empty_like(x)
     n_elements = out.numel()
-    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, out, n_elements, **meta)
+    kernel[lambda m: (triton.cdiv(n_elements, m["BLOCK_SIZE"]),)](x, y, out, n_elements, **meta)
     return out
 
 
 def make_inputs(size, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(size, generator=gen).to(device),)
+    return tuple(torch.randn(size, generator=gen).to(device) for _ in range(2))
 
 
-flops = lambda x: math.prod(x)
-CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 512}, num_warps=4)]
+flops = lambda x, y: math.prod(x)
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
 KEY = ["n_elements"]
 HEURISTICS = {"EVEN": lambda args: args["n_elements"] % MAX_BLOCK == 0}
 
 
 # ---- the style: triton_op_heuristics_autotune ----
-kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(sin_kernel))
+kernel = triton.heuristics(HEURISTICS)(triton.autotune(configs=CONFIGS, key=KEY)(add_kernel))
 
 
-@torch.library.triton_op("mylib::sin", mutates_args=())
-def sin(x: torch.Tensor) -> torch.Tensor:
-    return launch(torch.library.wrap_triton(kernel), x)
+@torch.library.triton_op("mylib::add", mutates_args=())
+def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return launch(torch.library.wrap_triton(kernel), x, y)
 
 
-register_flop_formula(torch.ops.mylib.sin)(
+register_flop_formula(torch.ops.mylib.add)(
     lambda *shapes, out_shape=None, **kwargs: flops(*shapes))
 
 
 class Model(torch.nn.Module):
-    def forward(self, x):
-        return torch.ops.mylib.sin(x)
+    def forward(self, x, y):
+        return torch.ops.mylib.add(x, y)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x):
-        return torch.sin(x)
+    def forward(self, x, y):
+        return torch.add(x, y)
 
 
 # ---- the path: flop_counter ----
@@ -113,7 +115,7 @@ def main():
     def spy(*args):  # the case's formula over the shapes the op is called with
         nonlocal declared
         declared += flops(*(tuple(a.shape) if isinstance(a, torch.Tensor) else a for a in args))
-        return torch.sin(*args)
+        return torch.add(*args)
 
     with torch.no_grad():
         spy(*copied(inputs))
@@ -123,4 +125,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: sin-triton_op_heuristics_autotune-flop_counter passes here")
+    print("no failure: add-triton_op_heuristics_autotune-flop_counter passes here")

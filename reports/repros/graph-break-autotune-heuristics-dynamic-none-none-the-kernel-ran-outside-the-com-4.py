@@ -1,7 +1,7 @@
-"""rmsnorm-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
-The harness recorded: graph_break: the kernel ran outside the compiled graph (24 graph break(s): Attempted to call
+"""layernorm-autotune_heuristics-dynamic: a reproducer written by triton-torch-matrix.
+The harness recorded: graph_break: the kernel ran outside the compiled graph (26 graph break(s): Attempted to call
 function marked as skipped Explanation: Dynamo does not know how to trace the builtin …
-The same failure in 1 more cell(s) of this style and path: layernorm-autotune_heuristics-dynamic.
+The same failure in 1 more cell(s) of this style and path: rmsnorm-autotune_heuristics-dynamic.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -9,78 +9,126 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch._inductor.compile_fx import compile_fx
 
 
-# ---- the case's own code (cases.rmsnorm) ----
+# ---- the case's own code (cases.layernorm) ----
 
 import torch
 import triton
 import triton.language as tl
 
-N_COLS = 1000
+N_COLS, ROW_STRIDE = 768, 1024
+MAX_BLOCK = 1024  # every block size below divides it
 
 
 @triton.jit
-def rmsnorm_kernel(
-    x_ptr, x_row_stride, w_ptr, y_ptr, y_row_stride, rstd_ptr, n_cols, eps, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr
+def layernorm_kernel(
+    x_ptr,
+    y_ptr,
+    w_ptr,
+    b_ptr,
+    mean_ptr,
+    rstd_ptr,
+    x_row_stride,
+    y_row_stride,
+    N,
+    eps,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+    EVEN: tl.constexpr,
 ):
     row = tl.program_id(axis=0)
-    cols = tl.arange(0, BLOCK_SIZE)
-    if EVEN:
-        x = tl.load(x_ptr + row * x_row_stride + cols).to(tl.float32)
-        w = tl.load(w_ptr + cols).to(tl.float32)
-    else:
-        x = tl.load(x_ptr + row * x_row_stride + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
-    rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=0) / n_cols + eps)
+    x_ptr += row * x_row_stride
+    y_ptr += row * y_row_stride
+    total = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        if EVEN:
+            total += tl.load(x_ptr + cols).to(tl.float32)
+        else:
+            total += tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(total, axis=0) / N
+    squares = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        if EVEN:
+            centered = tl.load(x_ptr + cols).to(tl.float32) - mean
+        else:
+            x = tl.load(x_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+            centered = tl.where(cols < N, x - mean, 0.0)
+        squares += centered * centered
+    rstd = 1 / tl.sqrt(tl.sum(squares, axis=0) / N + eps)
+    tl.store(mean_ptr + row, mean)
     tl.store(rstd_ptr + row, rstd)
-    y = (x * rstd * w).to(y_ptr.dtype.element_ty)
-    if EVEN:
-        tl.store(y_ptr + row * y_row_stride + cols, y)
-    else:
-        tl.store(y_ptr + row * y_row_stride + cols, y, mask=cols < n_cols)
+    for offset in range(0, N, BLOCK_SIZE):
+        cols = offset + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(w_ptr + cols, mask=mask)
+        x = tl.load(x_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+        y = (x - mean) * rstd * w
+        if HAS_BIAS:
+            y += tl.load(b_ptr + cols, mask=mask)
+        tl.store(y_ptr + cols, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
-def launch(kernel, x, weight, eps, **meta):
+def launch(kernel, x, weight, bias, eps, **meta):
     n_rows, n_cols = x.shape
-    y = torch.empty_like(x)
+    y = torch.empty((n_rows, n_cols), device=x.device, dtype=x.dtype)
+    mean = torch.empty(n_rows, device=x.device, dtype=torch.float32)
     rstd = torch.empty(n_rows, device=x.device, dtype=torch.float32)
-    block = triton.next_power_of_2(n_cols)
-    kernel[(n_rows,)](x, x.stride(0), weight, y, y.stride(0), rstd, n_cols, eps, BLOCK_SIZE=block, **meta)
-    return y, rstd
+    has_bias = bias is not None
+    kernel[(n_rows,)](
+        x,
+        y,
+        weight,
+        bias if has_bias else weight,  # never read without a bias: HAS_BIAS is false
+        mean,
+        rstd,
+        x.stride(0),
+        y.stride(0),
+        n_cols,
+        eps,
+        HAS_BIAS=has_bias,
+        **meta,
+    )
+    return y, mean, rstd
 
 
-def reference(x, weight, eps):
-    rstd = torch.rsqrt(x.pow(2).mean(dim=-1) + eps)
-    return x * rstd[:, None] * weight, rstd
+def reference(x, weight, bias, eps):
+    mean = x.mean(dim=-1)
+    centered = x - mean[:, None]
+    rstd = torch.rsqrt(centered.pow(2).mean(dim=-1) + eps)
+    y = centered * rstd[:, None] * weight
+    return (y if bias is None else y + bias), mean, rstd
 
 
 def make_inputs(rows, device, seed):
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, N_COLS, generator=gen)
+    x = torch.randn(rows, ROW_STRIDE, generator=gen).to(device)[:, :N_COLS]  # a view: rows ROW_STRIDE apart
     weight = 1 + 0.1 * torch.randn(N_COLS, generator=gen)
-    return x.to(device), weight.to(device), 1e-6
+    return x, weight.to(device), None, 1e-5
 
 
-CONFIGS = [triton.Config({}, num_warps=4), triton.Config({}, num_warps=8)]
-KEY = ["n_cols"]
-HEURISTICS = {"EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"]}
+CONFIGS = [triton.Config({"BLOCK_SIZE": 256}, num_warps=4), triton.Config({"BLOCK_SIZE": 1024}, num_warps=8)]
+KEY = ["N"]
+HEURISTICS = {"EVEN": lambda args: args["N"] % MAX_BLOCK == 0}
+CONFIG_HEURISTICS = {"EVEN": lambda args: args["N"] % args["BLOCK_SIZE"] == 0}
 
 
 # ---- the style: autotune_heuristics ----
-kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics(HEURISTICS)(rmsnorm_kernel))
+kernel = triton.autotune(configs=CONFIGS, key=KEY)(triton.heuristics({**HEURISTICS, **CONFIG_HEURISTICS})(layernorm_kernel))
 
 
-def rmsnorm(x, weight, eps):
-    return launch(kernel, x, weight, eps)
+def layernorm(x, weight, bias, eps):
+    return launch(kernel, x, weight, bias, eps)
 
 
 class Model(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return rmsnorm(x, weight, eps)
+    def forward(self, x, weight, bias, eps):
+        return layernorm(x, weight, bias, eps)
 
 
 class Reference(torch.nn.Module):
-    def forward(self, x, weight, eps):
-        return reference(x, weight, eps)
+    def forward(self, x, weight, bias, eps):
+        return reference(x, weight, bias, eps)
 
 
 # ---- the path: dynamic ----
@@ -143,4 +191,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: rmsnorm-autotune_heuristics-dynamic passes here")
+    print("no failure: layernorm-autotune_heuristics-dynamic passes here")

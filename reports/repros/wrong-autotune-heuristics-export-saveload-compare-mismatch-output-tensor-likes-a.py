@@ -1,6 +1,6 @@
 """add_inplace-autotune_heuristics-export_saveload: a reproducer written by triton-torch-matrix.
 The harness recorded: wrong at compare: output: Tensor-likes are not close!; Mismatched elements: 3001 / 3001
-(100.0%); Greatest absolute difference: 14236.802734375 at index (10,) (up to 1e-05 allowed); Greatest relative
+(100.0%); Greatest absolute difference: 14183.7900390625 at index (10,) (up to 1e-05 allowed); Greatest relative
 difference: …
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""

@@ -4,6 +4,7 @@ Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
+from torch._inductor import aoti_compile_and_package, aoti_load_package
 import os
 import tempfile
 
@@ -91,8 +92,8 @@ def main():
     model.eval()
     size = torch.export.Dim("size", min=1, max=128)
     program = export(model, copied(inputs), dynamic_shapes={"logits": {0: size}, "target": {0: size}}, strict=True)
-    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
-    runner = torch._inductor.aoti_load_package(package)
+    package = aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    runner = aoti_load_package(package)
     for size in [37, 5, 64]:
         at = inputs if size == SIZE else make_inputs(size, DEVICE, SEED)
         with torch.no_grad():
@@ -101,6 +102,7 @@ def main():
             with torch.no_grad():
                 out = runner(*copied(at))
             check(f"output at size {size}" if call == 1 else f"output at size {size}, call {call}", out, expected)
+    return runner
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
 
+from torch._inductor import aoti_compile_and_package, aoti_load_package
 import os
 import tempfile
 
@@ -92,12 +93,13 @@ def main():
         expected = reference_model(*copied(inputs))
     model.eval()
     program = export(model, copied(inputs), strict=True)
-    package = torch._inductor.aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
-    runner = torch._inductor.aoti_load_package(package)
+    package = aoti_compile_and_package(program, package_path=os.path.join(tempfile.mkdtemp(), "model.pt2"))
+    runner = aoti_load_package(package)
     for call in range(1, 3):
         with torch.no_grad():
             out = runner(*copied(inputs))
         check("output" if call == 1 else f"output, call {call}", out, expected)
+    return runner
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""liger_rms_norm-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
+"""liger_rms_norm_gemma-as_shipped-subclass_eager: a reproducer written by triton-torch-matrix.
 The harness recorded: error at run: CUDA error: an illegal memory access was encountered
-The same failure in 7 more cell(s) of this style and path: liger_rms_norm_gemma-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_geglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_rope-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
+The same failure in 7 more cell(s) of this style and path: liger_rms_norm-as_shipped-subclass_eager, liger_swiglu-as_shipped-subclass_eager, liger_geglu-as_shipped-subclass_eager, liger_layer_norm-as_shipped-subclass_eager, liger_rope-as_shipped-subclass_eager, liger_cross_entropy-as_shipped-subclass_eager, liger_kl_div-as_shipped-subclass_eager.
 Measured on NVIDIA H200, torch 2.11.0+cu130, triton 3.6.0; needs no harness.
 Run it: it raises the failure while it is there (exit 1), and prints "no failure" once it is fixed (exit 0)."""
 
@@ -8,7 +8,7 @@ Run it: it raises the failure while it is there (exit 1), and prints "no failure
 from torch.testing._internal.two_tensor import TwoTensor
 
 
-# ---- the case's own code (cases.liger_rms_norm) ----
+# ---- the case's own code (cases.liger_rms_norm_gemma) ----
 
 import torch
 
@@ -23,22 +23,21 @@ def randn(*shape, generator, device, dtype=torch.float32, scale=1.0):
     return (scale * torch.randn(*shape, generator=generator)).to(device=device, dtype=dtype)
 
 
-def llama_rms_norm(x, weight):
-    """transformers' LlamaRMSNorm.forward."""
-    dtype = x.dtype
-    hidden = x.to(torch.float32)
-    hidden = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
-    return weight * hidden.to(dtype)
+def gemma_rms_norm(x, weight):
+    """transformers' GemmaRMSNorm.forward."""
+    hidden = x.float()
+    output = hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + EPS)
+    return (output * (1.0 + weight.float())).type_as(x)
 
 
 def make_inputs(batch, device, seed):
     gen = torch.Generator().manual_seed(seed)
     x = randn(batch, 17, HIDDEN, generator=gen, device=device, dtype=torch.bfloat16)
-    weight = 1 + randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
+    weight = randn(HIDDEN, generator=gen, device=device, dtype=torch.bfloat16, scale=0.1)
     return x, weight
 
 
-SHIPPED_ARGS = (EPS, 0.0, "llama", True)
+SHIPPED_ARGS = (EPS, 1.0, "gemma", False)
 
 
 # ---- the style: as_shipped ----
@@ -51,7 +50,7 @@ class Model(torch.nn.Module):
 
 class Reference(torch.nn.Module):
     def forward(self, x, weight):
-        return llama_rms_norm(x, weight)
+        return gemma_rms_norm(x, weight)
 
 
 # ---- the path: subclass_eager ----
@@ -100,4 +99,4 @@ def main():
 if __name__ == "__main__":
     main()
     torch.cuda.synchronize() if torch.cuda.is_initialized() else None  # a GPU fault left behind surfaces
-    print("no failure: liger_rms_norm-as_shipped-subclass_eager passes here")
+    print("no failure: liger_rms_norm_gemma-as_shipped-subclass_eager passes here")
