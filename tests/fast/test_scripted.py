@@ -6,16 +6,18 @@ import dataclasses
 import functools
 import sys
 import types
+import zipfile
 from pathlib import Path
 
 import pytest
 
 from harness.case import load_case
 from harness.cell import context, scripted
+from harness.cell.paths.export import _names
 from harness.cell.runner import run_cell
 from harness.cell.scripted import defines_library, readable
-from harness.script.writer import Program
-from harness.spec import Capture, Outcome, Status
+from harness.script.writer import Program, write_program
+from harness.spec import Capture, Outcome, Status, Tolerance
 from tests.conftest import cell_spec
 
 
@@ -71,3 +73,32 @@ def test_a_record_names_the_op_and_the_program_as_its_script_does(tmp_path: Path
     assert said.traceback == "torch.ops.mylib.add"
     assert said.capture.captured == ("mylib.add",)
     assert said.capture.graph_break_reasons == ("add-custom_op-compile.py: skipped",)
+
+
+def test_a_namespace_is_named_for_its_ops_text_and_new_in_this_process(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(scripted, "REGISTERED", {})
+    assert scripted.namespace("0123abcd") == "mylib_0123abcd"  # as in any other process that loads this text
+    assert scripted.namespace("0123abcd") == "mylib_0123abcd_1"  # a second program of it here: a name of its own
+    assert scripted.namespace("89abcdef") == "mylib_89abcdef"
+    assert not scripted.registered("mylib_0123abcd", "89abcdef")  # taken here from another text
+    assert not scripted.registered("mylib_0123abcd", "0123abcd")  # taken, but torch has no op in it
+    assert not scripted.registered("mylib_fedcba98", "fedcba98")  # never taken here
+
+
+def test_a_program_in_another_namespace_keeps_the_cases_code_and_its_digest():
+    case = load_case("cases.add", "add")
+    program = write_program("cases.add", case, "custom_op", "aoti_strict", "cuda", Tolerance(1e-5, 1e-5))
+    moved = program.in_namespace("mylib_0123abcd")
+    assert '"mylib_0123abcd::' in moved.text and '"mylib::' not in moved.text
+    assert program.case_code in moved.text and moved.namespace == "mylib_0123abcd"
+    assert moved.digest() == program.digest() and moved.op_key == program.op_key
+    other = write_program("cases.add", case, "triton_op", "aoti_strict", "cuda", Tolerance(1e-5, 1e-5))
+    assert other.op_key != program.op_key  # another style's text: another namespace
+
+
+def test_a_package_names_a_namespace_only_where_that_very_name_occurs(tmp_path: Path):
+    package = tmp_path / "model.pt2"
+    with zipfile.ZipFile(package, "w") as archive:
+        archive.writestr("data/wrapper.cpp", b"aoti_torch_proxy_executor_call_function(mylib_0123abcd_1::add)")
+    assert _names(str(package), "mylib_0123abcd_1")
+    assert not _names(str(package), "mylib_0123abcd")  # a longer name that begins with it
