@@ -209,8 +209,8 @@ def _load(program: Program, cell: Cell, cell_id: str) -> ModuleType:
 
 
 def _staged(cell: Cell, call: Callable[..., Any], stage: str, seconds: str) -> Callable[..., Any]:
-    """The program's ``torch.export.export`` (or ``save``), called at its stage (``trace``, ``compile``) and timed,
-    the graph an export gives recorded; the stage is ``run`` after it."""
+    """The program's ``torch.export.export`` (or ``save``, or AOTInductor's compile), called at its stage (``trace``,
+    ``compile``) and timed, the graph an export gives recorded; the stage is ``run`` after it."""
 
     def staged(*args: Any, **kwargs: Any) -> Any:
         cell.stage = stage
@@ -228,13 +228,11 @@ def _packaged(cell: Cell, path_id: str, compile_package: Callable[..., str], mad
     """The program's ``aoti_compile_and_package``, called at stage ``compile`` and timed; the package shared with
     the cells of the case and style that compile the very same program (``shared_package``), a dynamic one aside."""
 
+    staged = _staged(cell, compile_package, "compile", "compile_seconds")
+
     def packaged(program: torch.export.ExportedProgram, *args: Any, **kwargs: Any) -> str:
         def build() -> str:
-            cell.stage = "compile"
-            with cell.timed("compile_seconds"):
-                package = compile_package(program, *args, **kwargs)
-            cell.stage = "run"
-            return package
+            return staged(program, *args, **kwargs)
 
         if path_id == "aoti_dynamic":
             return build()

@@ -77,13 +77,11 @@ def write_program(
     tolerance: Tolerance,
     example: tuple[int, int] | None = None,
     on_cpu_kernel: bool = False,
-    namespace: str = NAMESPACE,
 ) -> Program:
     """The program of ``case`` (of module ``module``) in ``style`` on ``path``, on ``device`` at ``example`` (size,
     seed; by default the case's first size and seed 0), outputs compared within ``tolerance``. ``on_cpu_kernel``: the
-    op meets CPU tensors and registers its CPU kernel; ``namespace``: the ``torch.library`` namespace its op
-    registers in (a cell process that runs many programs gives each its own). ``NotShort`` where it has no short
-    form."""
+    op meets CPU tensors and registers its CPU kernel. Its op registers in ``NAMESPACE`` (``Program.in_namespace``
+    moves it: a cell process that runs many programs gives each its own). ``NotShort`` where it has no short form."""
     code = user_code(module, case, fields_needed(case, style, path))
     names = code.names
     built = style_code(case, style, path, names, on_cpu_kernel, code.defined)
@@ -126,8 +124,7 @@ def write_program(
     ]
     renames = apart(own, code.defined)  # the style's and path's names apart from the case's
     own = [renamed(part, renames) if renames else part for part in own]
-    op_key = hashlib.sha256(f"{code.text}\n{own[0]}".encode()).hexdigest()[:8]  # the op as it registers in NAMESPACE
-    own = [_in_namespace(part, namespace) for part in own]
+    op_key = hashlib.sha256(f"{code.text}\n{own[0]}".encode()).hexdigest()[:8]
     parts = [
         "\n".join(sorted(line for line in imports if line not in own_lines)) + "\n",
         f"# ---- the case's own code ({module}) ----\n\n{code.text}",
@@ -141,7 +138,7 @@ def write_program(
     hooks = {role: renames.get(name, name) for role, name in hooks.items()}
     hooks["make_inputs"] = names["make_inputs"]
     autotunes = shipped or "autotune" in (decorator or "") or "autotune" in code.text
-    return Program(text, hooks, autotunes, size, seed, namespace, code.text, code.whole, op_key)
+    return Program(text, hooks, autotunes, size, seed, NAMESPACE, code.text, code.whole, op_key)
 
 
 def _in_namespace(text: str, namespace: str, was: str = NAMESPACE) -> str:
