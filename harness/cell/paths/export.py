@@ -76,8 +76,9 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namesp
     """What AOTInductor compiles, as a digest: the program as printed (graph, shapes, signature, ranges; not the
     comments naming the source line each node came from; ``namespace``, a cell program's own op namespace, written
     as its script writes it), its weights and constants byte for byte, the Triton kernels and constant arguments its
-    graph names by index (in the side table, emptied at each cell's start), and the inputs' shapes, strides and
-    dtypes."""
+    graph names by index in the side table, and the inputs' shapes, strides and dtypes. The side table is the
+    process's: a cell process that traced other cells' kernels before numbers the same program's kernels higher, so
+    each index is counted in the order the graph first names it (``_renumbered``)."""
     from torch._higher_order_ops.triton_kernel_wrap import kernel_side_table
 
     printed = "\n".join(
@@ -85,6 +86,8 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namesp
     )
     if namespace:
         printed = printed.replace(namespace, NAMESPACE)
+    printed, kernel_order = _renumbered(printed, "kernel_idx")
+    printed, constant_order = _renumbered(printed, "constant_args_idx")
     found = hashlib.sha256(printed.encode())  # without the source comments and the blank lines between sources
     tensors = {**program.state_dict, **getattr(program, "constants", {})}
     for name, value in sorted(tensors.items()):
@@ -96,10 +99,10 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namesp
         else:
             found.update(repr(value).encode())
     kernels, constants = (getattr(kernel_side_table, name, {}) for name in ("id_to_kernel", "constant_args"))
-    for index in sorted(set(re.findall(r"\bkernel_idx = (\d+)", printed)), key=int):
-        found.update(f"kernel {index}: {kernel_name(kernels.get(int(index)))}".encode())
-    for index in sorted(set(re.findall(r"\bconstant_args_idx = (\d+)", printed)), key=int):
-        found.update(f"constants {index}: {sorted(constants.get(int(index), {}).items(), key=str)!r}".encode())
+    for counted, index in enumerate(kernel_order):
+        found.update(f"kernel {counted}: {kernel_name(kernels.get(index))}".encode())
+    for counted, index in enumerate(constant_order):
+        found.update(f"constants {counted}: {sorted(constants.get(index, {}).items(), key=str)!r}".encode())
     for value in inputs:
         shown = (
             (value.dtype, tuple(value.shape), value.stride(), value.device.type)
@@ -108,6 +111,17 @@ def program_digest(program: torch.export.ExportedProgram, inputs: Inputs, namesp
         )
         found.update(repr(shown).encode())
     return found.hexdigest()
+
+
+def _renumbered(printed: str, field: str) -> tuple[str, list[int]]:
+    """``printed`` with each ``field = N`` numbered by where the text first names N (0, 1, ...), and the side
+    table's indices in that order."""
+    order: dict[int, int] = {}
+
+    def counted(match: re.Match[str]) -> str:
+        return f"{field} = {order.setdefault(int(match.group(1)), len(order))}"
+
+    return re.sub(rf"\b{field} = (\d+)", counted, printed), list(order)
 
 
 def shared_package(
