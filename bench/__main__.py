@@ -10,6 +10,7 @@ Usage: python -m bench [--cases sin] [--styles a,b] [--workers N] [--runs cold,w
        python -m bench costs RESULTS.json [--out FILE.md]       (where its wall time went: bench/costs.py)
        python -m bench replay RESULTS.json [--chunks 1,2]        (its cells under xdist's scheduling: bench/replay.py)
        python -m bench passes RESULTS.json [--out DIR]          (passing cells' short scripts run: bench/passes.py)
+       python -m bench shares RESULTS.json [--plan EARLIER.json] (how evenly --shard splits it: bench/shares.py)
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench import passes
 
         return passes.main(argv[1:])
+    if argv[:1] == ["shares"]:
+        from bench import shares
+
+        return shares.main(argv[1:])
     if argv[:1] == ["costs"]:
         from bench import costs
 

@@ -293,6 +293,9 @@ RESIZED_PATHS = frozenset({"eager", "compile", "dynamic", "train_eager", "train_
 BOUNDED_PATHS = frozenset({"export_dynamic_strict", "export_dynamic_nonstrict", "aoti_dynamic"})
 # of those, the paths whose cell keeps its artifact for the timing phase (aoti_standalone's process ends with it)
 KEPT_PATHS = TIMED_PATHS - {"aoti_standalone"}
+# the paths whose cells of one case and style load one AOTInductor package where they export the same program (the
+# first cell to compile it builds it, harness/cell/paths/export.py ``shared_package``)
+PACKAGE_PATHS = frozenset({"aoti_strict", "aoti_nonstrict", "aoti_standalone"})
 
 
 class TimingState(enum.StrEnum):

@@ -1,6 +1,8 @@
 """How ``--shard I/N`` deals the selected cells to N shares: cell k to share k mod N, or, by the cell seconds of an
 earlier run's results (``--shard-by``), longest first, each to the share with the fewest seconds so far, so that the
-shares end together. Every share deals the whole selection itself, from the same inputs, to the same shares."""
+shares end together; there the cells of one case and style that can load one AOTInductor package (``PACKAGE_PATHS``)
+go to one share as one, as they cost in the run that measured them (its first cell compiled, the others loaded).
+Every share deals the whole selection itself, from the same inputs, to the same shares."""
 
 from __future__ import annotations
 
@@ -14,15 +16,32 @@ from pathlib import Path
 from harness.errors import InputError
 from harness.records.record import Record
 from harness.records.results import Results
-from harness.spec import CellId
+from harness.spec import PACKAGE_PATHS, CellId
 
 
 def share_of_each(cells: Sequence[CellId], shares: int, seconds: dict[CellId, float] | None) -> list[int]:
     """The share (0 to ``shares - 1``) of each of ``cells`` (in matrix order): dealt in turn without ``seconds``,
-    else balanced by their ``estimates``."""
+    else balanced by their ``estimates``, the cells of each of ``units`` together."""
     if seconds is None:
         return [index % shares for index in range(len(cells))]
-    return balanced(estimates(cells, seconds), shares)
+    costs = estimates(cells, seconds)
+    grouped = units(cells)
+    owners = balanced([sum(costs[index] for index in unit) for unit in grouped], shares)
+    dealt = [0] * len(cells)
+    for unit, owner in zip(grouped, owners, strict=True):
+        for index in unit:
+            dealt[index] = owner
+    return dealt
+
+
+def units(cells: Sequence[CellId]) -> list[list[int]]:
+    """The indices of ``cells`` in the groups a share takes whole: the cells of one case and style on
+    ``PACKAGE_PATHS``, each other cell alone; in the order of each group's first cell."""
+    found: dict[object, list[int]] = {}
+    for index, cell in enumerate(cells):
+        key = (cell.case, cell.style) if cell.path in PACKAGE_PATHS else index
+        found.setdefault(key, []).append(index)
+    return list(found.values())
 
 
 def balanced(costs: Sequence[float], shares: int) -> list[int]:

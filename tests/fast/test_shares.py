@@ -49,6 +49,20 @@ def test_the_longest_cell_goes_first_to_the_share_with_the_fewest_seconds():
     assert balanced([], 3) == []
 
 
+def test_the_cells_that_can_share_an_aoti_package_go_to_one_share():
+    """aoti_strict, aoti_nonstrict and aoti_standalone of one case and style load the package the first of them
+    compiled: split, each share would compile it again (the earlier run counted the loaders' seconds alone)."""
+    paths = ("aoti_standalone", "eager", "aoti_strict", "aoti_nonstrict", "aoti_dynamic")
+    cells = [CellId(case, "s", path) for case in ("a", "b") for path in paths]
+    seconds = dict(zip(cells, [9.0, 1.0, 0.5, 0.5, 9.0] * 2, strict=True))
+    dealt = dict(zip(cells, share_of_each(cells, 4, seconds), strict=True))
+    for case in ("a", "b"):
+        assert (
+            len({dealt[CellId(case, "s", path)] for path in ("aoti_standalone", "aoti_strict", "aoti_nonstrict")}) == 1
+        )
+    assert sorted(set(dealt.values())) == [0, 1, 2, 3]
+
+
 def test_a_cell_the_earlier_run_lacks_costs_its_paths_median_else_the_median_of_all():
     known = [("a", "eager"), ("b", "eager"), ("a", "aoti"), ("x-y", "eager")]  # a damaged file's case "x-y" too
     seconds = {CellId(case, "s", path): value for (case, path), value in zip(known, [1.0, 2.0, 20.0, 3.0], strict=True)}
