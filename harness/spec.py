@@ -132,6 +132,8 @@ SEVERITY = tuple(sorted((status for status in Status if status.rule.severity), k
 # what a CUDA fault's message holds (a kernel's bad access, an assert on the device): the cell's record says so, and a
 # repro script that shows one reproduces a faulting cell
 CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecified launch failure", "CUDA error")
+# the GPU's memory ran out: torch.OutOfMemoryError's words, and the driver's (an AcceleratorError's)
+OUT_OF_GPU_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
 
 IN_A_SUBPROCESS = "SubprocException: An exception occurred in a subprocess:"  # Inductor's compile pool's wrapper
 

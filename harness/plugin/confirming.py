@@ -29,7 +29,7 @@ from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
 from harness.plugin.scriptqueue import IdleCores, ScriptQueue, Width
 from harness.plugin.timing import FileCoordination
-from harness.records.confirmation import confirmation, needs_confirmation
+from harness.records.confirmation import confirmation, needs_confirmation, out_of_memory
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.broken import run_broke
@@ -194,6 +194,7 @@ class Confirmer:
             futures = {script: pool.submit(self._run_final, script, limit) for script, limit in to_run.items()}
             futures.update({script: early[cells[0]] for script, cells in scripts.items() if cells[0] in early})
             runs = self._wait(futures)
+        runs.update(self._alone(runs, {script: records[cells[0]] for script, cells in scripts.items()}))
         confirmed = []
         for script, run in runs.items():
             name = f"{script.parent.name}/{script.name}"
@@ -206,6 +207,26 @@ class Confirmer:
                 )
                 confirmed.append(record.replace(confirmation={**found, "seconds": run.seconds, "started": run.started}))
         return confirmed
+
+    def _alone(self, runs: dict[Path, ScriptRun], leads: dict[Path, Record]) -> dict[Path, ScriptRun]:
+        """The scripts that ran out of GPU memory where their cell did not, run again one at a time, once every
+        other has ended: beside the run's cell processes and the other scripts the GPU's memory can run out (an
+        80 GB H100 with 14 workers), which says nothing of the failure (``reproduced``); none after an interrupt."""
+        crowded = [
+            script
+            for script, run in runs.items()
+            if not run.stopped and out_of_memory(run.output) and not out_of_memory(leads[script].error or "")
+        ]
+        again = {}
+        for script in crowded:
+            if self.interrupted is not None:
+                break
+            try:
+                again[script] = self._run_final(script, self.limit(leads[script].path))
+            except KeyboardInterrupt:
+                self.interrupted = pytest.ExceptionInfo.from_current()
+                self.stop()
+        return again
 
     def _wait(self, futures: dict[Path, Future[ScriptRun]]) -> dict[Path, ScriptRun]:
         """Each script's run; a Ctrl-C or SIGTERM meanwhile (raised here as KeyboardInterrupt) is kept for the

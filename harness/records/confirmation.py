@@ -3,9 +3,9 @@
 past its limit, a ``crash`` (or a CUDA fault) one died or met the fault, and an ``error`` one raised the cell's
 exception, by the script's own exception line: the same type where the type names the failure, else the same message
 line (op names, paths, addresses and numbers set aside). A failure its script did not show is a harness suspect: the
-harness's own scaffolding may have caused it. A script stopped with the run, or killed at its path's timeout while
-its cell did not time out, confirms nothing either way: its failure is "not confirmed" (``reproduced`` null), never
-a suspect."""
+harness's own scaffolding may have caused it. A script stopped with the run, killed at its path's timeout while its
+cell did not time out, or out of GPU memory where its cell was not (the run's other processes held it), confirms
+nothing either way: its failure is "not confirmed" (``reproduced`` null), never a suspect."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from harness.records.record import Record
-from harness.spec import CASE_BUG, CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, Status
+from harness.spec import CASE_BUG, CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, OUT_OF_GPU_MEMORY, Status
 
 MARKERS = {
     Status.WRONG: "wrong numbers:",
@@ -48,12 +48,19 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
         return True if record.status == Status.TIMEOUT else None
     if record.status == Status.TIMEOUT:
         return False
+    if out_of_memory(output) and not out_of_memory(record.error or ""):
+        return None
     if record.cuda_fault or record.status == Status.CRASH:
         return returncode < 0 or any(marker in output for marker in CUDA_FAULT_MARKERS)
     marker = MARKERS.get(record.status)
     if marker is not None:
         return marker in line
     return same_exception(record, line)
+
+
+def out_of_memory(text: str) -> bool:
+    """Whether ``text`` (a script's output, a cell's error) says the GPU's memory ran out."""
+    return any(marker in text for marker in OUT_OF_GPU_MEMORY)
 
 
 def same_exception(record: Record, line: str) -> bool:

@@ -24,8 +24,9 @@ WRONG = "AssertionError: wrong numbers: output, call 1: Tensor-likes are not clo
 WRAP = "wrap_triton: the kernel's grid must be a tuple or a callable returning one"
 DRIVERS = "0 active drivers ([]). There should only be one."
 MUTABLE = "Cannot register autograd formula for a mutable op; add it to the mutates_args"
-BARE_ASSERT = "Traceback (most recent call last):\n  File \"r.py\", line 9\n    assert x.numel() % 2\nAssertionError\n"
+BARE_ASSERT = 'Traceback (most recent call last):\n  File "r.py", line 9\n    assert x.numel() % 2\nAssertionError\n'
 BARE_KEY = BARE_ASSERT.replace("AssertionError", "KeyError")
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 79 GiB"
 WORDED = f"OP writes into x: triton_op cannot train it: {MUTABLE}"  # the harness's wording, ending with the error
 
 
@@ -57,6 +58,11 @@ WORDED = f"OP writes into x: triton_op cannot train it: {MUTABLE}"  # the harnes
         ("timeout", {}, 1, "RuntimeError: boom", False),
         ("crash", {}, -11, "", True),
         ("error", {"error_type": "AcceleratorError", "cuda_fault": True}, 1, "CUDA error: an illegal memory", True),
+        # the GPU's memory ran out beside the run's other processes: nothing either way, unless the cell's did too
+        ("crash", {}, 1, OOM, None),
+        ("error", {"error_type": "AcceleratorError", "cuda_fault": True}, 1, OOM, None),
+        ("error", {"error_type": "RuntimeError", "error": "boom"}, 1, OOM, None),
+        ("error", {"error_type": "OutOfMemoryError", "error": OOM.partition(": ")[2]}, 1, OOM, True),
     ],
 )
 def test_a_script_reproduces_only_the_failure_its_cell_recorded(status, fields, returncode, output, expected):
@@ -73,7 +79,7 @@ def export_message(first: str, guards: int) -> str:
     """A multi-line ``torch.export`` ``UserError`` message (its frames longer than the output's tail kept)."""
     guard = "  - Not all values of dim = L['x'].size()[0] in the specified range satisfy the generated guard"
     return (
-        f"{first}\n" + f"{guard}\n" * guards + f"\nFramework stack:\n{FRAMES}\nUser stack:\n  File \"r.py\"\n\n"
+        f"{first}\n" + f"{guard}\n" * guards + f'\nFramework stack:\n{FRAMES}\nUser stack:\n  File "r.py"\n\n'
         "The error above occurred when calling torch.export.export. If you would like to view some more information "
         "about this error, and get a list of all other errors that may occur in your export call, you can replace "
         "your `export()` call with `draft_export()`."
@@ -173,6 +179,28 @@ def test_a_script_out_of_its_paths_time_is_not_confirmed_nor_a_suspect(
     assert "Harness suspects" not in chart and "Not confirmed (1)" in chart
     script = "repros/error-control-cpu-fallback-none-runtimeerror-x.py"  # named for its failure, style and path
     assert f"— not confirmed: '{script}' still running after 77 s" in chart
+
+
+def test_a_script_out_of_gpu_memory_runs_again_alone_once_the_others_have_ended(
+    write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """An 80 GB H100 at 3277a00: 110 of 681 scripts ran out of GPU memory beside the cell processes and the other
+    scripts, and were charted harness suspects. Such a script runs again, alone, after every other has ended."""
+    runs: list[str] = []
+
+    def crowded_first(scripts, script: Path, timeout: float, gpu: str | None = None) -> ScriptRun:
+        runs.append(script.parent.name)
+        return ScriptRun.of(1, OOM if len(runs) == 1 else "RuntimeError: x", 1.0)
+
+    monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
+    monkeypatch.setattr("harness.execution.confirm.Scripts.run", crowded_first)
+    matrix = write_matrix(["tests.fixtures.good"], ["control"], {"cpu_fallback": ("cpu", 77)})
+    out = tmp_path / "out"
+    done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-timing")
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert runs == [".confirming", "repros"]  # the early script, then its cell's final script alone
+    record = json.loads((out / "results.json").read_text())["cells"][0]
+    assert record["confirmation"]["reproduced"] is True
 
 
 def confirmed_in(write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, environment: str = "") -> list[dict]:
