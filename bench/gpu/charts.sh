@@ -43,7 +43,7 @@ echo "$phase: exit $? after $(( $(date +%s) - start )) s"
 kill $sampler
 tail -15 "$out/$phase.log"
 if [ -z "$share" ]; then
-    timeout 60 python3 -m harness gate --baseline "$baseline" --current "/tmp/$phase/results.json" --matrix $matrix \
+    timeout 150 python3 -m harness gate --baseline "$baseline" --current "/tmp/$phase/results.json" --matrix $matrix \
         --out "/tmp/$phase/gate.md" >"$out/$phase-gate.log" 2>&1
     echo "gate: exit $?"
     head -8 "/tmp/$phase/gate.md"
