@@ -14,19 +14,7 @@ summary="$out/summary.txt"
 export LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libstdc++.so.6 PYTHONUNBUFFERED=1
 bash bench/gpu/charts.sh full "$out" | tee "$summary"
 current=/tmp/full/results.json
-python3 - "$current" "$out/planted.json" <<'PY' | tee -a "$summary"
-import json, sys
-data = json.load(open(sys.argv[1]))
-planted = 0
-for cell in data["cells"]:
-    at = (cell.get("timing") or {}).get("bandwidth") or {}
-    if at.get("state") == "timed":
-        at["median_us"] = round(at["median_us"] * 1.10, 3)
-        at["iqr_us"] = round((at.get("iqr_us") or 0) * 1.10, 3)
-        planted += 1
-json.dump(data, open(sys.argv[2], "w"))
-print(f"planted: {planted} cells timed at the bandwidth size made 10% slower")
-PY
+python3 bench/gpu/plant_slowdown.py "$current" "$out/planted.json" | tee -a "$summary"
 for name in same planted; do
     given=$current rerun=""
     [ $name = planted ] && given="$out/planted.json" rerun="--rerun 0"
