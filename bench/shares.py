@@ -10,29 +10,19 @@ Usage: python -m bench shares ACTUAL.json [--plan EARLIER.json] [--shares 2,4]
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
 from tabulate import tabulate
 
-from harness.records.shares import share_of_each
+from harness.records.files import read_results
+from harness.records.shares import cell_seconds, share_of_each
 from harness.spec import CellId
 
 
-def cell_seconds(cell: dict[str, Any]) -> float:
-    """A record's cell seconds, as ``harness.records.shares.cell_seconds`` reads them, from the file's JSON."""
-    measured = cell.get("measurements") or {}
-    started, ended = measured.get("started"), measured.get("ended")
-    if started is None or ended is None:
-        return float(cell.get("seconds") or 0.0)
-    return max(0.0, ended - started - (measured.get("process_start") or 0.0))
-
-
 def seconds_of(file: Path) -> dict[CellId, float]:
-    """Each cell's seconds in ``file``, in its order (the matrix's)."""
-    cells = json.loads(file.read_text())["cells"]
-    return {CellId.parse(cell["id"]): cell_seconds(cell) for cell in cells}
+    """Each cell's seconds in ``file`` (``--shard-by``'s reading of them), in its order (the matrix's)."""
+    return {record.cell_id: cell_seconds(record) for record in read_results(file).cells}
 
 
 def spread(actual: dict[CellId, float], owners: list[int], shares: int) -> tuple[float, float, float]:

@@ -149,3 +149,13 @@ def test_shard_by_without_shard_is_one_line(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     code = main(["run", "--matrix", "m.toml", "--report-dir", "out", "--shard-by", "by.json"])
     one_line(capsys, code, "command line: --shard-by: ", "balances the shares of --shard I/N: give --shard too")
+
+
+def test_bench_shares_reads_each_share_of_a_plan_with_another_runs_seconds(capsys: pytest.CaptureFixture[str]):
+    """``python -m bench shares``: planned and read with the same run, the balanced shares come out even and the
+    dealt ones do not."""
+    from bench.shares import main as bench_shares
+
+    assert bench_shares([str(COMMITTED), "--shares", "4"]) == 0
+    rows = {line.split("|")[2].strip(): line.split("|")[5].strip() for line in capsys.readouterr().out.splitlines()[3:]}
+    assert rows["balanced"] == "0.0%" and rows["in turn"] != "0.0%"
