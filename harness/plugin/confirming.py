@@ -3,12 +3,12 @@ confirm.py), and each failed cell's record given its ``confirmation``: reproduce
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
 scriptqueue.py), and as many at a time as workers once the last cell has ended, up to twice as many while cores are
-idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back); each script runs on
-the GPU of the run's fewest scripts (``GpuShare``); the end of the run writes the final
-scripts (for those same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept
-from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one
-while the final scripts run) kills every script still running and starts none: their failures are "not confirmed",
-and the run exits 130."""
+idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back), one more only while
+the GPU has the memory it needs; each script runs on the GPU of the run's fewest scripts (``GpuShare``); the end of
+the run writes the final scripts (for those same cells), waits for those runs and runs the rest, each within its
+path's timeout. Records kept from an earlier run keep theirs; a run that broke confirms nothing. An interrupt
+(Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills every script still running and starts none:
+their failures are "not confirmed", and the run exits 130."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from harness.execution.confirm import ScriptRun, Scripts
 from harness.plugin.inputs import inputs, visible_gpus
 from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
-from harness.plugin.scriptqueue import IdleCores, ScriptQueue, Width
+from harness.plugin.scriptqueue import GpuMemory, IdleCores, ScriptQueue, Width
 from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, needs_confirmation, out_of_memory
 from harness.records.record import Record
@@ -106,10 +106,16 @@ class Confirmer:
         self.enabled = options(config).confirm
         self.folder = options(config).report_dir / ".confirming"
         self.queue: ScriptQueue | None = None
-        self.width = Width(early_width(workers(config), host_cores()), most=workers(config), idle=IdleCores())
+        gpus = visible_gpus()
+        self.width = Width(
+            early_width(workers(config), host_cores()),
+            most=workers(config),
+            idle=IdleCores(),
+            memory=GpuMemory() if gpus else None,
+        )
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         early = config.stash.get(scripts_key, None)  # made before the case modules imported (a run with a GPU)
-        self.scripts = early if early is not None else Scripts(triton_cache(config), probe_isas=bool(visible_gpus()))
+        self.scripts = early if early is not None else Scripts(triton_cache(config), probe_isas=bool(gpus))
         self.gpus = GpuShare(inputs(config).plan.gpus)
         self.interrupted: pytest.ExceptionInfo[BaseException] | None = None  # an interrupt the final wait took
 

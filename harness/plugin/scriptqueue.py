@@ -1,4 +1,5 @@
-"""The early repro scripts' queue: a few run at a time beside the cells (``Width``: more while cores are idle), and
+"""The early repro scripts' queue: a few run at a time beside the cells (``Width``: more while cores are idle, none
+beyond the first while the GPU lacks the memory for one more, ``GpuMemory``), and
 when a place frees the script expected to run longest goes next, not the first queued: the longest scripts then end
 while the cells still run instead of after them. A script's expected seconds: the mean of this run's finished
 scripts on its path, else its cell's seconds times the median ratio of script to cell seconds seen so far (its
@@ -8,7 +9,9 @@ failed 115 s into the run waited 243 s behind shorter ones, and ran 188 s."""
 from __future__ import annotations
 
 import itertools
+import os
 import statistics
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +25,10 @@ from harness.plugin.processes import host_cores
 
 IDLE_SAMPLE = 2.0  # seconds between two readings of the host's idle cores
 SPARE_CORES = 2.0  # idle cores that let one more script start beside the cells
+# GPU memory one more script must find free, and what each script started since the last reading is taken to use:
+# on an 80 GB H100 at 6a4839d (14 workers, up to 28 scripts) about 80 scripts met "CUDA out of memory" beside the
+# cell processes, where their cells allocated at most 321 MiB
+SCRIPT_GPU_MB = 4096.0
 
 
 class Width:
@@ -30,20 +37,31 @@ class Width:
     GPU leave cores a script can use (one H200 at 7c5a2ea: the cells used 3,349 of the 6,750 core-seconds of their
     421.9 s, three scripts beside them)."""
 
-    def __init__(self, allowed: int, most: int | None = None, idle: Callable[[], float] | None = None) -> None:
+    def __init__(
+        self,
+        allowed: int,
+        most: int | None = None,
+        idle: Callable[[], float] | None = None,
+        memory: GpuMemory | None = None,
+    ) -> None:
         self.allowed = allowed
         self.most = max(allowed, most or allowed)
         self.idle = idle
+        self.memory = memory
         self.running = 0
         self.turn = threading.Condition()
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Held while one script runs; waits while ``allowed`` already do and no core is spare."""
+        """Held while one script runs; waits while ``allowed`` already do and no core is spare, or while others run
+        and the GPU has not the memory one more needs."""
+        sampled = self.idle is not None or self.memory is not None
         with self.turn:
-            while not self.turn.wait_for(self._free, timeout=IDLE_SAMPLE if self.idle else None):
+            while not self.turn.wait_for(self._free, timeout=IDLE_SAMPLE if sampled else None):
                 pass
             self.running += 1
+            if self.memory is not None:
+                self.memory.take()
         try:
             yield
         finally:
@@ -52,6 +70,8 @@ class Width:
                 self.turn.notify_all()
 
     def _free(self) -> bool:
+        if self.running and self.memory is not None and not self.memory.room():
+            return False
         if self.running < self.allowed:
             return True
         return self.idle is not None and self.running < self.most and self.idle() >= SPARE_CORES
@@ -89,6 +109,44 @@ class IdleCores:
         except (OSError, ValueError):
             return (0, 0)
         return fields[3] + (fields[4] if len(fields) > 4 else 0), sum(fields)
+
+
+def free_gpu_mb(run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> float | None:
+    """The least free memory (MiB) of the GPUs ``CUDA_VISIBLE_DEVICES`` names (all where it is unset), by
+    nvidia-smi; None where nvidia-smi cannot tell."""
+    try:
+        done = run(
+            ["nvidia-smi", "--query-gpu=index,uuid,memory.free", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=10,
+        )  # fmt: skip
+        rows = [[item.strip() for item in line.split(",")] for line in done.stdout.splitlines() if line.strip()]
+        free = {(index, uuid): float(mb) for index, uuid, mb in rows}
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    named = [item.strip() for item in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if item.strip()]
+    seen = [mb for (index, uuid), mb in free.items() if not named or index in named or uuid in named]
+    return min(seen) if done.returncode == 0 and seen else None
+
+
+class GpuMemory:
+    """Whether the GPU has room for one more script: its free memory, read at most once per ``IDLE_SAMPLE``
+    (``free``: MiB, or None where it cannot be read, which holds no script back), less ``SCRIPT_GPU_MB`` for each
+    script started since, at least ``SCRIPT_GPU_MB``."""
+
+    def __init__(self, free: Callable[[], float | None] = free_gpu_mb) -> None:
+        self.free = free
+        self.left: float | None = None
+        self.taken = -IDLE_SAMPLE
+
+    def room(self) -> bool:
+        if time.monotonic() - self.taken >= IDLE_SAMPLE:
+            self.left, self.taken = self.free(), time.monotonic()
+        return self.left is None or self.left >= SCRIPT_GPU_MB
+
+    def take(self) -> None:
+        """One more script started on this reading."""
+        if self.left is not None:
+            self.left -= SCRIPT_GPU_MB
 
 
 @dataclass

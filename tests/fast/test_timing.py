@@ -644,3 +644,53 @@ def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_pat
     stat.write_text("cpu  200 0 200 1400 0 0 0 0 0 0\n")
     cores.taken -= scriptqueue.IDLE_SAMPLE
     assert cores() == pytest.approx(host_cores() * 600 / 800)
+
+
+def test_a_script_beyond_the_first_starts_only_while_the_gpu_has_the_memory_it_needs(monkeypatch: pytest.MonkeyPatch):
+    """An 80 GB H100 beside 14 cell processes: scripts that started anyway ran out of memory and ran again, one at a
+    time, after the timing phase. The first always starts (nothing else would free the memory); each start takes
+    ``SCRIPT_GPU_MB`` off the reading until the next one."""
+    from harness.plugin import scriptqueue
+    from harness.plugin.scriptqueue import GpuMemory, Width
+
+    monkeypatch.setattr(scriptqueue, "IDLE_SAMPLE", 0.2)
+    readings = [scriptqueue.SCRIPT_GPU_MB / 2, 2.5 * scriptqueue.SCRIPT_GPU_MB]  # then none free
+
+    def free() -> float:
+        return readings.pop(0) if readings else 0.0
+
+    width = Width(4, memory=GpuMemory(free))
+    started, release, threads = held_scripts(width, "abcd")
+    time.sleep(1.0)
+    assert len(started) == 3  # the first alone, then two more on the reading with room for two
+    readings.append(100 * scriptqueue.SCRIPT_GPU_MB)
+    time.sleep(0.6)
+    assert len(started) == 4
+    released(release, threads)
+    unknown = GpuMemory(lambda: None)
+    assert unknown.room() and (unknown.take() or unknown.room())  # nvidia-smi cannot tell: nothing held back
+
+
+def test_the_gpus_free_memory_is_the_least_of_those_cuda_sees(monkeypatch: pytest.MonkeyPatch):
+    import subprocess
+
+    from harness.plugin.scriptqueue import free_gpu_mb
+
+    table = "0, GPU-aaa, 70000\n1, GPU-bbb, 1200\n2, GPU-ccc, 30000\n"
+
+    def smi(stdout: str, code: int = 0) -> Any:
+        return lambda *args, **kwargs: subprocess.CompletedProcess(args, code, stdout, "")
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert free_gpu_mb(smi(table)) == 1200
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,2")
+    assert free_gpu_mb(smi(table)) == 30000
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-aaa")
+    assert free_gpu_mb(smi(table)) == 70000
+    assert free_gpu_mb(smi(table, code=9)) is None
+    assert free_gpu_mb(smi("No devices were found")) is None
+
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise FileNotFoundError("nvidia-smi")
+
+    assert free_gpu_mb(missing) is None
