@@ -3,12 +3,12 @@ confirm.py), and each failed cell's record given its ``confirmation``: reproduce
 line), or not, a harness suspect. The first cell of each kind of failure has its script run while the run goes on, a
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
 scriptqueue.py), and as many at a time as workers once the last cell has ended, up to twice as many while cores are
-idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back), one more only while
-the GPU has the memory it needs; each script runs on the GPU of the run's fewest scripts (``GpuShare``); the end of
-the run writes the final scripts (for those same cells), waits for those runs and runs the rest, each within its
-path's timeout. Records kept from an earlier run keep theirs; a run that broke confirms nothing. An interrupt
-(Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills every script still running and starts none:
-their failures are "not confirmed", and the run exits 130."""
+idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back; none starts during
+its turns), one more only while the GPU has the memory it needs; each script runs on the GPU of the run's fewest
+scripts (``GpuShare``); the end of the run writes the final scripts (for those same cells), waits for those runs and
+runs the rest, each within its path's timeout. Records kept from an earlier run keep theirs; a run that broke
+confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills every script
+still running and starts none: their failures are "not confirmed", and the run exits 130."""
 
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ class GpuShare:
     now (the first of those), or, where the workers see every GPU (``gpus`` empty), as the run was started."""
 
     def __init__(self, gpus: tuple[str, ...]) -> None:
+        self.gpus = gpus
         self.running = dict.fromkeys(gpus, 0)
         self.lock = threading.Lock()
 
@@ -112,6 +113,7 @@ class Confirmer:
             most=workers(config),
             idle=IdleCores(),
             memory=GpuMemory() if gpus else None,
+            held=self._timing_wants_gpu,
         )
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         early = config.stash.get(scripts_key, None)  # made before the case modules imported (a run with a GPU)
@@ -152,6 +154,11 @@ class Confirmer:
                 return self.scripts.run(script, limit, gpu=gpu)
             with FileCoordination(folder, 1).shared(() if gpu is None else (gpu,)):
                 return self.scripts.run(script, limit, gpu=gpu)
+
+    def _timing_wants_gpu(self) -> bool:
+        """Whether the workers are in their timing turns on a GPU the scripts run on: no script starts then."""
+        folder = self.config.stash[processes_key].timing_folder
+        return folder is not None and FileCoordination(folder, 1).wanted(self.gpus.gpus)
 
     def _run_final(self, script: Path, limit: float) -> ScriptRun:
         """A script run after the timing phase, on the GPU fewest scripts run on."""

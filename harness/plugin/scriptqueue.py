@@ -43,19 +43,21 @@ class Width:
         most: int | None = None,
         idle: Callable[[], float] | None = None,
         memory: GpuMemory | None = None,
+        held: Callable[[], bool] | None = None,
     ) -> None:
         self.allowed = allowed
         self.most = max(allowed, most or allowed)
         self.idle = idle
         self.memory = memory
+        self.held = held
         self.running = 0
         self.turn = threading.Condition()
 
     @contextmanager
     def slot(self) -> Iterator[None]:
-        """Held while one script runs; waits while ``allowed`` already do and no core is spare, or while others run
-        and the GPU has not the memory one more needs."""
-        sampled = self.idle is not None or self.memory is not None
+        """Held while one script runs; waits while ``allowed`` already do and no core is spare, while others run
+        and the GPU has not the memory one more needs, and while ``held`` (the workers time on the GPU)."""
+        sampled = any(check is not None for check in (self.idle, self.memory, self.held))
         with self.turn:
             while not self.turn.wait_for(self._free, timeout=IDLE_SAMPLE if sampled else None):
                 pass
@@ -70,6 +72,8 @@ class Width:
                 self.turn.notify_all()
 
     def _free(self) -> bool:
+        if self.held is not None and self.held():
+            return False
         if self.running and self.memory is not None and not self.memory.room():
             return False
         if self.running < self.allowed:

@@ -11,10 +11,13 @@ lock (``exclusive``: one lock per GPU where each worker sees one of several, so 
 worker at a time): first the host samples, then, once every worker has taken them (a second barrier), every cell
 process starts the profiler at once, none measuring (a process's first session starts CUPTI, and a
 launch's host time is higher after it), and once all have (a third), the device samples; the controller's early
-repro scripts each hold their GPU's lock shared while they run. A cell whose artifact is lost (its process
-replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed`` with the reason; so is every
-cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a ``Coordination`` (files and ``flock``
-here; a test's fake checks that no two timings overlap and none overlaps a cell)."""
+repro scripts each hold their GPU's lock shared while they run, and none starts from the first barrier to the last
+worker's device samples (``wanting``): else scripts started one after another, each the GPU's memory let in (an 80
+GB H100 at b3efeb5), held the lock shared without a break, and the timing waited 41-73 s for it. A cell whose
+artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
+with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
+``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a
+cell)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import fcntl
 import re
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,6 +50,8 @@ class Coordination(Protocol):
 
     def exclusive(self) -> AbstractContextManager[None]: ...  # its GPU to this process alone
 
+    def wanting(self) -> AbstractContextManager[None]: ...  # its GPU wanted for timing: no new script starts on it
+
 
 DIED = {  # why the cells of a process that did not answer a step of the timing are not timed
     "warm": "its cell process died warming up",
@@ -65,6 +70,11 @@ def arrivals(step: str) -> str:
 def lock_name(gpu: str | None) -> str:
     """The lock file of ``gpu`` (a CUDA_VISIBLE_DEVICES id; None where the cell processes see every GPU)."""
     return LOCK_NAME if gpu is None else f"gpu-{re.sub(r'[^A-Za-z0-9_.-]', '_', gpu)}.lock"
+
+
+def wanted_name(gpu: str | None) -> str:
+    """The file whose shared ``flock`` says a worker on ``gpu`` is in its timing turns."""
+    return lock_name(gpu).removesuffix(".lock") + ".wanted"
 
 
 class FileCoordination:
@@ -98,6 +108,24 @@ class FileCoordination:
     def exclusive(self) -> Iterator[None]:
         with self._lock(lock_name(self.gpu), fcntl.LOCK_EX):
             yield
+
+    @contextmanager
+    def wanting(self) -> Iterator[None]:
+        with self._lock(wanted_name(self.gpu), fcntl.LOCK_SH):
+            yield
+
+    def wanted(self, gpus: tuple[str, ...] = ()) -> bool:
+        """Whether a worker on one of ``gpus`` (() where they see every GPU) is in its timing turns (``wanting``)."""
+        for gpu in gpus or (None,):
+            path = self.folder / wanted_name(gpu)
+            if not path.exists():
+                continue
+            with open(path) as file:
+                try:
+                    fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+        return False
 
     @contextmanager
     def shared(self, gpus: tuple[str, ...] = ()) -> Iterator[None]:
@@ -176,6 +204,20 @@ def _timing_phase(
         return timings, None
     late = coordination.wait_all(BARRIER_TIMEOUT)
     clock["all_arrived"] = time.time()
+    with nullcontext() if late else coordination.wanting():
+        return _turns(warm, kept, timings, coordination, worker, clock, late)
+
+
+def _turns(
+    warm: list[TimedProcess],
+    kept: dict[int | None, list[str]],
+    timings: dict[str, Timing],
+    coordination: Coordination,
+    worker: str,
+    clock: dict[str, float],
+    late: str | None,
+) -> tuple[dict[str, Timing], float | None]:
+    """The two timing turns past the first barrier (``late``: why it was not passed, if so)."""
     if not late:
         with coordination.exclusive():
             clock["alone"] = time.time()

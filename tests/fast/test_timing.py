@@ -694,3 +694,32 @@ def test_the_gpus_free_memory_is_the_least_of_those_cuda_sees(monkeypatch: pytes
         raise FileNotFoundError("nvidia-smi")
 
     assert free_gpu_mb(missing) is None
+
+
+def test_no_early_script_starts_while_the_workers_are_in_their_timing_turns(tmp_path: Path):
+    """From the first barrier to the last worker's device samples the GPU is wanted for timing (``wanting``): a
+    script then starting would hold the lock shared, and one after another they held it 41-73 s (an 80 GB H100 at
+    b3efeb5). Not before the barrier (the warm-ups leave the GPU to scripts), not once the timing has ended."""
+    from harness.plugin.scriptqueue import Width
+
+    coordination = FileCoordination(tmp_path, 1, "1")
+    seen: dict[str, bool] = {}
+
+    class Watched(TimedFake):
+        def ask(self, request: tuple[Any, ...], timeout: float) -> Any:
+            seen[request[0]] = FileCoordination(tmp_path, 1).wanted(("0", "1"))
+            return super().ask(request, timeout)
+
+    timings, _ = timing_phase({"a-b-eager": 7}, Watched(Phase()), coordination, "w0")
+    assert timings["a-b-eager"].timed
+    assert seen == {"warm": False, "host": True, "prime": True, "time": True}
+    assert not FileCoordination(tmp_path, 1).wanted(("0", "1"))
+    with coordination.wanting():
+        assert FileCoordination(tmp_path, 1).wanted(("1",)) and not FileCoordination(tmp_path, 1).wanted(("0",))
+        wanted = [True]
+        width = Width(4, held=lambda: wanted[0] and FileCoordination(tmp_path, 1).wanted(("1",)))
+        started, release, threads = held_scripts(width, "ab")
+        time.sleep(0.3)
+        assert started == []
+    assert started_within(started, 2, 2) == 2
+    released(release, threads)
