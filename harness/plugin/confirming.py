@@ -4,11 +4,12 @@ line), or not, a harness suspect. The first cell of each kind of failure has its
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
 scriptqueue.py), and as many at a time as workers once the last cell has ended, up to twice as many while cores are
 idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back; none starts during
-its turns), one more only while the GPU has the memory it needs; each script runs on the GPU of the run's fewest
-scripts (``GpuShare``); the end of the run writes the final scripts (for those same cells), waits for those runs and
-runs the rest, each within its path's timeout. Records kept from an earlier run keep theirs; a run that broke
-confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final scripts run) kills every script
-still running and starts none: their failures are "not confirmed", and the run exits 130."""
+its turns where the GPU has run short of memory), one more only while the GPU has the memory it needs; each script
+runs on the GPU of the run's fewest scripts (``GpuShare``); the end of the run writes the final scripts (for those
+same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept from an earlier
+run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final
+scripts run) kills every script still running and starts none: their failures are "not confirmed", and the run exits
+130."""
 
 from __future__ import annotations
 
@@ -113,7 +114,7 @@ class Confirmer:
             most=workers(config),
             idle=IdleCores(),
             memory=GpuMemory() if gpus else None,
-            held=self._timing_wants_gpu,
+            held=self._held,
         )
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         early = config.stash.get(scripts_key, None)  # made before the case modules imported (a run with a GPU)
@@ -154,6 +155,14 @@ class Confirmer:
                 return self.scripts.run(script, limit, gpu=gpu)
             with FileCoordination(folder, 1).shared(() if gpu is None else (gpu,)):
                 return self.scripts.run(script, limit, gpu=gpu)
+
+    def _held(self) -> bool:
+        """No script starts during the workers' timing turns on a GPU that has run short of memory in this run: its
+        cell processes free their memory only once timed, and scripts let in one by one kept the timing waiting (an
+        80 GB H100 at b3efeb5: 41-73 s). With memory to spare the scripts go first, as they run beside the warm-ups
+        (on one H200 at 790df7f they would have moved 293 script-seconds after the timing)."""
+        memory = self.width.memory
+        return memory is not None and memory.short and self._timing_wants_gpu()
 
     def _timing_wants_gpu(self) -> bool:
         """Whether the workers are in their timing turns on a GPU the scripts run on: no script starts then."""

@@ -135,16 +135,18 @@ def free_gpu_mb(run: Callable[..., subprocess.CompletedProcess[str]] = subproces
 class GpuMemory:
     """Whether the GPU has room for one more script: its free memory, read at most once per ``IDLE_SAMPLE``
     (``free``: MiB, or None where it cannot be read, which holds no script back), less ``SCRIPT_GPU_MB`` for each
-    script started since, at least ``SCRIPT_GPU_MB``."""
+    script started since, at least ``SCRIPT_GPU_MB``; ``short`` once a reading has had none."""
 
     def __init__(self, free: Callable[[], float | None] = free_gpu_mb) -> None:
         self.free = free
         self.left: float | None = None
         self.taken = -IDLE_SAMPLE
+        self.short = False  # a reading has had no room for a script
 
     def room(self) -> bool:
         if time.monotonic() - self.taken >= IDLE_SAMPLE:
             self.left, self.taken = self.free(), time.monotonic()
+            self.short = self.short or (self.left is not None and self.left < SCRIPT_GPU_MB)
         return self.left is None or self.left >= SCRIPT_GPU_MB
 
     def take(self) -> None:

@@ -669,6 +669,32 @@ def test_a_script_beyond_the_first_starts_only_while_the_gpu_has_the_memory_it_n
     released(release, threads)
     unknown = GpuMemory(lambda: None)
     assert unknown.room() and (unknown.take() or unknown.room())  # nvidia-smi cannot tell: nothing held back
+    assert width.memory is not None and width.memory.short and not unknown.short  # a reading had no room
+
+
+def test_scripts_wait_for_the_timing_turns_only_on_a_gpu_that_has_run_short_of_memory(monkeypatch: pytest.MonkeyPatch):
+    """With memory to spare the scripts go first (they run beside the warm-ups); on a GPU that ran short, the timing
+    goes first: its end frees the cell processes' memory."""
+    from harness.plugin import scriptqueue
+    from harness.plugin.confirming import Confirmer
+    from harness.plugin.scriptqueue import GpuMemory, Width
+
+    monkeypatch.setattr(scriptqueue, "IDLE_SAMPLE", 0.0)
+    free = [100 * scriptqueue.SCRIPT_GPU_MB]
+    confirmer = Confirmer.__new__(Confirmer)
+    confirmer.width = Width(4, memory=GpuMemory(lambda: free[0]))
+    timing = [True]
+    confirmer._timing_wants_gpu = lambda: timing[0]
+    assert confirmer.width.memory.room() and not confirmer._held()
+    free[0] = 0.0
+    assert not confirmer.width.memory.room() and confirmer._held()
+    free[0] = 100 * scriptqueue.SCRIPT_GPU_MB
+    assert confirmer.width.memory.room() and confirmer._held()  # once short, through the turns
+    timing[0] = False
+    assert not confirmer._held()
+    confirmer.width = Width(4)
+    timing[0] = True
+    assert not confirmer._held()  # no GPU memory to read
 
 
 def test_the_gpus_free_memory_is_the_least_of_those_cuda_sees(monkeypatch: pytest.MonkeyPatch):
