@@ -72,9 +72,10 @@ class Width:
                 self.turn.notify_all()
 
     def _free(self) -> bool:
+        room = self.memory is None or self.memory.room()  # read for the first script too: ``held`` may ask ``short``
         if self.held is not None and self.held():
             return False
-        if self.running and self.memory is not None and not self.memory.room():
+        if self.running and not room:
             return False
         if self.running < self.allowed:
             return True

@@ -670,6 +670,9 @@ def test_a_script_beyond_the_first_starts_only_while_the_gpu_has_the_memory_it_n
     unknown = GpuMemory(lambda: None)
     assert unknown.room() and (unknown.take() or unknown.room())  # nvidia-smi cannot tell: nothing held back
     assert width.memory is not None and width.memory.short and not unknown.short  # a reading had no room
+    alone = Width(1, memory=GpuMemory(lambda: 0.0))
+    with alone.slot():  # the first script starts whatever the memory, which is read all the same
+        assert alone.memory is not None and alone.memory.short
 
 
 def test_scripts_wait_for_the_timing_turns_only_on_a_gpu_that_has_run_short_of_memory(monkeypatch: pytest.MonkeyPatch):
