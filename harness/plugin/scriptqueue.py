@@ -32,16 +32,18 @@ SCRIPT_GPU_MB = 4096.0
 
 
 class Width:
-    """How many early scripts may run at once: ``allowed`` while cells run (more once they have all ended), and one
-    more at a time, up to ``most``, while ``idle`` says the host has ``SPARE_CORES`` idle: cells that wait for the
-    GPU leave cores a script can use (one H200 at 7c5a2ea: the cells used 3,349 of the 6,750 core-seconds of their
-    421.9 s, three scripts beside them)."""
+    """How many early scripts may run at once: ``allowed`` while cells run (more once they have all ended), and
+    ``extra`` places more, up to ``most``: one more at each reading of ``idle`` that finds ``SPARE_CORES`` idle, one
+    fewer at each that finds less than one. Cells that wait for the GPU leave cores a script can use (one H200 at
+    7c5a2ea: the cells used 3,349 of the 6,750 core-seconds of their 421.9 s, three scripts beside them). The places
+    stay open: where a reading let just one script start, the short scripts after the last cell ran 14-15 at once
+    on 14 places while 6-8 of 16 cores were idle (one H200 at 790df7f)."""
 
     def __init__(
         self,
         allowed: int,
         most: int | None = None,
-        idle: Callable[[], float] | None = None,
+        idle: Callable[[], float | None] | None = None,
         memory: GpuMemory | None = None,
         held: Callable[[], bool] | None = None,
     ) -> None:
@@ -50,6 +52,7 @@ class Width:
         self.idle = idle
         self.memory = memory
         self.held = held
+        self.extra = 0
         self.running = 0
         self.turn = threading.Condition()
 
@@ -77,30 +80,38 @@ class Width:
             return False
         if self.running and not room:
             return False
-        if self.running < self.allowed:
-            return True
-        return self.idle is not None and self.running < self.most and self.idle() >= SPARE_CORES
+        self._read_idle()
+        return self.running < min(self.most, self.allowed + self.extra)
+
+    def _read_idle(self) -> None:
+        """One place more or fewer, by a new reading of the idle cores (None: none yet)."""
+        idle = self.idle() if self.idle is not None else None
+        if idle is not None and idle >= SPARE_CORES:
+            self.extra = min(self.extra + 1, self.most - self.allowed)
+        elif idle is not None and idle < 1.0:
+            self.extra = max(self.extra - 1, 0)
 
     def widen(self, allowed: int, most: int | None = None) -> None:
         """At least ``allowed`` at once from now on, and up to ``most`` while cores are idle."""
         with self.turn:
             self.allowed = max(self.allowed, allowed)
             self.most = max(self.most, self.allowed, most or 0)
+            self.extra = min(self.extra, self.most - self.allowed)
             self.turn.notify_all()
 
 
 class IdleCores:
-    """The host's idle cores over the last ``IDLE_SAMPLE`` seconds, from /proc/stat (0 where there is none); a
-    reading is used once: the next waits for a new sample, so scripts started on one reading are seen in the next."""
+    """The host's idle cores over the last ``IDLE_SAMPLE`` seconds, from /proc/stat (0 where there is none); None
+    until a new sample: scripts started on one reading are seen in the next."""
 
     def __init__(self, stat: str = "/proc/stat") -> None:
         self.stat = stat
         self.last = self._read()
         self.taken = time.monotonic()
 
-    def __call__(self) -> float:
+    def __call__(self) -> float | None:
         if time.monotonic() - self.taken < IDLE_SAMPLE:
-            return 0.0
+            return None
         now = self._read()
         idle = now[0] - self.last[0]
         total = now[1] - self.last[1]

@@ -640,7 +640,7 @@ def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_pat
     stat = tmp_path / "stat"
     stat.write_text("cpu  100 0 100 800 0 0 0 0 0 0\n")
     cores = IdleCores(str(stat))
-    assert cores() == 0.0  # no new sample yet
+    assert cores() is None  # no new sample yet
     stat.write_text("cpu  200 0 200 1400 0 0 0 0 0 0\n")
     cores.taken -= scriptqueue.IDLE_SAMPLE
     assert cores() == pytest.approx(host_cores() * 600 / 800)
@@ -752,3 +752,46 @@ def test_no_early_script_starts_while_the_workers_are_in_their_timing_turns(tmp_
         assert started == []
     assert started_within(started, 2, 2) == 2
     released(release, threads)
+
+
+def test_places_idle_cores_opened_stay_open_while_short_scripts_come_and_go(monkeypatch: pytest.MonkeyPatch):
+    """One H200 at 790df7f: after the last cell 14-15 scripts of 4-7 s ran at once on 14 places while 6-8 of 16 cores
+    were idle: each reading of idle cores let one script start, and the place closed when that script ended. A
+    reading with cores to spare opens a place that stays until a reading finds the host busy."""
+    from harness.execution.confirm import ScriptRun
+    from harness.plugin import scriptqueue
+    from harness.plugin.scriptqueue import ScriptQueue, Width
+
+    monkeypatch.setattr(scriptqueue, "IDLE_SAMPLE", 0.2)
+    idle, taken = [7.0], [time.monotonic()]
+
+    def reading() -> float | None:  # as IdleCores: a new sample once per IDLE_SAMPLE
+        if time.monotonic() - taken[0] < scriptqueue.IDLE_SAMPLE:
+            return None
+        taken[0] = time.monotonic()
+        return idle[0]
+
+    running, peak, lock = [0], [0], threading.Lock()
+
+    def run(script: Path, limit: float) -> ScriptRun:
+        with lock:
+            running[0] += 1
+            peak[0] = max(peak[0], running[0])
+        time.sleep(random.uniform(0.2, 0.4))
+        with lock:
+            running[0] -= 1
+        return ScriptRun.of(1, "", 0.3)
+
+    width = Width(4, most=12, idle=reading)
+    queue = ScriptQueue(width, 12, run)
+    futures = [queue.submit(Path(f"s{n}"), 60.0, "eager", 1.0) for n in range(150)]
+    deadline = time.monotonic() + 5
+    while peak[0] < 12 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert peak[0] == 12  # up to ``most``, never beyond
+    idle[0] = 0.0  # the host busy: the places close again, one per reading
+    time.sleep(3.0)
+    assert width.extra == 0
+    for future in futures:
+        future.result(30)
+    queue.shutdown()
