@@ -30,7 +30,7 @@ from harness.plugin.options import options, workers
 from harness.plugin.processes import RESERVED_CORES, cache_folders, host_cores, processes_key
 from harness.plugin.scriptqueue import GpuMemory, IdleCores, ScriptQueue, Width
 from harness.plugin.timing import FileCoordination
-from harness.records.confirmation import confirmation, needs_confirmation, out_of_memory
+from harness.records.confirmation import confirmation, crowded_out, needs_confirmation
 from harness.records.record import Record
 from harness.records.results import Results
 from harness.report.broken import run_broke
@@ -234,11 +234,7 @@ class Confirmer:
         """The scripts that ran out of GPU memory where their cell did not, run again one at a time, once every
         other has ended: beside the run's cell processes and the other scripts the GPU's memory can run out (an
         80 GB H100 with 14 workers), which says nothing of the failure (``reproduced``); none after an interrupt."""
-        crowded = [
-            script
-            for script, run in runs.items()
-            if not run.stopped and out_of_memory(run.output) and not out_of_memory(leads[script].error or "")
-        ]
+        crowded = [script for script, run in runs.items() if not run.stopped and crowded_out(leads[script], run.output)]
         again = {}
         for script in crowded:
             if self.interrupted is not None:

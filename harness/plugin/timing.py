@@ -14,11 +14,10 @@ launch's host time is higher after it), and once all have (a third), the device 
 repro scripts each hold their GPU's lock shared while they run, and where the GPU has run short of memory none starts
 from the first barrier to the last worker's device samples (``wanting``): else scripts started one after another,
 each the GPU's memory let in (an 80 GB H100 at b3efeb5), held the lock shared without a break, and the timing waited
-41-73 s for it. A cell whose
-artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault) is recorded ``not timed``
-with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The coordination is a
-``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and none overlaps a
-cell)."""
+41-73 s for it. A cell whose artifact is lost (its process replaced: a crash, a re-run, the RSS bound, a CUDA fault)
+is recorded ``not timed`` with the reason; so is every cell of a worker that waited past ``BARRIER_TIMEOUT``. The
+coordination is a ``Coordination`` (files and ``flock`` here; a test's fake checks that no two timings overlap and
+none overlaps a cell)."""
 
 from __future__ import annotations
 

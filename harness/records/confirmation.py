@@ -48,7 +48,7 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
         return True if record.status == Status.TIMEOUT else None
     if record.status == Status.TIMEOUT:
         return False
-    if out_of_memory(output) and not out_of_memory(record.error or ""):
+    if crowded_out(record, output):
         return None
     if record.cuda_fault or record.status == Status.CRASH:
         return returncode < 0 or any(marker in output for marker in CUDA_FAULT_MARKERS)
@@ -56,6 +56,12 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
     if marker is not None:
         return marker in line
     return same_exception(record, line)
+
+
+def crowded_out(record: Record, output: str) -> bool:
+    """Whether a script printing ``output`` ran out of GPU memory where the cell of ``record`` did not: the run's
+    other processes held it, which says nothing of the failure."""
+    return out_of_memory(output) and not out_of_memory(record.error or "")
 
 
 def out_of_memory(text: str) -> bool:
