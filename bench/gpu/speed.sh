@@ -33,19 +33,7 @@ run() {  # NAME [OPTIONS...]: the full default matrix, cold (a fresh cache folde
 
 gate() {
     # a planted 10% slowdown: every timed cell of 'timed' 10% slower (median and IQR), written as planted.json
-    python3 - "$out/timed/results.json" "$out/planted.json" <<'EOF'
-import json, sys
-data = json.load(open(sys.argv[1]))
-planted = 0
-for cell in data["cells"]:
-    timing = cell.get("timing") or {}
-    if timing.get("state") == "timed":
-        timing["median_us"] = round(timing["median_us"] * 1.10, 3)
-        timing["iqr_us"] = round((timing.get("iqr_us") or 0) * 1.10, 3)
-        planted += 1
-json.dump(data, open(sys.argv[2], "w"))
-print(f"planted: {planted} timed cells made 10% slower")
-EOF
+    python3 bench/gpu/plant_slowdown.py "$out/timed/results.json" "$out/planted.json" cell
     python3 -m harness gate --speed --baseline "$out/timed/results.json" --current "$out/planted.json" --rerun 0 \
         --out "$out/gate-planted.md" >/dev/null 2>&1
     echo "gate, planted 10% slowdown: exit $? (1 expected); $(grep -c '| time ' "$out/gate-planted.md") cells named slower"
