@@ -114,7 +114,7 @@ class Confirmer:
             most=workers(config),
             idle=IdleCores(),
             memory=GpuMemory() if gpus else None,
-            held=self._held,
+            timing=self._timing_wants_gpu,
         )
         self.early: dict[str, tuple[str, Future[ScriptRun]]] = {}  # signature -> (its cell, its script's run)
         early = config.stash.get(scripts_key, None)  # made before the case modules imported (a run with a GPU)
@@ -155,14 +155,6 @@ class Confirmer:
                 return self.scripts.run(script, limit, gpu=gpu)
             with FileCoordination(folder, 1).shared(() if gpu is None else (gpu,)):
                 return self.scripts.run(script, limit, gpu=gpu)
-
-    def _held(self) -> bool:
-        """No script starts during the workers' timing turns on a GPU that has run short of memory in this run: its
-        cell processes free their memory only once timed, and scripts let in one by one kept the timing waiting (an
-        80 GB H100 at b3efeb5: 41-73 s). With memory to spare the scripts go first, as they run beside the warm-ups
-        (on one H200 at 790df7f they would have moved 293 script-seconds after the timing)."""
-        memory = self.width.memory
-        return memory is not None and memory.short and self._timing_wants_gpu()
 
     def _timing_wants_gpu(self) -> bool:
         """Whether the workers are in their timing turns on a GPU the scripts run on: no script starts then."""

@@ -1,5 +1,6 @@
 """The early repro scripts' queue: a few run at a time beside the cells (``Width``: more while cores are idle, none
-beyond the first while the GPU lacks the memory for one more, ``GpuMemory``), and
+beyond the first while the GPU lacks the memory for one more, ``GpuMemory``, and none during the workers' timing
+turns on a GPU that has run short of memory), and
 when a place frees the script expected to run longest goes next, not the first queued: the longest scripts then end
 while the cells still run instead of after them. A script's expected seconds: the mean of this run's finished
 scripts on its path, else its cell's seconds times the median ratio of script to cell seconds seen so far (its
@@ -37,7 +38,11 @@ class Width:
     fewer at each that finds less than one. Cells that wait for the GPU leave cores a script can use (one H200 at
     7c5a2ea: the cells used 3,349 of the 6,750 core-seconds of their 421.9 s, three scripts beside them). The places
     stay open: where a reading let just one script start, the short scripts after the last cell ran 14-15 at once
-    on 14 places while 6-8 of 16 cores were idle (one H200 at 790df7f)."""
+    on 14 places while 6-8 of 16 cores were idle (one H200 at 790df7f). On a GPU that has run short of memory
+    (``GpuMemory.short``) no script starts while ``timing`` says the workers are in their timing turns: the cell
+    processes free their memory only once timed, and scripts let in one by one kept the timing waiting (an 80 GB H100
+    at b3efeb5: 41-73 s). With memory to spare the scripts go first, as they run beside the warm-ups (on one H200 at
+    790df7f they would have moved 293 script-seconds after the timing)."""
 
     def __init__(
         self,
@@ -45,13 +50,13 @@ class Width:
         most: int | None = None,
         idle: Callable[[], float | None] | None = None,
         memory: GpuMemory | None = None,
-        held: Callable[[], bool] | None = None,
+        timing: Callable[[], bool] | None = None,
     ) -> None:
         self.allowed = allowed
         self.most = max(allowed, most or allowed)
         self.idle = idle
         self.memory = memory
-        self.held = held
+        self.timing = timing
         self.extra = 0
         self.running = 0
         self.turn = threading.Condition()
@@ -59,8 +64,8 @@ class Width:
     @contextmanager
     def slot(self) -> Iterator[None]:
         """Held while one script runs; waits while ``allowed`` already do and no core is spare, while others run
-        and the GPU has not the memory one more needs, and while ``held`` (the workers time on the GPU)."""
-        sampled = any(check is not None for check in (self.idle, self.memory, self.held))
+        and the GPU has not the memory one more needs, and during the timing turns on a GPU that ran short."""
+        sampled = any(check is not None for check in (self.idle, self.memory, self.timing))
         with self.turn:
             while not self.turn.wait_for(self._free, timeout=IDLE_SAMPLE if sampled else None):
                 pass
@@ -75,13 +80,17 @@ class Width:
                 self.turn.notify_all()
 
     def _free(self) -> bool:
-        room = self.memory is None or self.memory.room()  # read for the first script too: ``held`` may ask ``short``
-        if self.held is not None and self.held():
+        room = self.memory is None or self.memory.room()  # read for the first script too: it may find the GPU short
+        if self._timing_first():
             return False
         if self.running and not room:
             return False
         self._read_idle()
         return self.running < min(self.most, self.allowed + self.extra)
+
+    def _timing_first(self) -> bool:
+        """The workers are in their timing turns on a GPU that has run short of memory in this run."""
+        return self.timing is not None and self.memory is not None and self.memory.short and self.timing()
 
     def _read_idle(self) -> None:
         """One place more or fewer, by a new reading of the idle cores (None: none yet)."""

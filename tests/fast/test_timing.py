@@ -679,25 +679,19 @@ def test_scripts_wait_for_the_timing_turns_only_on_a_gpu_that_has_run_short_of_m
     """With memory to spare the scripts go first (they run beside the warm-ups); on a GPU that ran short, the timing
     goes first: its end frees the cell processes' memory."""
     from harness.plugin import scriptqueue
-    from harness.plugin.confirming import Confirmer
     from harness.plugin.scriptqueue import GpuMemory, Width
 
     monkeypatch.setattr(scriptqueue, "IDLE_SAMPLE", 0.0)
-    free = [100 * scriptqueue.SCRIPT_GPU_MB]
-    confirmer = Confirmer.__new__(Confirmer)
-    confirmer.width = Width(4, memory=GpuMemory(lambda: free[0]))
-    timing = [True]
-    confirmer._timing_wants_gpu = lambda: timing[0]
-    assert confirmer.width.memory.room() and not confirmer._held()
+    free, timing = [100 * scriptqueue.SCRIPT_GPU_MB], [True]
+    width = Width(4, memory=GpuMemory(lambda: free[0]), timing=lambda: timing[0])
+    assert width._free()
     free[0] = 0.0
-    assert not confirmer.width.memory.room() and confirmer._held()
+    assert not width._free()
     free[0] = 100 * scriptqueue.SCRIPT_GPU_MB
-    assert confirmer.width.memory.room() and confirmer._held()  # once short, through the turns
+    assert not width._free()  # once short, through the turns
     timing[0] = False
-    assert not confirmer._held()
-    confirmer.width = Width(4)
-    timing[0] = True
-    assert not confirmer._held()  # no GPU memory to read
+    assert width._free()
+    assert Width(4, timing=lambda: True)._free()  # no GPU memory to read
 
 
 def test_the_gpus_free_memory_is_the_least_of_those_cuda_sees(monkeypatch: pytest.MonkeyPatch):
@@ -729,7 +723,7 @@ def test_no_early_script_starts_while_the_workers_are_in_their_timing_turns(tmp_
     """From the first barrier to the last worker's device samples the GPU is wanted for timing (``wanting``): a
     script then starting would hold the lock shared, and one after another they held it 41-73 s (an 80 GB H100 at
     b3efeb5). Not before the barrier (the warm-ups leave the GPU to scripts), not once the timing has ended."""
-    from harness.plugin.scriptqueue import Width
+    from harness.plugin.scriptqueue import SCRIPT_GPU_MB, GpuMemory, Width
 
     coordination = FileCoordination(tmp_path, 1, "1")
     seen: dict[str, bool] = {}
@@ -745,8 +739,9 @@ def test_no_early_script_starts_while_the_workers_are_in_their_timing_turns(tmp_
     assert not FileCoordination(tmp_path, 1).wanted(("0", "1"))
     with coordination.wanting():
         assert FileCoordination(tmp_path, 1).wanted(("1",)) and not FileCoordination(tmp_path, 1).wanted(("0",))
-        wanted = [True]
-        width = Width(4, held=lambda: wanted[0] and FileCoordination(tmp_path, 1).wanted(("1",)))
+        memory = GpuMemory(lambda: 100 * SCRIPT_GPU_MB)
+        memory.short = True  # a reading earlier in the run had no room
+        width = Width(4, memory=memory, timing=lambda: FileCoordination(tmp_path, 1).wanted(("1",)))
         started, release, threads = held_scripts(width, "ab")
         time.sleep(0.3)
         assert started == []
