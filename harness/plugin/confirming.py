@@ -4,12 +4,13 @@ line), or not, a harness suspect. The first cell of each kind of failure has its
 few at a time beside the cells (``early_width``; the one expected to run longest first, harness/plugin/
 scriptqueue.py), and as many at a time as workers once the last cell has ended, up to twice as many while cores are
 idle (beside the workers' warm-ups, before the timing phase on their GPU, which they hold back; none starts during
-its turns where the GPU has run short of memory), one more only while the GPU has the memory it needs; each script
-runs on the GPU of the run's fewest scripts (``GpuShare``); the end of the run writes the final scripts (for those
-same cells), waits for those runs and runs the rest, each within its path's timeout. Records kept from an earlier
-run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C, SIGTERM: pytest's, or one while the final
-scripts run) kills every script still running and starts none: their failures are "not confirmed", and the run exits
-130."""
+its turns where the GPU has run short of memory), one more only while the GPU has the memory it needs (an early
+script out of the GPU's memory where its cell was not queues once more; a script out of it again runs alone once
+every other has ended); each script runs on the GPU of the run's fewest scripts (``GpuShare``); the end of the run
+writes the final scripts (for those same cells), waits for those runs and runs the rest, each within its path's
+timeout. Records kept from an earlier run keep theirs; a run that broke confirms nothing. An interrupt (Ctrl-C,
+SIGTERM: pytest's, or one while the final scripts run) kills every script still running and starts none: their
+failures are "not confirmed", and the run exits 130."""
 
 from __future__ import annotations
 
@@ -136,7 +137,10 @@ class Confirmer:
         self.folder.mkdir(parents=True, exist_ok=True)
         script = self.folder / f"{len(self.early)}.py"
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
-        future = self.script_queue().submit(script, self.limit(record.path), record.path, record.seconds or 0.0)
+        future = self.script_queue().submit(
+            script, self.limit(record.path), record.path, record.seconds or 0.0,
+            again=lambda run: not run.stopped and crowded_out(record, run.output),
+        )  # fmt: skip
         self.early[signature] = (record.id, future)
 
     def script_queue(self) -> ScriptQueue:

@@ -185,12 +185,13 @@ def test_a_script_out_of_gpu_memory_runs_again_alone_once_the_others_have_ended(
     write_matrix, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """An 80 GB H100 at 3277a00: 110 of 681 scripts ran out of GPU memory beside the cell processes and the other
-    scripts, and were charted harness suspects. Such a script runs again, alone, after every other has ended."""
+    scripts, and were charted harness suspects. An early script so queues once more beside the others; out of memory
+    again, it runs alone after every other has ended."""
     runs: list[str] = []
 
     def crowded_first(scripts, script: Path, timeout: float, gpu: str | None = None) -> ScriptRun:
         runs.append(script.parent.name)
-        return ScriptRun.of(1, OOM if len(runs) == 1 else "RuntimeError: x", 1.0)
+        return ScriptRun.of(1, OOM if len(runs) <= 2 else "RuntimeError: x", 1.0)
 
     monkeypatch.setattr(CellProcesses, "make_process", FakeCells(statuses={"good-control-cpu_fallback": ["error"]}))
     monkeypatch.setattr("harness.execution.confirm.Scripts.run", crowded_first)
@@ -198,7 +199,7 @@ def test_a_script_out_of_gpu_memory_runs_again_alone_once_the_others_have_ended(
     out = tmp_path / "out"
     done = harness_main("run", "--matrix", str(matrix), "--report-dir", str(out), "-n", "0", "--no-timing")
     assert done.returncode == 0, done.stdout[-2000:]
-    assert runs == [".confirming", "repros"]  # the early script, then its cell's final script alone
+    assert runs == [".confirming", ".confirming", "repros"]  # the early script twice, then its final script alone
     record = json.loads((out / "results.json").read_text())["cells"][0]
     assert record["confirmation"]["reproduced"] is True
 

@@ -623,6 +623,32 @@ def test_the_early_script_expected_to_run_longest_goes_next():
     assert ran == ["first", "mid", "slow-a", "slow-b", "quick", "small"]  # slow-b once slow-a showed aoti's cost
 
 
+def test_a_script_out_of_gpu_memory_queues_once_more_beside_the_others():
+    """One H100 at 6315b99: three early scripts ran out of the GPU's memory beside the cell processes and ran again
+    one at a time after every other script, 43 s of the run's end. Such a run queues once more at once; its future
+    holds the second run (out of memory again: the confirmer's one-at-a-time re-run takes it)."""
+    from harness.execution.confirm import ScriptRun
+    from harness.plugin.scriptqueue import ScriptQueue, Width
+
+    ran: list[str] = []
+    outputs = {"once": ["CUDA out of memory", "ok"], "twice": ["CUDA out of memory"] * 3, "fine": ["ok"]}
+
+    def run(script: Path, limit: float) -> ScriptRun:
+        ran.append(script.name)
+        return ScriptRun.of(1, outputs[script.name][ran.count(script.name) - 1], 1.0)
+
+    def crowded(run: ScriptRun) -> bool:
+        return "out of memory" in run.output
+
+    queue = ScriptQueue(Width(2), 4, run)
+    futures = {name: queue.submit(Path(name), 60.0, "eager", 1.0, again=crowded) for name in outputs}
+    assert {name: future.result(10).output for name, future in futures.items()} == {
+        "once": "ok", "twice": "CUDA out of memory", "fine": "ok"
+    }
+    queue.shutdown()
+    assert sorted(ran) == ["fine", "once", "once", "twice", "twice"]
+
+
 def test_an_early_script_may_start_beyond_the_width_while_cores_are_idle(tmp_path: Path):
     """Cells waiting for the GPU leave cores idle: one more script starts per reading of two idle cores, up to the
     workers; none beyond the width while the host is busy."""
