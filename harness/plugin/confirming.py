@@ -101,6 +101,12 @@ class GpuShare:
                 self.running[gpu] -= 1
 
 
+def _crowded(lead: Record, run: ScriptRun) -> bool:
+    """Whether ``run`` (not stopped) of the script of ``lead``'s failure ran out of GPU memory where that cell did
+    not: it says nothing of the failure, and runs again."""
+    return not run.stopped and crowded_out(lead, run.output)
+
+
 class Confirmer:
     """Runs the repro scripts of a run's failures: early, as the first of each kind arrives, and at the end."""
 
@@ -139,7 +145,7 @@ class Confirmer:
         script.write_text(safe_source(record, env, inputs(self.config).matrix.tolerances))
         future = self.script_queue().submit(
             script, self.limit(record.path), record.path, record.seconds or 0.0,
-            again=lambda run: not run.stopped and crowded_out(record, run.output),
+            again=lambda run: _crowded(record, run),
         )  # fmt: skip
         self.early[signature] = (record.id, future)
 
@@ -230,7 +236,7 @@ class Confirmer:
         """The scripts that ran out of GPU memory where their cell did not, run again one at a time, once every
         other has ended: beside the run's cell processes and the other scripts the GPU's memory can run out (an
         80 GB H100 with 14 workers), which says nothing of the failure (``reproduced``); none after an interrupt."""
-        crowded = [script for script, run in runs.items() if not run.stopped and crowded_out(leads[script], run.output)]
+        crowded = [script for script, run in runs.items() if _crowded(leads[script], run)]
         again = {}
         for script in crowded:
             if self.interrupted is not None:
