@@ -66,7 +66,7 @@ def costs(data: Results) -> str:
         f"# Where the run's time went ({env.get('device')}, torch {env.get('torch')}, commit {env.get('commit')})",
         "",
         f"- wall: {wall} s; cells from the first start to the last end: {span:.1f} s; after the last cell: "
-        + _after(env.get("timing_seconds"), wall),
+        + _after(wall, last - (env.get("start_marks") or {}).get("command", last), env.get("timing_seconds")),
         f"- {len(cells)} cells, {total:.0f} cell-seconds on {workers} workers ({total / workers:.1f} s each if even); "
         f"{len(starts)} cells in a fresh cell process, {sum(starts):.0f} s waiting for their start",
         _start(env.get("start_marks") or {}, first),
@@ -110,11 +110,13 @@ def _start(marks: dict[str, float], first: float) -> str:
     return f"- before the first cell: {first - marks['command']:.1f} s ({', '.join(steps)})"
 
 
-def _after(seconds: float | None, wall: float | None) -> str:
-    """The wall after the last cell (the timing phase and the confirmation it waits for), where the run recorded it."""
-    if seconds is None:
-        return "not recorded (no timing phase: a run without one, or stopped before it)"
-    return f"{seconds:.1f} s (timing phase and confirmation, {100 * seconds / (wall or 1):.0f}% of the wall)"
+def _after(wall: float | None, last: float, timing: float | None) -> str:
+    """The wall after the last cell's end (``last``: seconds from the command's start), the timing phase apart."""
+    phase = "no timing phase recorded" if timing is None else f"the timing phase {timing:.1f} s"
+    if wall is None or last <= 0:
+        return f"not recorded (a run without its wall or start marks); {phase}"
+    after = wall - last
+    return f"{after:.1f} s ({100 * after / wall:.0f}% of the wall; of it {phase}, then the confirmation and the chart)"
 
 
 def _by_path(cells: list[Any]) -> str:

@@ -53,13 +53,14 @@ def made_up_run() -> dict:
     phases = {"gw0": {**clock, "warm_gpu_peak_mb": 1536.5}}
     marks = {"command": 998.0, "session": 998.5, "zygote_serving": 999.25, "first_collected": 999.0,
              "last_collected": 999.5}  # fmt: skip
-    env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 4.0, "timing_phases": phases, "start_marks": marks}
+    env = {"wall_seconds": 12.0, "workers": 2, "timing_seconds": 3.0, "timing_phases": phases, "start_marks": marks}
     return {"environment": env, "cells": cells}
 
 
 def test_costs_add_the_records_up():
     text = costs(typed(made_up_run()))
     assert "cells from the first start to the last end: 6.0 s" in text and "9 cell-seconds on 2 workers" in text
+    assert "after the last cell: 4.0 s (33% of the wall; of it the timing phase 3.0 s, then the confirmation" in text
     assert "| compile       |       1 |         6 |   4.5 |       1.5 |     0.5 |       0 |     0   |" in text
     assert "| all           |       3 |         9 |   5   |       4   |     1.2 |       0 |     0.8 |" in text
     start = "the session began at 0.5 s, the zygote served at 1.2 s, the first worker had collected at 1.0 s, the last"
