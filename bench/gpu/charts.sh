@@ -12,8 +12,8 @@
 # On one H200 of 16 cores the full matrix took 451 s by the shell's clock at 7f696df (570 s did not suffice at
 # 7c5a2ea): it fits one 10-minute device call.
 # Every run writes its own folder under /tmp and packs it into OUT/PHASE-report.tgz (a device call returns a bounded
-# number of files), with PHASE-gpu.csv beside it (nvidia-smi's GPU memory samples); the callers unpack the folder
-# into the repository unchanged.
+# number of files), with PHASE-gpu.csv and PHASE-gpu-apps.csv beside it (nvidia-smi's GPU memory samples, in all and
+# per process); the callers unpack the folder into the repository unchanged.
 set -uo pipefail
 phase=$1
 out=$2
@@ -33,18 +33,23 @@ liger) matrix=matrix-liger.toml baseline=reports/liger/results.json limit=400 ;;
     exit 2
     ;;
 esac
-rm -rf "/tmp/$phase" "/tmp/cache-$phase" "/tmp/$phase-gpu.csv"
+rm -rf "/tmp/$phase" "/tmp/cache-$phase" "/tmp/$phase-gpu.csv" "/tmp/$phase-gpu-apps.csv"
 python3 bench/gpu/hostload.py "$out/$phase-host.csv" &  # the host's load beside the run (bench timeline --host)
 sampler=$!
 # the GPUs' memory beside the run, once a second (packed beside the report, not in it; nothing without nvidia-smi)
 nvidia-smi --query-gpu=timestamp,index,memory.used,memory.total --format=csv -lms 1000 >"/tmp/$phase-gpu.csv" 2>/dev/null &
 gpu_sampler=$!
+# each process's GPU memory every 5 s (epoch,pid,MiB; a cell process's pid is in its records' measurements.pid)
+while sleep 5; do
+    nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits 2>/dev/null | sed "s/^/$(date +%s),/"
+done >"/tmp/$phase-gpu-apps.csv" &
+apps_sampler=$!
 start=$(date +%s)
 # shellcheck disable=SC2046  # no option, or --shard I/N
 timeout $limit python3 -m harness run --matrix $matrix $([ -n "$share" ] && echo --shard "$share") \
     --report-dir "/tmp/$phase" --cache-dir "/tmp/cache-$phase" -q >"$out/$phase.log" 2>&1
 echo "$phase: exit $? after $(( $(date +%s) - start )) s"
-kill $sampler $gpu_sampler 2>/dev/null
+kill $sampler $gpu_sampler $apps_sampler 2>/dev/null
 tail -15 "$out/$phase.log"
 if [ -z "$share" ]; then
     timeout 150 python3 -m harness gate --baseline "$baseline" --current "/tmp/$phase/results.json" --matrix $matrix \
@@ -52,4 +57,4 @@ if [ -z "$share" ]; then
     echo "gate: exit $?"
     head -8 "/tmp/$phase/gate.md"
 fi
-tar czf "$out/$phase-report.tgz" -C /tmp "$phase" "$phase-gpu.csv"
+tar czf "$out/$phase-report.tgz" -C /tmp "$phase" "$phase-gpu.csv" "$phase-gpu-apps.csv"
