@@ -3,7 +3,8 @@ by stage (setup, build, trace, compile, run, compare, end: ``measurements.stage_
 before its path runs (setup and build), its end stage apart (the end-of-cell GPU wait and the check at the bandwidth
 size, which only some paths pay), confirmation (each repro script's start and seconds), and each worker's timing phase
 (warm-up, wait at the barrier, wait for the GPU lock, host samples, the profiler's start, the GPU lock again,
-device samples, and the warm-up's peak of GPU memory: ``environment.timing_phases``), and the run's start before
+device samples, and the warm-up's peak of GPU memory: ``environment.timing_phases``; beside them what the worker's
+cell process kept reserved on the GPU after its last cell: ``measurements.gpu_held_mb``), and the run's start before
 its first cell (``environment.start_marks``). Prints markdown.
 
 Usage: python -m bench costs RESULTS.json [--out FILE.md]
@@ -22,6 +23,7 @@ from tabulate import tabulate
 
 from harness.errors import EXIT_BAD_INPUT, InputError
 from harness.records.files import read_results
+from harness.records.record import Record
 from harness.records.results import Results
 
 STAGES = ("setup", "build", "trace", "compile", "run", "compare", "end")
@@ -89,7 +91,7 @@ def costs(data: Results) -> str:
         "",
         "## Timing phase, per worker (seconds)",
         "",
-        _phases(env.get("timing_phases") or {}, last),
+        _phases(env.get("timing_phases") or {}, last, _held(cells)),
     ]
     return "\n".join(out) + "\n"
 
@@ -180,16 +182,27 @@ def _confirmation(data: Results, last: float) -> str:
     )
 
 
-def _phases(phases: dict[str, dict[str, float]], last: float) -> str:
+def _held(cells: list[Record]) -> dict[str, float | None]:
+    """Per worker, what its cell process's caching allocator kept reserved after the worker's last cell (MiB)."""
+    last: dict[str, Record] = {}
+    for cell in cells:
+        worker = cell.measurements.worker
+        if worker and (worker not in last or (cell.measurements.ended or 0) > (last[worker].measurements.ended or 0)):
+            last[worker] = cell
+    return {worker: cell.measurements.gpu_held_mb for worker, cell in last.items()}
+
+
+def _phases(phases: dict[str, dict[str, float]], last: float, held: dict[str, float | None]) -> str:
     if not phases:
         return "No timing phase recorded (an untimed run, or a file from before the cost model)."
     rows = []
     for worker, clock in sorted(phases.items(), key=lambda item: (len(item[0]), item[0])):
         steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
                  for _, begin, end in PHASE_STEPS]  # fmt: skip
-        rows.append([worker, round(clock["warm"] - last, 1) if "warm" in clock else None, *steps, clock.get(WARM_PEAK)])
+        began = round(clock["warm"] - last, 1) if "warm" in clock else None
+        rows.append([worker, began, *steps, held.get(worker), clock.get(WARM_PEAK)])
     headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS),
-               "warm-up GPU peak (MiB)"]  # fmt: skip
+               "GPU held after its last cell (MiB)", "warm-up GPU peak (MiB)"]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt="github")
 
 

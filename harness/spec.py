@@ -251,6 +251,7 @@ class Measurements:
     rss_mb: float | None = field(default=None, metadata=OMIT)
     peak_rss_mb: float | None = field(default=None, metadata=OMIT)
     gpu_peak_mb: float | None = field(default=None, metadata=OMIT)
+    gpu_held_mb: float | None = field(default=None, metadata=OMIT)  # its process's allocator reserve after it
     pid: int | None = field(default=None, metadata=OMIT)
     nth: int | None = field(default=None, metadata=OMIT)  # the how-many-th cell of its process
     gpu: str | None = field(default=None, metadata=OMIT)  # CUDA_VISIBLE_DEVICES of its process

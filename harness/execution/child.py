@@ -52,20 +52,23 @@ def serve(conn: Connection, workdir: str, log_file: str, locations: RunLocations
                 continue
         print(f"--- cell {spec.id}", flush=True)
         outcome = run_cell(cases[key], spec, Path(workdir), built, locations=locations)
-        release_cached_memory()
-        # which process ran it, as its how-many-th cell: a worker's memory series, cell by cell
+        # which process ran it, as its how-many-th cell, and what it holds after it: a worker's memory series
         measured = outcome.measurements
+        measured.gpu_held_mb = release_cached_memory()
         measured.pid, measured.nth, measured.gpu = os.getpid(), nth, os.environ.get("CUDA_VISIBLE_DEVICES")
         conn.send(outcome)
 
 
-def release_cached_memory() -> None:
+def release_cached_memory() -> float | None:
     """The caching allocator's free blocks given back to the driver after each cell, for the cells and repro scripts
     beside this process (an 80 GB H100 at 3277a00, 14 workers: cell processes held 3.4-5.4 GiB each where their
     cells allocated at most 258 MiB, and 4 cells and 110 scripts ran out of GPU memory); what the kept artifacts
-    hold stays, and each cell allocates as in a process of its own."""
-    if torch.cuda.is_initialized():
-        torch.cuda.empty_cache()
+    hold stays, and each cell allocates as in a process of its own. Returns what stays reserved (MiB; None where
+    this process has not used CUDA): the allocator's share of what the process holds, without its CUDA context."""
+    if not torch.cuda.is_initialized():
+        return None
+    torch.cuda.empty_cache()
+    return round(torch.cuda.memory_reserved() / 2**20, 1)
 
 
 def settle_heap() -> None:

@@ -49,6 +49,7 @@ class MemoryEntry:
     rss_last_mb: float | None = None
     peak_rss_mb: float | None = None
     gpu_peak_mb: float | None = None
+    gpu_held_last_mb: float | None = field(default=None, metadata=OMIT)  # its allocator's reserve after its last cell
     rss_mb_per_cell: float | None = field(default=None, metadata=SIGNED)  # a slope: memory may shrink
 
 

@@ -92,8 +92,9 @@ def check_record(cell: Any, file: Path | str, key: str) -> Record:
 
 
 def memory_by_process(cells: list[Record]) -> dict[str, Any]:
-    """Per cell process (pid): cells run, host RSS after its first and last cell, its peaks (host, GPU), and
-    the RSS growth per cell from a least-squares line over the series: growth shows as a positive slope."""
+    """Per cell process (pid): cells run, host RSS after its first and last cell, its peaks (host, GPU), the RSS
+    growth per cell from a least-squares line over the series (growth shows as a positive slope), and where it used
+    CUDA, what its caching allocator kept reserved after its last cell."""
     series: dict[int, list[tuple[int, Measurements]]] = {}
     for cell in cells:
         measured = cell.measurements
@@ -116,6 +117,9 @@ def memory_by_process(cells: list[Record]) -> dict[str, Any]:
             "gpu_peak_mb": max(float(m.gpu_peak_mb or 0) for _, m in points),
             "rss_mb_per_cell": round(slope, 2),
         }
+        held = points[-1][1].gpu_held_mb  # what its kept artifacts hold at the end, where it used CUDA
+        if held is not None:
+            processes[str(pid)]["gpu_held_last_mb"] = held
     return processes
 
 

@@ -94,8 +94,8 @@ def test_memory_by_process_is_each_process_series_in_cell_order():
         return Record("c", "s", "p", Status.PASS, measurements=Measurements(**measured))
 
     cells = [
-        cell(7, 3, 140.0, 150.0, gpu_peak_mb=30.0),
-        cell(7, 1, 100.0, 110.0),
+        cell(7, 3, 140.0, 150.0, gpu_peak_mb=30.0, gpu_held_mb=8.0),
+        cell(7, 1, 100.0, 110.0, gpu_held_mb=2.0),
         cell(9, 1, 50.0, 60.0),
         cell(7, 2, 120.0, 125.0, gpu_peak_mb=12.0),
         record({"pid": 5}),  # no memory: not a process's series (a reused or failed-to-start cell)
@@ -109,6 +109,7 @@ def test_memory_by_process_is_each_process_series_in_cell_order():
             "rss_last_mb": 140.0,
             "peak_rss_mb": 150.0,
             "gpu_peak_mb": 30.0,
+            "gpu_held_last_mb": 8.0,
             "rss_mb_per_cell": 20.0,
         },
         "9": {

@@ -33,18 +33,19 @@ def test_a_failing_cell_charges_its_seconds_to_the_stage_it_failed_in(tmp_path: 
 
 
 def made_up_run() -> dict:
-    def cell(path: str, worker: str, start: float, seconds: float, stages: dict, cpu: float = 0.0, **more) -> dict:
+    def cell(path: str, worker: str, start: float, seconds: float, stages: dict, cpu: float = 0.0, held: float = 0.0,
+             **more) -> dict:  # fmt: skip
         times = {"started": 1000 + start, "ended": 1000 + start + seconds, "worker": worker, "stage_seconds": stages,
-                 "cpu_seconds": cpu}  # fmt: skip
+                 "cpu_seconds": cpu, "gpu_held_mb": held}  # fmt: skip
         return {"id": f"a-s-{path}", "case": "a", "style": "s", "path": path, "status": "pass", "seconds": seconds,
                 "measurements": times, **more}  # fmt: skip
 
     script = {"script": "repros/x.py", "reproduced": True, "line": "E", "seconds": 4.0, "started": 1001.0}  # ends at 5
     cells = [
-        cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}, cpu=0.5),
+        cell("eager", "gw0", 0, 2.0, {"setup": 0.5, "run": 1.0, "compare": 0.5}, cpu=0.5, held=100.0),
         cell("compile", "gw1", 0, 6.0, {"setup": 0.5, "compile": 5.0, "end": 0.5}, cpu=4.5),
         {
-            **cell("export_strict", "gw0", 2, 1.0, {"setup": 0.25, "trace": 0.75}),
+            **cell("export_strict", "gw0", 2, 1.0, {"setup": 0.25, "trace": 0.75}, held=250.0),  # gw0's last
             **{"status": "error", "error": "E", "error_type": "E", "stage": "trace", "confirmation": script},
         },
     ]
@@ -67,7 +68,8 @@ def test_costs_add_the_records_up():
     assert f"- before the first cell: 2.0 s ({start} at 1.5 s)" in text
     assert "1 scripts, 4 script-seconds" in text and "1 ended before the last cell, the last 1.0 s before it." in text
     steps = "|                                    0 |         2 |         1 |        0.5 |            0.1 |"
-    assert f"{steps}              0.2 |              0.1 |              0.1 |                   1536.5 |" in text
+    held = "                                  250 |"  # after gw0's last cell, not after its first
+    assert f"{steps}              0.2 |              0.1 |              0.1 |{held}                   1536.5 |" in text
 
 
 def test_the_all_row_adds_the_cells_not_the_rounded_rows():
@@ -134,4 +136,4 @@ def test_costs_add_up_a_runs_own_records(
     assert re.search(began + r"the first worker had collected at \d+\.\d s\)", text), text  # no zygote, no xdist
     phase = [value.strip() for value in rows["main"].split("|")[2:-1]]
     assert all(re.fullmatch(r"-?\d+(\.\d+)?", value) for value in phase[:8]), rows["main"]
-    assert phase[8:] == [""]  # no GPU: no peak of GPU memory in the warm-up
+    assert phase[8:] == ["", ""]  # no GPU: nothing held after the last cell, no peak of GPU memory in the warm-up

@@ -71,9 +71,10 @@ def test_a_cell_process_gives_its_cached_gpu_memory_back_after_each_cell(monkeyp
     emptied: list[bool] = []
     monkeypatch.setattr(child.torch.cuda, "empty_cache", lambda: emptied.append(True))
     monkeypatch.setattr(child.torch.cuda, "is_initialized", lambda: False)
-    child.release_cached_memory()
+    assert child.release_cached_memory() is None
     assert emptied == []
     monkeypatch.setattr(child.torch.cuda, "is_initialized", lambda: True)
-    child.release_cached_memory()
+    monkeypatch.setattr(child.torch.cuda, "memory_reserved", lambda: 3 * 2**20)
+    assert child.release_cached_memory() == 3.0  # what stays reserved, MiB: the process's memory series
     assert emptied == [True]
     assert "release_cached_memory()" in inspect.getsource(child.serve)  # after each cell it runs
