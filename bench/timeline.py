@@ -284,7 +284,6 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     axes.set_xlim(0, line.end * 1.01 or 1)
     axes.axvline(line.span, color="black", linestyle=":", linewidth=1)
     (load if line.host else axes).set_xlabel("seconds from the run's first cell start")
-    axes.set_title(title, fontsize=10)
     axes.grid(axis="x", alpha=0.3)
     legend = [Patch(facecolor=colour[path], label=path) for path in line.paths]
     legend += [Patch(facecolor=shade, edgecolor="0.4", label=f"timing phase: {name}") for name, shade in
@@ -292,15 +291,12 @@ def draw(line: Timeline, out: Path, title: str) -> None:
     legend += [Patch(facecolor="tab:red", label="repro script")] if line.scripts else []
     axes.legend(handles=legend, title="path", loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)
     wall = f"{line.wall_seconds:.1f} s" if line.wall_seconds is not None else "unknown"
-    text = (
-        f"wall: {wall}\nsum of cell seconds: {line.cell_seconds:.1f} s\n"
-        f"busy: {100 * line.busy:.1f}% of {line.workers} worker(s) x {line.span:.1f} s\n"
-        f"idle tail: {line.idle_tail:.1f} s (critical lane {critical}, hatched)"
+    summary = (  # under the title: the legend beside the lanes runs as long as the paths' list
+        f"wall {wall}; sum of cell seconds {line.cell_seconds:.1f} s; busy {100 * line.busy:.1f}% of "
+        f"{line.workers} worker(s) x {line.span:.1f} s; idle tail {line.idle_tail:.1f} s (critical lane {critical}, "
+        "hatched)"
     )
-    axes.text(
-        1.01, 0.0, text, transform=axes.transAxes, ha="left", va="bottom", fontsize=8,
-        bbox={"boxstyle": "round", "facecolor": "white"},
-    )  # fmt: skip
+    axes.set_title(f"{title}\n{summary}", fontsize=10)
     figure.savefig(out, dpi=120, bbox_inches="tight")
     plt.close(figure)
 
