@@ -40,6 +40,7 @@ PHASE_STEPS = (  # a worker's timing phase: (step, from, to) in its ``timing_pha
     ("device samples", "alone_again", "done"),
 )
 WARM_PEAK = "warm_gpu_peak_mb"  # a worker's warm-up's peak of GPU memory, MiB (harness/plugin/timing.py)
+WARM_COLD = "warm_cold"  # ... how many of its warm-ups ran out of GPU memory, done again with the GPU alone
 
 
 def scripts(data: Results) -> dict[str, tuple[float, float]]:
@@ -200,9 +201,9 @@ def _phases(phases: dict[str, dict[str, float]], last: float, held: dict[str, fl
         steps = [round(clock[end] - clock[begin], 1) if begin in clock and end in clock else None
                  for _, begin, end in PHASE_STEPS]  # fmt: skip
         began = round(clock["warm"] - last, 1) if "warm" in clock else None
-        rows.append([worker, began, *steps, held.get(worker), clock.get(WARM_PEAK)])
+        rows.append([worker, began, *steps, held.get(worker), clock.get(WARM_PEAK), clock.get(WARM_COLD)])
     headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS),
-               "GPU held after its last cell (MiB)", "warm-up GPU peak (MiB)"]  # fmt: skip
+               "GPU held after its last cell (MiB)", "warm-up GPU peak (MiB)", "warm-ups out of memory"]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt="github")
 
 

@@ -45,7 +45,7 @@ from torch.profiler import ProfilerActivity, profile
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingMethod, TimingState, own_words
+from harness.spec import CUDA_FAULT_MARKERS, OUT_OF_GPU_MEMORY, Timing, TimingMethod, TimingState, own_words
 from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
@@ -367,6 +367,7 @@ KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 # this process (the built-in cases' inputs there are 62-203 MiB a set), counted in the memory a cell finds held
 MADE: dict[tuple[str, int, bool], Inputs] = {}
 SIDES: dict[str, HostSide | Timing] = {}  # cell id -> its host side, from the timing's first turn (``host_kept``)
+COLD: list[str] = []  # the cells whose warm-up ran out of GPU memory beside the other processes (``warm_kept``)
 
 
 def made_at(at: AtSize) -> Inputs:
@@ -476,25 +477,60 @@ def warm_kept() -> None:
     only its own guards). An artifact checked at the bandwidth size (``keep``) is called there first, then at its
     own size, each shape compiled as its own (``static_shapes``): Inductor's autotuners, loaded afresh, pick at
     their first call, so a graph compiled with dynamic shapes, which serves both sizes, is tuned at the bandwidth
-    size, as in a model calling it there (at the cell's small size its configs may tie: a draw)."""
+    size, as in a model calling it there (at the cell's small size its configs may tie: a draw). An artifact whose
+    warm-up ran out of GPU memory beside the other processes (an 80 GB H100 at 9500aa3: 101 of 1,431 timed cells)
+    is warmed up again in the first timing turn, which has the GPU alone (``warm_alone``); what the warm-up left in
+    the caching allocator goes back to the driver, for the others' warm-ups and that second try."""
     for limit in RECOMPILE_LIMITS:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
-    for kept in KEPT.values():
-        at = kept.bandwidth
-        if isinstance(at, AtSize) and not at.failed:
-            kept.restore(at_size=True)
-            try:
-                with static_shapes():
-                    at.call(made_at(at))()
-            except Exception as error:  # recorded, not raised
-                at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {in_own_words(error)}"
-        kept.restore()
+    COLD.clear()
+    for cell, kept in KEPT.items():
+        if not warm_one(kept, beside_others=True):
+            COLD.append(cell)
+    if torch.cuda.is_initialized():
+        torch.cuda.empty_cache()
+
+
+def warm_one(kept: Kept, beside_others: bool = False) -> bool:
+    """``kept``'s warm-up (``warm_kept``): False where, ``beside_others``, it ran out of GPU memory (none of its
+    calls is recorded failed; it is warmed up again alone); a call that fails otherwise is recorded failed."""
+    at = kept.bandwidth
+    if isinstance(at, AtSize) and not at.failed:
+        kept.restore(at_size=True)
         try:
             with static_shapes():
-                kept.call()
-        except Exception as error:  # the artifact of a cell that passed: recorded, not raised
-            kept.failed = f"its warm-up call failed: {in_own_words(error)}"
+                at.call(made_at(at))()
+        except Exception as error:  # recorded, not raised
+            if beside_others and out_of_memory(error):
+                return False
+            at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {in_own_words(error)}"
+    kept.restore()
+    try:
+        with static_shapes():
+            kept.call()
+    except Exception as error:  # the artifact of a cell that passed: recorded, not raised
+        if beside_others and out_of_memory(error):
+            return False
+        kept.failed = f"its warm-up call failed: {in_own_words(error)}"
+    return True
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` says the GPU's memory ran out (torch's words or the driver's, wrapped or not); the blocks
+    its calls had taken go back to the driver."""
+    if not (isinstance(error, torch.cuda.OutOfMemoryError) or any(m in str(error) for m in OUT_OF_GPU_MEMORY)):
+        return False
+    torch.cuda.empty_cache()
+    return True
+
+
+def warm_alone(ids: list[str]) -> None:
+    """The warm-ups of ``ids`` that ran out of GPU memory beside the other processes (``COLD``), again, once this
+    process has the GPU alone: a call that fails now is recorded failed."""
+    for cell in [cell for cell in COLD if cell in ids and cell in KEPT]:
+        COLD.remove(cell)
+        warm_one(KEPT[cell])
 
 
 def host_kept(ids: list[str], device: str) -> None:
@@ -504,6 +540,7 @@ def host_kept(ids: list[str], device: str) -> None:
     timer = timer_for(device)
     if isinstance(timer, str):
         return
+    warm_alone(ids)
     SIDES.update(host_sides({cell: KEPT[cell] for cell in ids if cell in KEPT}, timer))
 
 
@@ -524,12 +561,14 @@ def time_kept(ids: list[str], device: str) -> tuple[dict[str, Timing], float | N
     timer = timer_for(device)
     if isinstance(timer, str):
         return {cell: Timing.not_timed(timer) for cell in ids}, None
+    warm_alone(ids)
     kept = {cell: KEPT[cell] for cell in ids if cell in KEPT}
     measured = measure(kept, timer, {cell: SIDES[cell] for cell in kept if cell in SIDES})
     timings = {cell: measured.get(cell) or lost() for cell in ids}
     KEPT.clear()
     MADE.clear()
     SIDES.clear()
+    COLD.clear()
     return timings, timer.copy_gbps()
 
 

@@ -15,7 +15,7 @@ import torch
 
 from harness.case import Case, load_case
 from harness.cell.runner import device_name, run_cell, warm_compiler
-from harness.cell.timing import host_kept, prime_profiler, time_kept, warm_kept
+from harness.cell.timing import COLD, host_kept, prime_profiler, time_kept, warm_kept
 from harness.kernel.styles import Wrapped
 from harness.spec import NOT_STARTED, CellSpec, Outcome, RunLocations, Stage, Status
 
@@ -83,14 +83,15 @@ def settle_heap() -> None:
 def answer_timing(request: tuple[Any, ...]) -> Any:
     """``("warm",)``: each kept artifact called once, and this process's peak of GPU memory meanwhile (MiB, where
     it uses a GPU: what it keeps, the inputs at the bandwidth size the warm-up makes and its calls there, beside the
-    other workers' last cells); ``("host", ids)``: their host samples; ``("prime",)``: the profiler started;
-    ``("time", ids)``: their timings and the GPU's copy bandwidth (harness/cell/timing.py)."""
+    other workers' last cells) and how many warm-ups ran out of it, to be done again alone; ``("host", ids)``:
+    their host samples; ``("prime",)``: the profiler started; ``("time", ids)``: their timings and the GPU's copy
+    bandwidth (harness/cell/timing.py)."""
     if request[0] == "warm":
         cuda = torch.cuda.is_initialized()
         if cuda:
             torch.cuda.reset_peak_memory_stats()
         warm_kept()
-        return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)} if cuda else {}
+        return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1), "cold": len(COLD)} if cuda else {}
     if request[0] == "host":
         host_kept(list(request[1]), "cuda")
         return "host"

@@ -35,6 +35,7 @@ BARRIER_TIMEOUT = 1800.0  # seconds a worker waits for the others' last cells be
 WARM_TIMEOUT = 600.0  # seconds a cell process may take to warm up its kept artifacts
 TIME_TIMEOUT = 900.0  # ... and to time them
 WARM_PEAK = "warm_gpu_peak_mb"  # in a worker's phase clock: its warm-up's peak of GPU memory (MiB), not a time
+WARM_COLD = "warm_cold"  # ... how many of its warm-ups ran out of GPU memory beside the others (done again alone)
 LOCK_NAME = "gpu.lock"
 ARRIVED = "arrived"
 CELLS, HOSTS, PRIMED = "", "hosts", "primed"  # the barriers: after the last cells, host samples, profiler start
@@ -166,7 +167,7 @@ def timing_phase(
     gets when (seconds since the epoch) the warm-up began, the worker arrived, every worker had arrived, it held
     the GPU alone, had its host samples, every worker had, it had started the profiler, every worker had, it held
     the GPU alone again, and it was done: the run's cost model (bench/costs.py); and the warm-up's peak of GPU
-    memory (``WARM_PEAK``, MiB) where its cell processes use a GPU."""
+    memory (``WARM_PEAK``, MiB) and how many warm-ups ran out of it (``WARM_COLD``) where its processes use a GPU."""
     clock = {} if clock is None else clock
     try:
         return _timing_phase(pending, process, coordination, worker, retired, clock)
@@ -198,6 +199,7 @@ def _timing_phase(
         warm.append(one)
         if isinstance(answer, dict) and answer.get("gpu_peak_mb") is not None:  # the largest of its processes'
             clock[WARM_PEAK] = max(clock.get(WARM_PEAK, 0.0), float(answer["gpu_peak_mb"]))
+            clock[WARM_COLD] = clock.get(WARM_COLD, 0.0) + float(answer.get("cold", 0))
     coordination.arrive(worker)
     clock["arrived"] = time.time()
     if not warm:
