@@ -36,8 +36,8 @@ def bandwidth_regime(cell: Cell, path: str) -> AtSize | str | None:
         return f"{NOT_AT}: {path} keeps no artifact that takes other inputs"
     train = cell.timed_train
 
-    def inputs() -> Inputs:
-        return cell.inputs(size, seed=0, requires_grad=train)
+    def inputs() -> Inputs:  # the same for a training step, which makes its own leaves of them (``_leaves``)
+        return cell.inputs(size, seed=0)
 
     def check(made: Inputs) -> None:
         (_train_check if train else _infer_check)(cell, model, made, size)
@@ -46,7 +46,7 @@ def bandwidth_regime(cell: Cell, path: str) -> AtSize | str | None:
         return training_step(model, _leaves(cell, made)) if train else inference_call(model, made)
 
     moved = lambda made: None if train else bytes_moved(cell.case, made)  # noqa: E731
-    return AtSize(size, inputs, check, call, moved, key=(cell.case.id, size, train))
+    return AtSize(size, inputs, check, call, moved, key=(cell.case.id, size))
 
 
 def _infer_check(cell: Cell, model: Any, inputs: Inputs, size: int) -> None:

@@ -361,11 +361,12 @@ class Kept:
 
 KEPT: dict[str, Kept] = {}  # cell id -> its artifact, in this cell process
 # AtSize.key -> the inputs at the bandwidth size, made by the first check there (``check_at``) of a kept artifact of
-# that case, size and kind of call in this process, and shared by the later checks, the warm-up and the timing:
-# making them (hundreds of MiB drawn on the CPU) took longer than timing the artifacts, and a second a training
-# cell's check. Every use copies them. Held until ``time_kept`` ends: up to one set per case and kind of call in
-# this process (the built-in cases' inputs there are 62-203 MiB a set), counted in the memory a cell finds held
-MADE: dict[tuple[str, int, bool], Inputs] = {}
+# that case and size in this process, and shared by the later checks, the warm-up and the timing: making them
+# (hundreds of MiB drawn on the CPU) took longer than timing the artifacts, and a second a training cell's check.
+# Every use copies them (a training step as leaves of its own). Held until ``time_kept`` ends: up to one set per
+# case in this process (the built-in cases' inputs there are 62-203 MiB a set; one set per kind of call held 44 GB
+# in all of one H100 run's cell processes at 9500aa3, 16 GB of it twice), counted in the memory a cell finds held
+MADE: dict[tuple[str, int], Inputs] = {}
 SIDES: dict[str, HostSide | Timing] = {}  # cell id -> its host side, from the timing's first turn (``host_kept``)
 COLD: list[str] = []  # the cells whose warm-up ran out of GPU memory beside the other processes (``warm_kept``)
 

@@ -95,20 +95,20 @@ def test_the_inputs_at_the_bandwidth_size_are_made_once_per_case_in_a_process(fa
     sizes: list[int] = []
     plain = load_case("cases.sin", "sin").make_inputs
     case, built = sin_case("madesin", make_inputs=lambda n, device, seed: sizes.append(n) or plain(n, device, seed)), {}
-    for path in ("eager", "compile"):
+    for path in ("eager", "compile", "train_eager"):
         assert run(case, "control", path, tmp_path, built).status == "pass"
-    assert sizes.count(SIZE) == 1
+    assert sizes.count(SIZE) == 1  # a training step's check makes its own leaves of the same set
     cell_timing.warm_kept()
     timings, _ = cell_timing.time_kept(sorted(cell_timing.KEPT), "cuda")
-    assert sizes.count(SIZE) == 1 and len(timings) == 2 and all(one.bandwidth.timed for one in timings.values())
+    assert sizes.count(SIZE) == 1 and len(timings) == 3 and all(one.bandwidth.timed for one in timings.values())
     assert cell_timing.MADE == {}
 
 
 def test_the_inputs_at_the_bandwidth_size_stay_as_made_whatever_an_artifact_writes(
     fake_timer: FakeTimer, tmp_path: Path
 ):
-    """The artifacts of one case, size and kind of call share the inputs made there; each call works on copies of
-    its own (a training step's leaves too), so an in-place write of one artifact is not the input the next is
+    """The artifacts of one case and size share the inputs made there, training steps too; each call works on
+    copies of its own (a training step's leaves too), so an in-place write of one artifact is not the input the next is
     timed on."""
 
     def doubling(x: torch.Tensor) -> torch.Tensor:  # writes its input in place, unseen by autograd
@@ -122,7 +122,7 @@ def test_the_inputs_at_the_bandwidth_size_stay_as_made_whatever_an_artifact_writ
         assert outcome.status == "pass", outcome.error
     cell_timing.warm_kept()
     kept = list(cell_timing.KEPT.values())
-    assert len({kept_one.bandwidth.key for kept_one in kept}) == 2  # inference's inputs, the training step's
+    assert len({kept_one.bandwidth.key for kept_one in kept}) == 1  # one set, for the training step too
     for kept_one in kept:
         at = kept_one.bandwidth
         assert cell_timing.at_bandwidth(at, fake_timer).timed
@@ -143,7 +143,7 @@ def test_the_warm_up_calls_an_artifact_at_the_bandwidth_size_first_each_shape_co
         seen.append((what, torch._dynamo.config.automatic_dynamic_shapes))
 
     at = cell_timing.AtSize(
-        SIZE, tuple, lambda made: None, lambda made: lambda: called("bandwidth"), lambda made: None, key=("w", 1, 0)
+        SIZE, tuple, lambda made: None, lambda made: lambda: called("bandwidth"), lambda made: None, key=("w", 1)
     )
     cell_timing.KEPT["w"] = cell_timing.Kept(lambda: called("own"), bandwidth=at)
     try:
@@ -166,7 +166,7 @@ def out_of_memory_at_first(seen: list[str], what: str, times: int = 1) -> Any:
 
 
 def warm_then_time(own: Any, at_call: Any) -> dict[str, Timing]:
-    at = cell_timing.AtSize(SIZE, tuple, lambda made: None, lambda made: at_call, lambda made: None, key=("w", 1, 0))
+    at = cell_timing.AtSize(SIZE, tuple, lambda made: None, lambda made: at_call, lambda made: None, key=("w", 1))
     cell_timing.KEPT["w"] = cell_timing.Kept(own, bandwidth=at)
     try:
         cell_timing.warm_kept()
