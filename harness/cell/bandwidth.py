@@ -94,7 +94,7 @@ def _exact_grads(cell: Cell, inputs: Inputs, out_grads: list[Any], size: int) ->
 
 
 def _leaves(cell: Cell, inputs: Inputs) -> Inputs:
-    """Copies of ``inputs`` (the ones every artifact of the case, size and kind of call shares) as a training step's
+    """Copies of ``inputs`` (the ones every artifact of the case and size shares) as a training step's
     own leaves: its in-place writes and its gradients stay off the shared ones."""
     return tuple(_leaf(cell, index, value) for index, value in enumerate(inputs))
 
