@@ -480,8 +480,9 @@ def warm_kept() -> None:
     their first call, so a graph compiled with dynamic shapes, which serves both sizes, is tuned at the bandwidth
     size, as in a model calling it there (at the cell's small size its configs may tie: a draw). An artifact whose
     warm-up ran out of GPU memory beside the other processes (an 80 GB H100 at 9500aa3: 101 of 1,431 timed cells)
-    is warmed up again in the first timing turn, which has the GPU alone (``warm_alone``); what the warm-up left in
-    the caching allocator goes back to the driver, for the others' warm-ups and that second try."""
+    is warmed up again in the first timing turn, which has the GPU alone (``warm_alone``); what each call at the
+    bandwidth size left in the caching allocator goes back to the driver (``give_back``), for the others' warm-ups
+    and that second try."""
     for limit in RECOMPILE_LIMITS:
         if hasattr(torch._dynamo.config, limit):
             setattr(torch._dynamo.config, limit, max(getattr(torch._dynamo.config, limit), 100 * len(KEPT)))
@@ -489,6 +490,13 @@ def warm_kept() -> None:
     for cell, kept in KEPT.items():
         if not warm_one(kept, beside_others=True):
             COLD.append(cell)
+    give_back()
+
+
+def give_back() -> None:
+    """The caching allocator's free blocks back to the driver (where this process uses CUDA): a call at the bandwidth
+    size frees hundreds of MiB of copies, outputs and gradients, which 14 processes warming up at once would
+    otherwise each keep reserved."""
     if torch.cuda.is_initialized():
         torch.cuda.empty_cache()
 
@@ -506,6 +514,7 @@ def warm_one(kept: Kept, beside_others: bool = False) -> bool:
             if beside_others and out_of_memory(error):
                 return False
             at.failed = f"{NOT_AT} {at.size}: its warm-up call there failed: {in_own_words(error)}"
+        give_back()
     kept.restore()
     try:
         with static_shapes():
