@@ -93,6 +93,8 @@ def costs(data: Results) -> str:
         "## Timing phase, per worker (seconds)",
         "",
         _phases(env.get("timing_phases") or {}, last, _held(cells)),
+        "",
+        _warm(cells),
     ]
     return "\n".join(out) + "\n"
 
@@ -205,6 +207,20 @@ def _phases(phases: dict[str, dict[str, float]], last: float, held: dict[str, fl
     headers = ["worker", "began (s from the last cell's end)", *(name for name, _, _ in PHASE_STEPS),
                "GPU held after its last cell (MiB)", "warm-up GPU peak (MiB)", "warm-ups out of memory"]  # fmt: skip
     return tabulate(rows, headers=headers, tablefmt="github")
+
+
+def _warm(cells: list[Record]) -> str:
+    """The kept artifacts' warm-up seconds (``timing.warm_s``) by path, the costliest first."""
+    by_path: dict[str, list[float]] = defaultdict(list)
+    for cell in cells:
+        if cell.timing is not None and cell.timing.warm_s is not None:
+            by_path[cell.path].append(cell.timing.warm_s)
+    if not by_path:
+        return "No warm-up seconds recorded (an untimed run, or a file from before `timing.warm_s`)."
+    most = sorted(by_path.items(), key=lambda item: -sum(item[1]))
+    named = ", ".join(f"{path} {sum(each):.1f} s ({len(each)}, median {median(each):.2f} s)" for path, each in most)
+    total = sum(sum(each) for each in by_path.values())
+    return f"Warm-ups by path (the kept artifacts' `timing.warm_s`, {total:.1f} s in all): {named}."
 
 
 def main(argv: list[str] | None = None) -> int:

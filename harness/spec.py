@@ -332,7 +332,8 @@ class Timing:
     warm call allocates at its peak above what was allocated before it (MiB): what the gate compares, where the
     cell's own peak (``Measurements.gpu_peak_mb``) counts the benchmarking buffers only the cell that autotuned a
     kernel first allocated. ``picked``: the config each of its style's Triton autotuners had picked, per key, when
-    the cell ended (``kernel (key): config``): the ones timed."""
+    the cell ended (``kernel (key): config``): the ones timed. ``warm_s``: the seconds its artifact's warm-up
+    calls took after the worker's last cell (both sizes; an out-of-memory try beside the others included)."""
 
     state: TimingState
     reason: str | None = field(default=None, metadata=OMIT)
@@ -352,6 +353,7 @@ class Timing:
     fallback: str | None = field(default=None, metadata=OMIT)  # why the profiler was not used (method events)
     call_mb: float | None = field(default=None, metadata=OMIT)  # one warm call's peak GPU memory above before it
     picked: tuple[str, ...] = field(default=(), metadata=OMIT)  # the configs its Triton autotuners had picked
+    warm_s: float | None = field(default=None, metadata=OMIT)  # its artifact's warm-up calls, before the timing
     bandwidth: Timing | None = field(default=None, metadata=OMIT)
 
     @classmethod

@@ -241,7 +241,8 @@ class FakeTimer:
 
 
 def without_cost(timing: Timing | None) -> Timing | None:
-    """``timing`` (and its bandwidth-bound one) without what the timing cost, which no fake clock fixes."""
+    """``timing`` (and its bandwidth-bound one) without what the timing and its warm-up cost, which no fake clock
+    fixes."""
     if timing is None:
         return None
-    return dataclasses.replace(timing, cost_s=None, bandwidth=without_cost(timing.bandwidth))
+    return dataclasses.replace(timing, cost_s=None, warm_s=None, bandwidth=without_cost(timing.bandwidth))

@@ -347,6 +347,7 @@ class Kept:
     configs: Configs = dataclasses.field(default_factory=list)
     cache_tag: str = ""  # the compile caches' key tag its cell compiled under
     configs_at_size: Configs = dataclasses.field(default_factory=list)
+    warm_s: float = 0.0  # its warm-up calls' seconds (``warm_one``)
 
     def restore(self, at_size: bool = False) -> None:
         """Give its style's Triton autotuners back the configs they had picked at its cell's own size (at the
@@ -502,8 +503,17 @@ def give_back() -> None:
 
 
 def warm_one(kept: Kept, beside_others: bool = False) -> bool:
-    """``kept``'s warm-up (``warm_kept``): False where, ``beside_others``, it ran out of GPU memory (none of its
-    calls is recorded failed; it is warmed up again alone); a call that fails otherwise is recorded failed."""
+    """``kept``'s warm-up (``warm_kept``), its seconds added to ``kept.warm_s``: False where, ``beside_others``, it
+    ran out of GPU memory (none of its calls is recorded failed; it is warmed up again alone); a call that fails
+    otherwise is recorded failed."""
+    began = time.perf_counter()
+    try:
+        return _warm_calls(kept, beside_others)
+    finally:
+        kept.warm_s += time.perf_counter() - began
+
+
+def _warm_calls(kept: Kept, beside_others: bool) -> bool:
     at = kept.bandwidth
     if isinstance(at, AtSize) and not at.failed:
         kept.restore(at_size=True)
@@ -621,7 +631,8 @@ def measure(
     for cell, artifact in kept.items():
         if artifact.failed:
             continue
-        timing = dataclasses.replace(timings[cell], picked=picked(artifact.configs))
+        warm = round(artifact.warm_s, 3) or None
+        timing = dataclasses.replace(timings[cell], picked=picked(artifact.configs), warm_s=warm)
         if artifact.bandwidth is not None:
             artifact.restore(at_size=True)
             at_size = at_bandwidth(artifact.bandwidth, timer)

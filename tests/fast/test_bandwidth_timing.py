@@ -6,6 +6,7 @@ records of the new shape and of the old one load. On CPU with a fake timer (test
 from __future__ import annotations
 
 import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
@@ -194,6 +195,18 @@ def test_an_own_size_warm_up_out_of_memory_is_done_again_alone(fake_timer: FakeT
     timing = warm_then_time(out_of_memory_at_first(seen, "own"), lambda: seen.append("bandwidth"))["w"]
     assert seen[:4] == ["bandwidth", "own", "bandwidth", "own"]
     assert timing.timed and timing.bandwidth.timed
+
+
+def test_a_timing_says_what_its_warm_up_took_both_tries_included(fake_timer: FakeTimer):
+    seen: list[str] = []
+    out_of_memory = out_of_memory_at_first(seen, "bandwidth")
+
+    def slow_then_out_of_memory() -> None:
+        time.sleep(0.02)
+        out_of_memory()
+
+    timing = warm_then_time(lambda: time.sleep(0.01), slow_then_out_of_memory)["w"]
+    assert timing.warm_s >= 0.05 and timing.bandwidth.warm_s is None  # 0.02 beside the others, 0.03 alone
 
 
 def test_a_warm_up_out_of_memory_with_the_gpu_alone_is_recorded(fake_timer: FakeTimer):

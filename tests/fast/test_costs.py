@@ -95,6 +95,16 @@ def test_the_cost_of_every_cell_is_told_apart_from_the_end_stage_some_paths_pay(
     assert ": 0 cell-seconds (6%), most on compile 0.5 s." in text and "Fixed cost" not in text
 
 
+def test_the_warm_ups_are_told_by_path_from_the_records():
+    run = made_up_run()
+    for cell, warm in zip(run["cells"], (0.25, 0.75), strict=False):
+        cell["timing"] = {"state": "timed", "median_us": 1.0, "host_us": 2.0, "warm_s": warm}
+    text = costs(typed(run))
+    said = "Warm-ups by path (the kept artifacts' `timing.warm_s`, 1.0 s in all): compile 0.8 s (1, median 0.75 s), "
+    assert said + "eager 0.2 s (1, median 0.25 s)." in text
+    assert "No warm-up seconds recorded" in costs(typed(made_up_run()))
+
+
 class ScriptProcess:
     """A repro script's process, faked (a fast test starts none): it runs 0.05 s and raises the cell's error."""
 
