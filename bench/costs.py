@@ -90,6 +90,8 @@ def costs(data: Results) -> str:
         "",
         _confirmation(data, last),
         "",
+        _places(env.get("script_places") or [], last),
+        "",
         "## Timing phase, per worker (seconds)",
         "",
         _phases(env.get("timing_phases") or {}, last, _held(cells)),
@@ -183,6 +185,27 @@ def _confirmation(data: Results, last: float) -> str:
         f"{max(seconds for _, seconds in runs.values()):.1f} s); {len(before)} ended before the last cell, the last "
         f"{when}."
     )
+
+
+def _places(readings: list[dict[str, Any]], last: float) -> str:
+    """The scripts' places while scripts waited for one, before and after the last cell's end
+    (``environment.script_places``)."""
+    if not readings:
+        return "No script waited for a place (or a file from before `environment.script_places`)."
+    parts = []
+    halves = {"before": [r for r in readings if r["at"] < last], "after": [r for r in readings if r["at"] >= last]}
+    for when, some in halves.items():
+        if not some:
+            continue
+        held = {why: sum(1 for r in some if r.get("held") == why) for why in ("memory", "timing")}
+        idle = [r["idle_cores"] for r in some if r.get("idle_cores") is not None]
+        parts.append(
+            f"{when} the last cell's end, {len(some)} readings: running median {median(r['running'] for r in some):g}"
+            f" of places median {median(r['places'] for r in some):g}, idle cores median "
+            + (f"{median(idle):.1f}" if idle else "unread")
+            + f"; held back by the GPU's memory in {held['memory']}, by the timing turns in {held['timing']}"
+        )
+    return "Scripts waiting for a place (`environment.script_places`): " + "; ".join(parts) + "."
 
 
 def _held(cells: list[Record]) -> dict[str, float | None]:

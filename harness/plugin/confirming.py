@@ -34,6 +34,7 @@ from harness.plugin.timing import FileCoordination
 from harness.records.confirmation import confirmation, crowded_out, needs_confirmation
 from harness.records.record import Record
 from harness.records.results import Results
+from harness.records.schema import to_json
 from harness.report.broken import run_broke
 from harness.repro.failures import failure_signature, safe_source
 from harness.spec import Status
@@ -183,6 +184,11 @@ class Confirmer:
         then starts once the queue is drained instead of waiting for it three at a time."""
         count = max(1, workers(self.config))
         self.width.widen(count, most=AFTER_CELLS_MOST * count)
+
+    def places(self) -> dict[str, Any]:
+        """The environment's ``script_places``: the width's readings while scripts waited for a place (none: {})."""
+        readings = list(self.width.readings)
+        return {"script_places": [to_json(reading) for reading in readings]} if readings else {}
 
     def limit(self, path: str) -> float:
         """Seconds a script of a cell on ``path`` may run: the path's timeout in this run's matrix."""

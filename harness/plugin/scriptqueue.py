@@ -23,6 +23,7 @@ from pathlib import Path
 
 from harness.execution.confirm import ScriptRun
 from harness.plugin.processes import host_cores
+from harness.records.environment import PlacesReading
 
 IDLE_SAMPLE = 2.0  # seconds between two readings of the host's idle cores
 SPARE_CORES = 2.0  # idle cores that let one more script start beside the cells
@@ -60,6 +61,9 @@ class Width:
         self.extra = 0
         self.running = 0
         self.turn = threading.Condition()
+        self.readings: list[PlacesReading] = []  # at most one per ``IDLE_SAMPLE`` while a script waits (``_note``)
+        self.noted = -IDLE_SAMPLE
+        self.idle_seen: float | None = None
 
     @contextmanager
     def slot(self) -> Iterator[None]:
@@ -81,12 +85,25 @@ class Width:
 
     def _free(self) -> bool:
         room = self.memory is None or self.memory.room()  # read for the first script too: it may find the GPU short
-        if self._timing_first():
-            return False
-        if self.running and not room:
-            return False
-        self._read_idle()
-        return self.running < min(self.most, self.allowed + self.extra)
+        held = "timing" if self._timing_first() else "memory" if self.running and not room else None
+        if held is None:
+            self._read_idle()
+        self._note(held)
+        return held is None and self.running < self.places()
+
+    def places(self) -> int:
+        """How many scripts may run at once now."""
+        return min(self.most, self.allowed + self.extra)
+
+    def _note(self, held: str | None) -> None:
+        """A reading of the places, at most one per ``IDLE_SAMPLE`` (``readings``: the run's record of them)."""
+        now = time.monotonic()
+        if now - self.noted < IDLE_SAMPLE:
+            return
+        self.noted = now
+        left = None if self.memory is None or self.memory.left is None else round(self.memory.left)
+        idle = None if self.idle_seen is None else round(self.idle_seen, 1)
+        self.readings.append(PlacesReading(round(time.time(), 1), self.running, self.places(), idle, left, held))
 
     def _timing_first(self) -> bool:
         """The workers are in their timing turns on a GPU that has run short of memory in this run."""
@@ -95,6 +112,7 @@ class Width:
     def _read_idle(self) -> None:
         """One place more or fewer, by a new reading of the idle cores (None: none yet)."""
         idle = self.idle() if self.idle is not None else None
+        self.idle_seen = self.idle_seen if idle is None else idle
         if idle is not None and idle >= SPARE_CORES:
             self.extra = min(self.extra + 1, self.most - self.allowed)
         elif idle is not None and idle < 1.0:

@@ -279,7 +279,10 @@ class RecordsWriter:
                 self.config.hook.pytest_keyboard_interrupt(excinfo=self.confirmer.interrupted)
             file = self.options.report_dir / "pictures"  # drawn inside the wall: the user waits for them too
             write_pictures(assemble(self.env, self.records, timing, from_log=False), self.options.report_dir)
-            end = {"wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True, **timing}
+            end = {
+                "wall_seconds": round(time.perf_counter() - self.start, 1), "complete": True, **timing,
+                **self.confirmer.places(),
+            }  # fmt: skip
             self.log.end(end)
             results = assemble(self.env, self.records, end, from_log=False)
             file = self.options.results_file

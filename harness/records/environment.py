@@ -54,6 +54,22 @@ class MemoryEntry:
 
 
 @dataclass(frozen=True)
+class PlacesReading:
+    """The early repro scripts' places at one reading (harness/plugin/scriptqueue.py ``Width``, at most one every
+    2 s while a script waits for a place): when (epoch), how many scripts ran, how many places the width gave, the
+    host's idle cores and the GPU's free memory (MiB, less 4 GiB per script started since) last read, and what held
+    a waiting script back (``timing``: the workers' timing turns on a GPU that ran short of memory; ``memory``: no
+    room for one more; None: only the places)."""
+
+    at: float
+    running: int
+    places: int
+    idle_cores: float | None = None
+    gpu_free_mb: float | None = field(default=None, metadata=SIGNED)  # less what scripts took since: may be below 0
+    held: str | None = None
+
+
+@dataclass(frozen=True)
 class Claim:
     """What a source documents of a style on a path: ``supported`` or not, and which source says so."""
 
@@ -130,6 +146,7 @@ class RunEnvironment:
     # the run's start (epoch): the command, its session, the first and last worker collected, its zygote serving
     start_marks: dict[str, float] | None = None
     memory: dict[str, MemoryEntry] | None = None
+    script_places: tuple[PlacesReading, ...] | None = field(default=None, metadata=OMIT)  # the scripts' width
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -105,6 +105,23 @@ def test_the_warm_ups_are_told_by_path_from_the_records():
     assert "No warm-up seconds recorded" in costs(typed(made_up_run()))
 
 
+def test_the_scripts_places_are_told_before_and_after_the_last_cell():
+    run = made_up_run()
+    reading = {"at": 1006.5, "running": 14, "places": 14, "idle_cores": 7.5, "gpu_free_mb": 60000, "held": None}
+    run["environment"]["script_places"] = [
+        {**reading, "at": 1001.0, "running": 3, "places": 3, "idle_cores": 0.5},
+        reading,
+        {**reading, "at": 1007.5, "held": "memory", "idle_cores": None},
+    ]
+    text = costs(typed(run))
+    said = ("Scripts waiting for a place (`environment.script_places`): before the last cell's end, 1 readings: "
+            "running median 3 of places median 3, idle cores median 0.5; held back by the GPU's memory in 0, by the "
+            "timing turns in 0; after the last cell's end, 2 readings: running median 14 of places median 14, idle "
+            "cores median 7.5; held back by the GPU's memory in 1, by the timing turns in 0.")  # fmt: skip
+    assert said in text
+    assert "No script waited for a place" in costs(typed(made_up_run()))
+
+
 class ScriptProcess:
     """A repro script's process, faked (a fast test starts none): it runs 0.05 s and raises the cell's error."""
 

@@ -720,6 +720,26 @@ def test_scripts_wait_for_the_timing_turns_only_on_a_gpu_that_has_run_short_of_m
     assert Width(4, timing=lambda: True)._free()  # no GPU memory to read
 
 
+def test_the_scripts_places_are_recorded_with_what_held_a_script_back(monkeypatch: pytest.MonkeyPatch):
+    """One H200 at 790df7f: after the last cell 14-15 scripts ran while 52 waited and 6-9 of 16 cores were idle, and
+    nothing said whether the places, the GPU's memory or the timing turns held them back."""
+    from harness.plugin import scriptqueue
+    from harness.plugin.scriptqueue import GpuMemory, Width
+
+    monkeypatch.setattr(scriptqueue, "IDLE_SAMPLE", 0.0)
+    free, timing, idle = [100 * scriptqueue.SCRIPT_GPU_MB], [False], [8.0]
+    width = Width(2, most=4, idle=lambda: idle[0], memory=GpuMemory(lambda: free[0]), timing=lambda: timing[0])
+    width.running = 1
+    assert width._free()
+    free[0] = 100.0
+    assert not width._free()
+    timing[0] = True
+    assert not width._free()
+    said = [(one.running, one.places, one.idle_cores, one.gpu_free_mb, one.held) for one in width.readings]
+    assert said == [(1, 3, 8.0, 409600, None), (1, 3, 8.0, 100, "memory"), (1, 3, 8.0, 100, "timing")]
+    assert all(one.at > 1.7e9 for one in width.readings)
+
+
 def test_the_gpus_free_memory_is_the_least_of_those_cuda_sees(monkeypatch: pytest.MonkeyPatch):
     import subprocess
 
