@@ -135,6 +135,11 @@ CUDA_FAULT_MARKERS = ("illegal memory access", "device-side assert", "unspecifie
 # the GPU's memory ran out: torch.OutOfMemoryError's words, and the driver's (an AcceleratorError's)
 OUT_OF_GPU_MEMORY = ("CUDA out of memory", "CUDA error: out of memory")
 
+
+def says_out_of_gpu_memory(text: str) -> bool:
+    """Whether ``text`` (an error's message, a script's output, a cell's error) says the GPU's memory ran out."""
+    return any(marker in text for marker in OUT_OF_GPU_MEMORY)
+
 IN_A_SUBPROCESS = "SubprocException: An exception occurred in a subprocess:"  # Inductor's compile pool's wrapper
 
 

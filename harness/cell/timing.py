@@ -45,7 +45,7 @@ from torch.profiler import ProfilerActivity, profile
 from harness.case import Case, Inputs, copy_inputs
 from harness.kernel.compare import Mismatch
 from harness.kernel.interpreter import triton_interpreted
-from harness.spec import CUDA_FAULT_MARKERS, OUT_OF_GPU_MEMORY, Timing, TimingMethod, TimingState, own_words
+from harness.spec import CUDA_FAULT_MARKERS, Timing, TimingMethod, TimingState, own_words, says_out_of_gpu_memory
 from harness.timing import quartiles, summarize
 
 WARMUP = 5  # calls before the samples (the dashboard: 5 warm-ups, the median of 30)
@@ -491,6 +491,7 @@ def warm_kept() -> None:
     for cell, kept in KEPT.items():
         if not warm_one(kept, beside_others=True):
             COLD.append(cell)
+            give_back()  # what its calls had taken, for the next artifact's warm-up
     give_back()
 
 
@@ -537,12 +538,8 @@ def _warm_calls(kept: Kept, beside_others: bool) -> bool:
 
 
 def out_of_memory(error: BaseException) -> bool:
-    """Whether ``error`` says the GPU's memory ran out (torch's words or the driver's, wrapped or not); the blocks
-    its calls had taken go back to the driver."""
-    if not (isinstance(error, torch.cuda.OutOfMemoryError) or any(m in str(error) for m in OUT_OF_GPU_MEMORY)):
-        return False
-    torch.cuda.empty_cache()
-    return True
+    """Whether ``error`` says the GPU's memory ran out (torch's words or the driver's, wrapped or not)."""
+    return isinstance(error, torch.cuda.OutOfMemoryError) or says_out_of_gpu_memory(str(error))
 
 
 def warm_alone(ids: list[str]) -> None:

@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from harness.records.record import Record
-from harness.spec import CASE_BUG, CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, OUT_OF_GPU_MEMORY, Status
+from harness.spec import CASE_BUG, CASE_BUG_CAUSE, CUDA_FAULT_MARKERS, Status, says_out_of_gpu_memory
 
 MARKERS = {
     Status.WRONG: "wrong numbers:",
@@ -61,12 +61,7 @@ def reproduced(record: Record, returncode: int | None, output: str, line: str) -
 def crowded_out(record: Record, output: str) -> bool:
     """Whether a script printing ``output`` ran out of GPU memory where the cell of ``record`` did not: the run's
     other processes held it, which says nothing of the failure."""
-    return out_of_memory(output) and not out_of_memory(record.error or "")
-
-
-def out_of_memory(text: str) -> bool:
-    """Whether ``text`` (a script's output, a cell's error) says the GPU's memory ran out."""
-    return any(marker in text for marker in OUT_OF_GPU_MEMORY)
+    return says_out_of_gpu_memory(output) and not says_out_of_gpu_memory(record.error or "")
 
 
 def same_exception(record: Record, line: str) -> bool:
