@@ -54,6 +54,9 @@ def test_unknown_keys_survive_and_absent_ones_are_none():
         ({"docs": {"claims": {"s": {"p": {"supported": 1}}}}}, "environment.docs.claims.s.p.supported", "got 1"),
         ({"docs": {"claims": {"s": {"p": "yes"}}}}, "environment.docs.claims.s.p", "expected bool (or null)"),
         ({"memory": {"7": []}}, "environment.memory.7", "expected a table, got []"),
+        ({"script_places": [{"at": 1.0, "running": "3", "places": 4}]}, "environment.script_places[0].running",
+         "expected int"),
+        ({"script_places": [{"at": 1.0, "running": 3}]}, "environment.script_places[0].places", "missing"),
     ],
 )
 def test_a_badly_typed_key_is_an_input_error_naming_it(data, key, problem):
